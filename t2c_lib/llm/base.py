@@ -1,0 +1,61 @@
+"""The `ChatModel` protocol: one interface for every LLM backend (remote or in process)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message; role is "system", "user" or "assistant"."""
+
+    role: str
+    content: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts of one completion."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a model returned: text, usage, wall time of the original call, model id."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+    model: str = ""
+    cached: bool = False
+
+
+class LLMError(RuntimeError):
+    """A model call failed for good (after retries); the message names endpoint and status."""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that turns chat messages into a completion."""
+
+    model_id: str
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        """Return the model's answer to `messages`; raise `LLMError` when it cannot."""
+        ...
