@@ -1,0 +1,1 @@
+"""The read-only guard and the ordered validator chain."""
