@@ -45,10 +45,16 @@ def shape_of(query: str, ctx: ValidationContext) -> QueryShape | None:
     return ctx.shape
 
 
-def _timed(name: str, fn: Callable[[], ValidationResult]) -> ValidationResult:
+def _timed(name: str, fn: Callable[[], ValidationResult], query: str | None = None, ctx: ValidationContext | None = None) -> ValidationResult:
+    """Run one check, stamp its name and time; a failure also names the labels the query uses (for feedback)."""
     start = time.perf_counter()
     result = fn()
     result.validator = name
+    if not result.ok and ctx is not None and query is not None and "labels_used" not in result.details:
+        shape = shape_of(query, ctx)
+        if shape is not None:
+            labels = NameSet(ctx.schema.labels, ctx.names_case_sensitive)
+            result.details["labels_used"] = [labels.canonical(n) for n in shape.labels if n in labels]
     result.elapsed_s = time.perf_counter() - start
     return result
 
@@ -59,7 +65,7 @@ class SyntaxStep:
     name = "syntax"
 
     def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx))
+        return _timed(self.name, lambda: self._check(query, ctx), query, ctx)
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         try:
@@ -182,7 +188,7 @@ class ExecutionStep:
     name = "execution"
 
     def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx))
+        return _timed(self.name, lambda: self._check(query, ctx), query, ctx)
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         try:
@@ -203,7 +209,7 @@ class NonEmptyStep:
     name = "non_empty"
 
     def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx))
+        return _timed(self.name, lambda: self._check(query, ctx), query, ctx)
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         result = ctx.result
