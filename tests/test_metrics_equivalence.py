@@ -131,3 +131,27 @@ def test_gold_cache_on_disk_survives_a_new_instance(tmp_path):
     assert fresh.get("neo4j", "MATCH (m) RETURN m") is None
     assert fresh.get("ladybug", "MATCH (m) RETURN m.nama") is None
     assert GoldCache("other-dataset", tmp_path).get("ladybug", "MATCH (m) RETURN m") is None
+
+
+def test_tolerant_matching_only_pairs_values_of_the_same_shape():
+    a = [("x", ("num", 1.0)), ("y", ("num", 2.0))]
+    b = [("y", ("num", 1.0000001)), ("x", ("num", 2.0000001))]
+    assert eq.match_count(a, b) == 0
+    assert eq.match_count(a, list(reversed(b))) == 0
+    assert eq.match_count(a, [("x", ("num", 1.0000001)), ("y", ("num", 2.0000001))]) == 2
+
+
+def test_float_noise_in_large_results_is_matched():
+    # sums computed in another order differ in the last bits; 5000 rows, columns permuted
+    gold = QueryResult(["nama", "total", "n"], [[f"mk{i}", i * 0.1, i] for i in range(5000)])
+    gen = QueryResult(["n", "total", "nama"], [[i, i * 0.05 + i * 0.05, f"mk{i}"] for i in range(5000)])
+    assert eq.results_equivalent(gold, gen)
+    assert eq.rows_jaccard(gold, gen) == 1.0
+
+
+def test_tolerance_beyond_float_noise_is_matched_pairwise():
+    gold = QueryResult(["k", "v"], [[f"s{i}", i / 7] for i in range(300)])
+    gen = QueryResult(["k", "v"], [[f"s{i}", i / 7 + 3e-7] for i in range(300)])
+    assert eq.results_equivalent(gold, gen)
+    off = QueryResult(["k", "v"], [[f"s{i}", i / 7 + 3e-6] for i in range(300)])
+    assert not eq.results_equivalent(gold, off)

@@ -22,15 +22,19 @@ test-suite-sql-eval and CypherBench's execution accuracy:
   and NULL-valued ones ignored, never by internal id); paths by their node and
   relationship sequences; temporal values by their ISO text; anything else by `str()`.
 
-Matching is exact on normalised values first; only rows left over, and only when they
-hold floats, are then paired up under the float tolerance (maximum bipartite matching).
+Matching is exact on normalised values first, then on values with floats rounded to 9
+significant digits (float noise); only rows still left over, and only when they hold
+floats, are paired up under the float tolerance by a maximum bipartite matching among
+rows of the same shape (equal apart from their numbers), within a budget of
+`MAX_TOLERANT_PAIRS` comparisons: past it, left-over rows count as unmatched, so two
+large results that differ everywhere by more than float noise (yet within 1e-6) may be
+judged different.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
@@ -40,6 +44,8 @@ from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
 EQUIVALENCE_VERSION = "eq:v1"
 FLOAT_TOLERANCE = 1e-6
 MAX_MAPPINGS = 40_320  # 8! : every mapping of up to 8 interchangeable columns
+ROUND_DIGITS = 9  # floats equal at 9 significant digits differ by < 1e-8 relative: within tolerance
+MAX_TOLERANT_PAIRS = 250_000  # beyond this many pairwise comparisons, left-over rows stay unmatched
 
 Key = tuple
 """A normalised value: a tuple whose first item is a type tag ("num", "str", "node", ...)."""
@@ -126,14 +132,61 @@ def _has_float(key: Any) -> bool:
 
 
 def match_count(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """Size of a largest pairing of items of bag `a` with items of bag `b` that are `approx_equal`."""
-    ca, cb = Counter(a), Counter(b)
-    exact = ca & cb
-    matched = sum(exact.values())
-    rest_a, rest_b = list((ca - exact).elements()), list((cb - exact).elements())
+    """Size of a largest pairing of items of bag `a` with items of bag `b` that are `approx_equal`.
+
+    Three passes: exact equality; equality after rounding floats to `ROUND_DIGITS`
+    significant digits (float noise, in linear time); then, for what is left and only
+    within `MAX_TOLERANT_PAIRS` comparisons, a maximum bipartite matching under
+    `approx_equal` among items of the same shape (equal apart from their numbers).
+    """
+    matched, rest_a, rest_b = _exact_pass(list(a), list(b), key=None)
     if not rest_a or not rest_b or not (any(map(_has_float, rest_a)) and any(map(_has_float, rest_b))):
         return matched
-    return matched + _bipartite_matching(rest_a, rest_b)
+    more, rest_a, rest_b = _exact_pass(rest_a, rest_b, key=_rounded)
+    matched += more
+    by_shape: dict[Any, tuple[list[Any], list[Any]]] = {}
+    for side, items in ((0, rest_a), (1, rest_b)):
+        for item in items:
+            by_shape.setdefault(_shape(item), ([], []))[side].append(item)
+    groups = [(xs, ys) for xs, ys in by_shape.values() if xs and ys]
+    if sum(len(xs) * len(ys) for xs, ys in groups) > MAX_TOLERANT_PAIRS:
+        return matched
+    return matched + sum(_bipartite_matching(xs, ys) for xs, ys in groups)
+
+
+def _exact_pass(a: list[Any], b: list[Any], key: Any) -> tuple[int, list[Any], list[Any]]:
+    """Pair items whose (keyed) forms are equal; return the count and the unpaired items."""
+    f = key or (lambda x: x)
+    pool: dict[Any, list[Any]] = {}
+    for y in b:
+        pool.setdefault(f(y), []).append(y)
+    matched, rest_a = 0, []
+    for x in a:
+        ys = pool.get(f(x))
+        if ys:
+            ys.pop()
+            matched += 1
+        else:
+            rest_a.append(x)
+    return matched, rest_a, [y for ys in pool.values() for y in ys]
+
+
+def _rounded(key: Any) -> Any:
+    """A value with its floats rounded to `ROUND_DIGITS` significant digits."""
+    if isinstance(key, float):
+        return float(f"{key:.{ROUND_DIGITS}g}")
+    if isinstance(key, tuple):
+        return tuple(_rounded(k) for k in key)
+    return key
+
+
+def _shape(key: Any) -> Any:
+    """A value with its numbers blanked: only values of the same shape can be approximately equal."""
+    if isinstance(key, tuple):
+        if len(key) == 2 and key[0] == "num" and _is_number(key[1]):
+            return ("num",)
+        return tuple(_shape(k) for k in key)
+    return key
 
 
 def _bipartite_matching(a: list[Any], b: list[Any]) -> int:

@@ -1,8 +1,8 @@
 """Cache of gold-query results, so each gold query runs once per dataset and store.
 
 Entries are keyed by (dataset hash, store name, sha256 of the gold query text). They
-live in memory, and also on disk when a directory is given (the pipeline passes
-`<root>/.cache/gold`): one JSON file per entry at
+live in memory, and also on disk when a directory is given (`GoldCache.for_dataset`
+defaults to `<root>/.cache/gold`, i.e. `config.CACHE_DIR / "gold"`): one JSON file per entry at
 `<dir>/<dataset hash[:16]>/<store name>/<query sha256[:32]>.json`, written atomically.
 Only successful results are cached: a failing gold query (a dataset bug, or a transient
 timeout) runs again next time. Values are stored with type tags
@@ -90,8 +90,10 @@ class GoldCache:
 
     @classmethod
     def for_dataset(cls, dataset: Any, directory: Path | str | None = None) -> "GoldCache":
-        """A cache for a loaded `Dataset` (keyed by its content hash)."""
-        return cls(dataset.hash, Path(directory) if directory is not None else None)
+        """An on-disk cache for a loaded `Dataset`, under `directory` or `<CACHE_DIR>/gold`."""
+        from t2c_lib import config
+
+        return cls(dataset.hash, Path(directory) if directory is not None else config.CACHE_DIR / "gold")
 
     def _path(self, store_name: str, qhash: str) -> Path | None:
         if self.directory is None:

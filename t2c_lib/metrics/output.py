@@ -10,8 +10,9 @@ both metrics; so does every generated query when the gold query itself fails (th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from t2c_lib.agent import KG_VALID_STEPS, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
@@ -75,16 +76,18 @@ def jaccard_output(gold: Execution, generated: Execution) -> float:
     return rows_jaccard(gold.result, generated.result)
 
 
-def kg_valid(validations: Iterable[ValidationResult]) -> float:
+def kg_valid(validations: Iterable[ValidationResult | Mapping[str, Any]]) -> float:
     """1.0 when every KG-validity step (guard, syntax, schema, properties) ran and passed.
 
     CyVer's definition: syntax valid, schema score 1, properties score 1 or not
     applicable; a properties validator with nothing to check reports ok. A step that
     did not run (the chain stopped earlier) counts as failed. Same rule as
-    `Attempt.kg_valid`, over a bare list of verdicts.
+    `Attempt.kg_valid`, over a bare list of verdicts (objects or attempts.jsonl dicts).
     """
     verdicts: dict[str, list[bool]] = {}
     for v in validations:
+        if not isinstance(v, ValidationResult):
+            v = ValidationResult.from_dict(dict(v))
         verdicts.setdefault(v.validator, []).append(v.ok)
     return 1.0 if all(verdicts.get(step) and all(verdicts[step]) for step in KG_VALID_STEPS) else 0.0
 

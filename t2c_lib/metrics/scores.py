@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -65,7 +65,7 @@ def score_question(
     gold_query: str,
     generated_query: str | None,
     store: GraphStore,
-    validations: Iterable[ValidationResult],
+    validations: Iterable[ValidationResult | Mapping[str, Any]],
     gold_cache: GoldCache | None = None,
     *,
     preset: str = DEFAULT_PRESET,
