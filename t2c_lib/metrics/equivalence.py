@@ -9,7 +9,10 @@ test-suite-sql-eval and CypherBench's execution accuracy:
   generated column holding the same bag of values, or the same sequence when ordered);
   the identity mapping is tried first, and at most `MAX_MAPPINGS` mappings are tried.
 - Rows are compared as bags (duplicates count), in order only when the gold query sorts
-  its final RETURN (`has_order_by`). Ties under ORDER BY are not special-cased: the
+  its final RETURN (`has_order_by`: `ORDER BY` outside string literals, quoted names and
+  comments, after the last RETURN at bracket depth 0; so `WITH ... ORDER BY` before the
+  RETURN, `CALL { ... }` subqueries and, under UNION, all but the last branch do not
+  count). Ties under ORDER BY are not special-cased: the
   engine's order of tied rows must then match too, as in the published rules.
 - Different column counts are not equivalent; two empty results are equivalent whatever
   their columns (there is no row to disagree on); one empty result is not.
