@@ -24,6 +24,8 @@ HOME_DIR="$DIR/home"
 TARGET="$HERE/target"
 CLASSPATH_FILE="$TARGET/classpath.txt"
 MAIN_CLASS="$TARGET/classes/t2c/neo4j/Launcher.class"
+LAUNCHER_JAR="$TARGET/t2c-neo4j-launcher.jar"  # a jar, not target/classes: class-data sharing refuses directories
+CDS_ARCHIVE="$TARGET/neo4j-cds.jsa"
 # Retries for flaky first downloads (Maven 3.8 wagon transport); harmless offline.
 MVN_OPTS=(-B -q -Dmaven.wagon.http.retryHandler.count=5 -Dmaven.wagon.httpconnectionManager.ttlSeconds=25)
 
@@ -54,9 +56,9 @@ bolt_answers() {
 }
 
 needs_build() {
-    [[ -f "$CLASSPATH_FILE" && -f "$MAIN_CLASS" ]] || return 0
+    [[ -f "$CLASSPATH_FILE" && -f "$MAIN_CLASS" && -f "$LAUNCHER_JAR" ]] || return 0
     [[ "$HERE/pom.xml" -nt "$CLASSPATH_FILE" ]] && return 0
-    [[ "$HERE/src/main/java/t2c/neo4j/Launcher.java" -nt "$MAIN_CLASS" ]] && return 0
+    [[ "$HERE/src/main/java/t2c/neo4j/Launcher.java" -nt "$LAUNCHER_JAR" ]] && return 0
     # Every jar on the class path must still be in the local repository.
     local jar
     while IFS= read -r jar; do [[ -f "$jar" ]] || return 0; done < <(tr ':' '\n' <"$CLASSPATH_FILE")
@@ -67,16 +69,20 @@ build() {
     command -v java >/dev/null || die "java not found (Neo4j 5.26 needs Java 17+)"
     if needs_build; then
         command -v mvn >/dev/null || die "mvn not found (needed once to fetch Neo4j from Maven Central)"
-        say "building the launcher (first run downloads Neo4j ${HERE##*/} jars from Maven Central into ~/.m2)"
+        say "building the launcher (first run downloads the Neo4j jars from Maven Central into ~/.m2)"
         local attempt
         for attempt in 1 2 3; do
-            if mvn "${MVN_OPTS[@]}" -f "$HERE/pom.xml" compile; then
+            mkdir -p "$DIR"
+            if mvn "${MVN_OPTS[@]}" -f "$HERE/pom.xml" compile >"$DIR/build.log" 2>&1; then
+                rm -f "$LAUNCHER_JAR" "$CDS_ARCHIVE"
+                jar cf "$LAUNCHER_JAR" -C "$TARGET/classes" . || die "could not write $LAUNCHER_JAR"
                 return 0
             fi
-            say "maven attempt $attempt failed; retrying"
+            tail -n 20 "$DIR/build.log" >&2
+            say "maven attempt $attempt failed (log: $DIR/build.log); retrying"
             sleep $((attempt * 5))
         done
-        die "maven could not build tools/neo4j (see the output above)"
+        die "maven could not build tools/neo4j (log: $DIR/build.log)"
     fi
 }
 
@@ -98,9 +104,13 @@ start() {
         local t0
         t0="$(date +%s.%N)"
         # setsid: the server outlives the calling shell (make), and a Ctrl-C there does not reach it.
-        setsid java -Xms256m "-Xmx$HEAP" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow \
+        # Class-data sharing: the first run records the classes it loads into an archive at exit,
+        # later runs map it (faster start). A stale archive is ignored by the JVM, never fatal.
+        local cds=("-XX:ArchiveClassesAtExit=$CDS_ARCHIVE")
+        [[ -s "$CDS_ARCHIVE" && "$CDS_ARCHIVE" -nt "$CLASSPATH_FILE" ]] && cds=("-XX:SharedArchiveFile=$CDS_ARCHIVE")
+        setsid java -Xms256m "-Xmx$HEAP" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow "${cds[@]}" -Xlog:cds=off -Xlog:cds+dynamic=off \
             -Dfile.encoding=UTF-8 \
-            -cp "$TARGET/classes:$(cat "$CLASSPATH_FILE")" \
+            -cp "$LAUNCHER_JAR:$(cat "$CLASSPATH_FILE")" \
             t2c.neo4j.Launcher "$HOME_DIR" "$PORT" </dev/null >>"$LOG" 2>&1 &
         pid=$!
         echo "$pid" >"$PIDFILE"

@@ -8,6 +8,7 @@ import java.util.concurrent.CountDownLatch;
 
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.connectors.HttpsConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
@@ -57,6 +58,10 @@ public final class Launcher {
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCache)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "2 files")
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
+                // Stop timed-out queries promptly (default check every 2 s) and shut down fast.
+                .setConfig(GraphDatabaseSettings.transaction_monitor_check_interval, Duration.ofMillis(100))
+                .setConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1))
+                .setConfig(BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofSeconds(1))
                 .build();
 
         CountDownLatch stopped = new CountDownLatch(1);
