@@ -58,6 +58,8 @@ public final class Launcher {
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCache)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "2 files")
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
+                // LOAD CSV may not read local files (the store also refuses LOAD CSV plans).
+                .setConfig(GraphDatabaseSettings.allow_file_urls, false)
                 // Stop timed-out queries promptly (default check every 2 s) and shut down fast.
                 .setConfig(GraphDatabaseSettings.transaction_monitor_check_interval, Duration.ofMillis(100))
                 .setConfig(BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1))
