@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli import friendly_errors
+from t2c_lib.cli_common import friendly_errors
 from t2c_lib.params import MODES, PROMPT_TYPES, SCHEMA_FORMATS
 
 
