@@ -57,7 +57,15 @@ _TIMEOUT_CODES = (
     "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
 )
 _WRITE_CODES = ("Neo.ClientError.Statement.AccessMode", "Neo.ClientError.Security.Forbidden")
-_UNSAFE_OPERATORS = ("LoadCSV",)
+_UNSAFE_OPERATORS = {
+    # Plan operators a generated query may not use though the plan counts as read ('r'):
+    # LOAD CSV reads files and URLs; commands inspect or act on the DBMS (TERMINATE
+    # TRANSACTIONS even runs in a READ transaction).
+    "LoadCSV": "reads files or URLs (LOAD CSV)",
+    "Terminate": "terminates transactions",
+    "Show": "is a SHOW command, not a graph query",
+    "AdministrationCommand": "is an administration command",
+}
 
 
 class Neo4jStore:
@@ -92,6 +100,13 @@ class Neo4jStore:
         self._schema: GraphSchema | None = None
         try:
             self.driver.verify_connectivity()
+            with self._session(neo4j.READ_ACCESS) as session:
+                session.run("RETURN 1").consume()
+        except nx.Neo4jError as exc:
+            self.driver.close()
+            if exc.code == "Neo.ClientError.Database.DatabaseNotFound":
+                raise StoreUnavailable(f"Neo4j at {self.uri} has no database {self.database!r} (check NEO4J_DATABASE)") from None
+            raise _unavailable(exc, self.uri) from None
         except Exception as exc:
             self.driver.close()
             raise _unavailable(exc, self.uri) from None
@@ -191,7 +206,11 @@ class Neo4jStore:
             except Exception as exc:
                 raise _translate(exc, self.uri, timeout_s) from None
             try:
-                _check_read_only_plan(tx.run(f"EXPLAIN {cypher}").consume())
+                try:
+                    plan = tx.run(f"EXPLAIN {cypher}").consume()
+                except Exception as exc:
+                    raise _translate(exc, self.uri, timeout_s) from None
+                _check_read_only_plan(plan)
                 return self._run_in(tx, cypher, started, timeout_s)
             finally:
                 _close_quietly(tx)
@@ -338,9 +357,10 @@ def _check_read_only_plan(summary: neo4j.ResultSummary) -> None:
             kind="write",
         )
     operators = _operators(summary.plan) if summary.plan else set()
-    unsafe = sorted(op for op in operators if any(op.startswith(bad) for bad in _UNSAFE_OPERATORS))
-    if unsafe:
-        raise QueryError(f"refused: the plan reads files or URLs ({', '.join(unsafe)})", kind="write")
+    for op in sorted(operators):
+        for prefix, why in _UNSAFE_OPERATORS.items():
+            if op.startswith(prefix):
+                raise QueryError(f"refused: the query {why} (plan operator {op})", kind="write")
 
 
 def _operators(plan: Any) -> set[str]:
@@ -383,8 +403,6 @@ def _translate(exc: Exception, uri: str, timeout_s: float) -> Exception:
             return QueryError(message, kind="syntax" if _SYNTAX_MESSAGES.search(message) else "semantic")
         if code in ("Neo.ClientError.Procedure.ProcedureNotFound", "Neo.ClientError.Statement.EntityNotFound"):
             return QueryError(message, kind="semantic")
-        if code == "Neo.ClientError.Database.DatabaseNotFound":
-            return StoreUnavailable(f"Neo4j at {uri}: {message} (check NEO4J_DATABASE)")
         return QueryError(message, kind="runtime")
     if isinstance(exc, nx.DriverError):
         return QueryError(f"{type(exc).__name__}: {exc}", kind="runtime")
