@@ -7,6 +7,7 @@ import time
 import pytest
 
 from neo4j_fixtures import neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
+from t2c_lib.graph.base import StoreError
 from t2c_lib.agent import ErrorType
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, StoreUnavailable
 from t2c_lib.graph.ladybug import LadybugStore
@@ -214,6 +215,24 @@ def test_open_store_picks_neo4j(neo4j_kurikulum, kurikulum):
         assert store.name == "neo4j" and store.counts() == kurikulum.expected_counts()
     finally:
         store.close()
+
+
+def test_foreign_data_is_not_replaced_unasked(neo4j_session_store, kurikulum):
+    store = neo4j_session_store
+    store.load(kurikulum)
+    store._admin("MATCH (n) DETACH DELETE n")
+    for (name,) in store._admin("SHOW CONSTRAINTS YIELD name RETURN name"):
+        store._admin(f"DROP CONSTRAINT `{name}`")
+    store._admin("CREATE (:Precious {name: 'not t2c data'})")
+    try:
+        with pytest.raises(StoreError, match="holds data that t2c did not load"):
+            store.load(kurikulum)
+        assert store._read("MATCH (p:Precious) RETURN p.name").rows == [["not t2c data"]]
+        store.replace_foreign = True
+        assert store.load(kurikulum) == kurikulum.expected_counts()
+    finally:
+        store.replace_foreign = False
+    assert "Precious" not in store.counts()
 
 
 def test_unknown_database_is_named(neo4j_kurikulum, kurikulum):

@@ -81,8 +81,11 @@ class Neo4jStore:
         password: str | None = None,
         database: str | None = None,
         auto_load: bool = True,
+        replace_foreign: bool | None = None,
     ) -> None:
         self.dataset = dataset
+        # Loading deletes everything; a database with data t2c did not load is only replaced on request.
+        self.replace_foreign = replace_foreign if replace_foreign is not None else config.env("T2C_NEO4J_REPLACE") == "1"
         self.uri = uri or config.env("NEO4J_URI", DEFAULT_URI) or DEFAULT_URI
         self.user = user or config.env("NEO4J_USER", "neo4j") or "neo4j"
         password = password if password is not None else config.env("NEO4J_PASSWORD")
@@ -133,16 +136,26 @@ class Neo4jStore:
         return self.counts() == self.dataset.expected_counts()
 
     def load(self, dataset: "Dataset | None" = None) -> dict[str, int]:
-        """Delete everything, create one `_key` constraint per label, write the rows in batches."""
+        """Replace the database's contents: delete everything, one `_key` constraint per label, rows in batches.
+
+        Refuses (StoreError) when the database holds nodes but no t2c constraint, i.e. data
+        t2c did not load, unless `replace_foreign` / `T2C_NEO4J_REPLACE=1`.
+        """
         if dataset is not None:
             self.dataset = dataset
         if self.dataset is None:
             raise StoreError("Neo4jStore.load needs a dataset")
         ds = self.dataset
         self._schema = None
-        for (name,) in self._admin("SHOW CONSTRAINTS YIELD name RETURN name"):
-            if name.startswith(CONSTRAINT_PREFIX):
-                self._admin(f"DROP CONSTRAINT {_quote(name)} IF EXISTS")
+        constraints = [name for (name,) in self._admin("SHOW CONSTRAINTS YIELD name RETURN name")]
+        ours = [name for name in constraints if name.startswith(CONSTRAINT_PREFIX)]
+        if not ours and not self.replace_foreign and self._admin("MATCH (n) RETURN count(n) > 0")[0][0]:
+            raise StoreError(
+                f"the Neo4j database at {self.uri} holds data that t2c did not load; loading {ds.name} would "
+                f"delete it. Use an empty database, or set T2C_NEO4J_REPLACE=1 to replace its contents."
+            )
+        for name in ours:
+            self._admin(f"DROP CONSTRAINT {_quote(name)} IF EXISTS")
         self._admin("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
         for label in ds.schema_spec.nodes:
             self._admin(

@@ -136,6 +136,10 @@ start() {
     echo "---- tail of $LOG ----" >&2
     tail -n 40 "$LOG" >&2 || true
     kill "$pid" 2>/dev/null || true
+    local waited=0
+    while kill -0 "$pid" 2>/dev/null && ((waited < 60)); do sleep 0.5; waited=$((waited + 1)); done
+    kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$PIDFILE"
     die "Bolt did not answer on 127.0.0.1:$PORT within ${START_TIMEOUT}s; stopped pid $pid (log above: $LOG)"
 }
 
