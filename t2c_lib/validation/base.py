@@ -7,11 +7,17 @@ returns a `ValidationResult` with an `ErrorType` that selects the feedback templ
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from t2c_lib.agent import ValidationResult
+from t2c_lib.agent import ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryResult
 from t2c_lib.graph.schema import GraphSchema
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.validation.patterns import QueryShape
+
+CASE_INSENSITIVE_STORES = frozenset({"ladybug", "kuzu"})
+"""Stores whose labels, types and property keys match case-insensitively (Kuzu's binder does)."""
 
 
 @dataclass
@@ -22,6 +28,25 @@ class ValidationContext:
     schema: GraphSchema
     timeout_s: float = DEFAULT_TIMEOUT_S
     result: QueryResult | None = field(default=None)  # set by the execution step for the next steps
+    case_sensitive_names: bool | None = None  # None: decided by the store's name
+    # Per-query scratch, cleared by `reset` (run_chain does it before every query):
+    shape: "QueryShape | None" = field(default=None)  # what the query uses (patterns.extract), computed once
+    deferred: tuple[ErrorType, str] | None = field(default=None)  # a binder error left for schema/properties
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def names_case_sensitive(self) -> bool:
+        """Whether `MK` and `mk` are different names in this store (Neo4j: yes; LadybugDB: no)."""
+        if self.case_sensitive_names is not None:
+            return self.case_sensitive_names
+        return getattr(self.store, "name", "") not in CASE_INSENSITIVE_STORES
+
+    def reset(self) -> None:
+        """Forget everything learned about the previous query."""
+        self.result = None
+        self.shape = None
+        self.deferred = None
+        self.notes = {}
 
 
 @runtime_checkable

@@ -1,0 +1,99 @@
+"""The `t2c` command line: load and inspect graphs, ask questions, run and evaluate the study.
+
+Every command exits non-zero with a one-line reason when something is wrong; `--debug`
+(on the group) shows the full traceback instead.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import click
+
+from t2c_lib import __version__
+from t2c_lib.cli_common import dataset_option, format_table, friendly_errors, open_dataset_store, store_option
+from t2c_lib.graph.schema import SchemaFormat
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="show full tracebacks and debug logs")
+@click.version_option(__version__, prog_name="t2c")
+def main(debug: bool) -> None:
+    """t2c: agentic Text2Cypher (validate, feed back, repair) versus a single-pass LLM."""
+    if debug:
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+
+
+@main.group()
+def db() -> None:
+    """Load a dataset into a graph store and inspect it."""
+
+
+@db.command("load")
+@dataset_option
+@store_option
+@friendly_errors
+def db_load(dataset: str, store: str) -> None:
+    """Load (or reload) a dataset into the store; prints counts per label and type."""
+    started = time.perf_counter()
+    ds, graph = open_dataset_store(dataset, store, auto_load=False)
+    with_counts = graph.load(ds)
+    elapsed = time.perf_counter() - started
+    expected = ds.expected_counts()
+    for name, count in with_counts.items():
+        click.echo(f"{name:<20} {count:>6}")
+    click.echo(f"loaded {ds.name} into {store} in {elapsed:.2f} s")
+    if with_counts != expected:
+        raise RuntimeError(f"counts in the store {with_counts} differ from the dataset files {expected}")
+    graph.close()
+
+
+@db.command("schema")
+@dataset_option
+@store_option
+@click.option("--format", "-f", "fmt", type=click.Choice([f.value for f in SchemaFormat]), default=SchemaFormat.FULL.value, show_default=True)
+@friendly_errors
+def db_schema(dataset: str, store: str, fmt: str) -> None:
+    """Print the schema introspected from the live database in one of the three formats."""
+    _, graph = open_dataset_store(dataset, store)
+    click.echo(graph.schema().render(fmt), nl=False)
+    graph.close()
+
+
+@db.command("query")
+@dataset_option
+@store_option
+@click.option("--json", "as_json", is_flag=True, help='print {"columns": [...], "rows": [[...], ...]}')
+@click.option("--timeout", default=10.0, show_default=True, help="seconds before the query is stopped")
+@click.argument("cypher")
+@friendly_errors
+def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: str) -> None:
+    """Run one query on the read-only database and print the result."""
+    _, graph = open_dataset_store(dataset, store)
+    result = graph.query(cypher, timeout_s=timeout)
+    graph.close()
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        click.echo(format_table(result))
+
+
+def _register_optional_commands() -> None:
+    """Commands that live in their own modules (agent, experiment) register here."""
+    for module_name in ("t2c_lib.cli_agent", "t2c_lib.cli_study"):
+        try:
+            module = __import__(module_name, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        module.register(main)
+
+
+_register_optional_commands()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,221 @@
+"""`t2c ask` (one question through the agentic loop) and `t2c validate` (the validator chain alone).
+
+`t2c_lib.cli` registers these commands on its `main` group through `register`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import sys
+from typing import Any, Callable
+
+import click
+
+from t2c_lib.agent import AgentLoop, AgentState, Attempt
+from t2c_lib.graph import STORES
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
+from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.prompts import Configuration, PromptType
+
+LOCAL_MODEL = "local"
+
+
+def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The CLI's own error handling (`t2c: error: ...`), looked up when the command runs."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from t2c_lib.cli_common import friendly_errors
+
+        return friendly_errors(func)(*args, **kwargs)
+
+    return wrapper
+
+
+def _debug_logging() -> None:
+    """Send the loop's debug log (prompts and generated Cypher) to stderr."""
+    logger = logging.getLogger("t2c_lib.agent")
+    if not any(getattr(h, "_t2c_debug", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("DEBUG %(name)s: %(message)s"))
+        handler._t2c_debug = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+
+
+def open_model(name: str | None, no_cache: bool = False, refresh: bool = False) -> Any:
+    """The named model behind the response cache: `local` (the packaged Gemma) or a model of the configured endpoint."""
+    from t2c_lib.llm.cache import CacheMode, CachedModel
+
+    name = name or os.environ.get("T2C_MODEL") or LOCAL_MODEL
+    if name == LOCAL_MODEL:
+        from t2c_lib.llm.local import LocalModel
+
+        model: Any = LocalModel()
+    else:
+        from t2c_lib.llm.openai_compat import OpenAICompatModel, resolve_endpoint
+
+        endpoint = resolve_endpoint(os.environ)
+        if endpoint is None:
+            raise ValueError(
+                f"model {name!r} needs an OpenAI-compatible endpoint: set T2C_LLM_BASE_URL (and T2C_LLM_API_KEY), "
+                f"or use --model {LOCAL_MODEL}"
+            )
+        model = OpenAICompatModel(name, endpoint)
+    return CachedModel(model, mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh))
+
+
+def _open(dataset: str, store: str) -> tuple[Any, Any]:
+    from t2c_lib.cli_common import open_dataset_store
+
+    return open_dataset_store(dataset, store)
+
+
+def _echo_attempt(attempt: Attempt) -> None:
+    """Print one attempt as soon as the loop hands it over."""
+    cached = ", cached" if attempt.cached else ""
+    click.echo(
+        f"Attempt {attempt.iteration} (temperature {attempt.temperature:g}; model {attempt.model_latency_s:.2f} s{cached}; "
+        f"validation {attempt.validation_s:.2f} s; tokens {attempt.prompt_tokens}+{attempt.completion_tokens})"
+    )
+    if attempt.reasoning:
+        click.echo("  reasoning: " + _indent(attempt.reasoning, 13).lstrip())
+    click.echo("  query:     " + (_indent(attempt.query, 13).lstrip() if attempt.query else f"(none: {attempt.parse_note})"))
+    failed = next((v for v in attempt.validations if not v.ok), None)
+    if failed is None:
+        click.echo("  verdict:   passed " + " -> ".join(v.validator for v in attempt.validations))
+    else:
+        error = failed.error_type.value if failed.error_type else "?"
+        click.echo(f"  failed:    {failed.validator} [{error}] " + _indent(failed.message, 13).lstrip())
+        if attempt.feedback:
+            sent = "feedback sent" if attempt.status == "REFINING" else "feedback (not sent: no iterations left)"
+            click.echo(f"  {sent}:")
+            click.echo(_indent(attempt.feedback.rstrip(), 4))
+
+
+def _indent(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "\n".join(pad + line for line in text.splitlines())
+
+
+def _summary(state: AgentState) -> None:
+    from t2c_lib.cli_common import format_table
+
+    verdict = "SUCCESS" if state.success else f"FAILED ({state.error_type.value if state.error_type else '?'})"
+    click.echo(
+        f"{verdict} after {state.iterations} attempt(s) [{state.config}, {state.mode}]; "
+        f"KG-valid: {'yes' if state.kg_valid else 'no'}; tokens {state.prompt_tokens}+{state.completion_tokens}; "
+        f"model {state.model_time_s:.2f} s, validation {state.validation_time_s:.2f} s"
+    )
+    if state.final_query:
+        click.echo("final query: " + _indent(state.final_query, 13).lstrip())
+    if state.result is not None:
+        click.echo(format_table(state.result))
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
+@click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")
+@click.option("--prompt", "-p", "prompt_type", default=PromptType.ZERO_SHOT.value, show_default=True,
+              help="prompt type: Zero-Shot, Few-Shot or CoT")
+@click.option("--schema", "schema_format", default=SchemaFormat.FULL.config_label, show_default=True,
+              help="schema format: Full, Nodes+Paths or Only-Paths (or full_schema, nodes_paths, only_paths)")
+@click.option("--max-iterations", "-n", default=3, show_default=True, type=click.IntRange(min=1),
+              help="1 = single-pass baseline")
+@click.option("--model", "-m", default=None, help="`local` (packaged Gemma 3 270M) or a model name of the endpoint [default: $T2C_MODEL or local]")
+@click.option("--temperature", default=0.0, show_default=True, type=float, help="first attempt")
+@click.option("--refine-temperature", default=0.1, show_default=True, type=float, help="refinement attempts")
+@click.option("--max-tokens", default=512, show_default=True, type=int)
+@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=float, help="seconds before a query is stopped")
+@click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
+@click.option("--refresh", is_flag=True, help="call the model and overwrite the cached response")
+@click.option("--json", "as_json", is_flag=True, help="print the whole run (attempts, result) as JSON")
+@click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
+@_friendly
+def ask(
+    question: str, dataset: str, store: str, prompt_type: str, schema_format: str, max_iterations: int,
+    model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
+    no_cache: bool, refresh: bool, as_json: bool, debug: bool,
+) -> None:
+    """Answer QUESTION with Cypher: generate, validate, feed back, repair; print every attempt and the result."""
+    from t2c_lib.feedback import FeedbackBuilder
+    from t2c_lib.prompts import PromptBuilder
+    from t2c_lib.validation import build_chain, make_context
+
+    if debug:
+        _debug_logging()
+    config = Configuration(PromptType.parse(prompt_type), SchemaFormat.parse(schema_format))
+    ds, graph = _open(dataset, store)
+    try:
+        ctx = make_context(graph, timeout_s=timeout)
+        prompts = PromptBuilder(config, ctx.schema.render(config.schema_format), ds.language, ds.examples)
+        loop = AgentLoop(
+            open_model(model, no_cache=no_cache, refresh=refresh), build_chain(graph), ctx, prompts,
+            FeedbackBuilder(ctx.schema, ds.language, timeout), max_iterations=max_iterations,
+            temperature=temperature, refine_temperature=refine_temperature, max_tokens=max_tokens,
+            on_attempt=None if as_json else _echo_attempt,
+        )
+        if not as_json:
+            click.echo(f"{config.name}, {loop.mode}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}")
+        state = loop.run(question)
+    finally:
+        graph.close()
+    if as_json:
+        click.echo(json.dumps(state.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _summary(state)
+    if not state.success:
+        sys.exit(1)
+
+
+@click.command("validate")
+@click.argument("cypher")
+@click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
+@click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")
+@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=float, help="seconds before the query is stopped")
+@click.option("--json", "as_json", is_flag=True, help="print the list of ValidationResults as JSON")
+@click.option("--feedback", "show_feedback", is_flag=True, help="also print the feedback the model would get")
+@_friendly
+def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: bool, show_feedback: bool) -> None:
+    """Run only the validator chain on CYPHER and print each step's verdict (exit 0 only if all pass)."""
+    from t2c_lib.feedback import FeedbackBuilder
+    from t2c_lib.validation import build_chain, make_context, run_chain
+
+    ds, graph = _open(dataset, store)
+    try:
+        ctx = make_context(graph, timeout_s=timeout)
+        chain = build_chain(graph)
+        results = run_chain(cypher, chain, ctx)
+        failed = next((r for r in results if not r.ok), None)
+        feedback = FeedbackBuilder(ctx.schema, ds.language, timeout).build(failed, cypher) if failed else None
+        result = ctx.result
+    finally:
+        graph.close()
+    passed = failed is None and len(results) == len(chain)
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
+    else:
+        for r in results:
+            mark = "ok  " if r.ok else "FAIL"
+            error = f" [{r.error_type.value}]" if r.error_type else ""
+            click.echo(f"{mark} {r.validator:<11}{error} {_indent(r.message, 17).lstrip()}")
+        for step in chain[len(results):]:
+            click.echo(f"skip {step.name}")
+        if show_feedback and feedback:
+            click.echo("feedback:\n" + _indent(feedback.rstrip(), 2))
+        if passed and result is not None:
+            from t2c_lib.cli_common import format_table
+
+            click.echo(format_table(result))
+    if not passed:
+        sys.exit(1)
+
+
+def register(group: click.Group) -> None:
+    """Add `ask` and `validate` to the `t2c` group."""
+    group.add_command(ask)
+    group.add_command(validate)

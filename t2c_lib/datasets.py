@@ -1,0 +1,444 @@
+"""A dataset: schema spec, node/relationship rows, ground-truth items and few-shot examples.
+
+Everything is checked strictly on load: a malformed file fails with a `DatasetError` that
+names the file, the row and the problem, before any database or model is touched. The
+file format is described in `data/README.md`.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from t2c_lib import config
+from t2c_lib.graph.base import INTERNAL_KEY
+from t2c_lib.graph.schema import PropType
+
+LANGUAGES = ("id", "en")
+REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
+NODE_ID_COLUMN = "id"
+
+
+class DatasetError(ValueError):
+    """A dataset file is malformed; the message names the file, the row and the problem."""
+
+    def __init__(self, path: Path | str, problem: str, row: int | None = None) -> None:
+        where = f"{_display(path)}" + (f", row {row}" if row is not None else "")
+        super().__init__(f"{where}: {problem}")
+        self.path = Path(path)
+        self.row = row
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class RelSpec:
+    """A relationship type: its allowed (source, target) label pairs and its properties."""
+
+    endpoints: tuple[tuple[str, str], ...]
+    properties: dict[str, PropType]
+
+
+@dataclass(frozen=True)
+class SchemaSpec:
+    """The declared schema (`schema.yaml`); used to create tables, never shown to a model."""
+
+    nodes: dict[str, dict[str, PropType]]
+    rels: dict[str, RelSpec]
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    """One node: its load key (unique within the label) and its non-null properties."""
+
+    key: str
+    properties: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RelRow:
+    """One relationship between two nodes given by label and load key."""
+
+    from_label: str
+    from_key: str
+    to_label: str
+    to_key: str
+    properties: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class GroundTruthItem:
+    """One question with its gold Cypher and its strata (e.g. reasoning level, complexity)."""
+
+    id: str
+    question: str
+    cypher: str
+    strata: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Example:
+    """A few-shot example; `reasoning` feeds chain-of-thought prompts."""
+
+    question: str
+    cypher: str
+    reasoning: str = ""
+
+
+@dataclass(frozen=True)
+class GroundTruthSpec:
+    """Where the ground truth is and what its columns mean."""
+
+    file: str
+    question: str
+    cypher: str
+    strata: dict[str, tuple[str, ...]]
+
+
+@dataclass
+class Dataset:
+    """A loaded, checked dataset directory."""
+
+    name: str
+    path: Path
+    language: str
+    description: str
+    schema_spec: SchemaSpec
+    ground_truth_spec: GroundTruthSpec
+    nodes: dict[str, list[NodeRow]]
+    rels: dict[str, list[RelRow]]
+    questions: list[GroundTruthItem]
+    examples: list[Example]
+    hash: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def strata_columns(self) -> list[str]:
+        return list(self.ground_truth_spec.strata)
+
+    def question(self, question_id: str) -> GroundTruthItem:
+        for item in self.questions:
+            if item.id == question_id:
+                return item
+        raise KeyError(f"dataset {self.name!r} has no question {question_id!r}")
+
+    def expected_counts(self) -> dict[str, int]:
+        """Node counts per label and relationship counts per type, as the files declare them."""
+        counts = {label: len(rows) for label, rows in self.nodes.items()}
+        counts.update({rel_type: len(rows) for rel_type, rows in self.rels.items()})
+        return dict(sorted(counts.items()))
+
+
+def available_datasets() -> list[str]:
+    """Names of the dataset directories under `data/`."""
+    if not config.DATA_DIR.is_dir():
+        return []
+    return sorted(p.name for p in config.DATA_DIR.iterdir() if (p / "schema.yaml").is_file())
+
+
+def resolve_dataset_dir(name_or_path: str | Path) -> Path:
+    """A dataset name under `data/` or a path to a dataset directory."""
+    candidate = Path(name_or_path)
+    if candidate.is_dir() and (candidate / "schema.yaml").is_file():
+        return candidate.resolve()
+    named = config.DATA_DIR / str(name_or_path)
+    if named.is_dir():
+        return named
+    valid = ", ".join(available_datasets()) or "none found"
+    raise DatasetError(named, f"no such dataset (valid: {valid})")
+
+
+def load_dataset(name_or_path: str | Path) -> Dataset:
+    """Load and check a dataset directory; raise `DatasetError` on the first problem."""
+    root = resolve_dataset_dir(name_or_path)
+    settings = _read_yaml(root / "dataset.yaml", required=False) or {}
+    if not isinstance(settings, dict):
+        raise DatasetError(root / "dataset.yaml", "expected a mapping of settings")
+    name = str(settings.get("name", root.name))
+    language = str(settings.get("language", "en"))
+    if language not in LANGUAGES:
+        raise DatasetError(root / "dataset.yaml", f"language {language!r} is not one of {', '.join(LANGUAGES)}")
+    spec = _read_schema(root / "schema.yaml")
+    nodes = {label: _read_nodes(root / "nodes" / f"{label}.csv", props) for label, props in spec.nodes.items()}
+    _check_no_stray_files(root / "nodes", set(spec.nodes), "label")
+    keys = {label: {row.key for row in rows} for label, rows in nodes.items()}
+    rels = {rel_type: _read_rels(root / "rels" / f"{rel_type}.csv", rel_type, rspec, keys) for rel_type, rspec in spec.rels.items()}
+    _check_no_stray_files(root / "rels", set(spec.rels), "relationship type")
+    gt_spec = _ground_truth_spec(root / "dataset.yaml", settings.get("ground_truth") or {})
+    questions = _read_ground_truth(root / gt_spec.file, gt_spec, name)
+    examples = _read_examples(root / "examples.yaml", {q.question.strip() for q in questions})
+    return Dataset(
+        name=name, path=root, language=language, description=str(settings.get("description", "")).strip(),
+        schema_spec=spec, ground_truth_spec=gt_spec, nodes=nodes, rels=rels, questions=questions,
+        examples=examples, hash=dataset_hash(root), settings=settings,
+    )
+
+
+def dataset_hash(root: Path) -> str:
+    """sha256 over every file of the dataset (relative path + bytes): changes when any input changes."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+# --- schema.yaml ---------------------------------------------------------------------------
+
+def _read_schema(path: Path) -> SchemaSpec:
+    raw = _read_yaml(path, required=True)
+    if not isinstance(raw, dict) or "nodes" not in raw:
+        raise DatasetError(path, "expected top-level keys 'nodes' and 'relationships'")
+    unknown = set(raw) - {"nodes", "relationships"}
+    if unknown:
+        raise DatasetError(path, f"unknown top-level key(s) {sorted(unknown)} (valid: nodes, relationships)")
+    nodes: dict[str, dict[str, PropType]] = {}
+    for label, body in (raw.get("nodes") or {}).items():
+        nodes[str(label)] = _read_props(path, f"node {label}", (body or {}).get("properties"))
+    rels: dict[str, RelSpec] = {}
+    for rel_type, body in (raw.get("relationships") or {}).items():
+        body = body or {}
+        endpoints = []
+        for pair in body.get("endpoints") or []:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise DatasetError(path, f"relationship {rel_type}: endpoint {pair!r} must be [source, target]")
+            for label in pair:
+                if label not in nodes:
+                    raise DatasetError(path, f"relationship {rel_type}: unknown label {label!r} (labels: {', '.join(sorted(nodes))})")
+            endpoints.append((str(pair[0]), str(pair[1])))
+        if not endpoints:
+            raise DatasetError(path, f"relationship {rel_type}: no endpoints declared")
+        rels[str(rel_type)] = RelSpec(tuple(endpoints), _read_props(path, f"relationship {rel_type}", body.get("properties")))
+    return SchemaSpec(nodes=nodes, rels=rels)
+
+
+def _read_props(path: Path, owner: str, raw: Any) -> dict[str, PropType]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise DatasetError(path, f"{owner}: properties must be a mapping name -> type")
+    props: dict[str, PropType] = {}
+    for name, type_text in raw.items():
+        if str(name).startswith("_") or name == NODE_ID_COLUMN:
+            raise DatasetError(path, f"{owner}: property name {name!r} is reserved")
+        try:
+            props[str(name)] = PropType.parse(str(type_text))
+        except ValueError as exc:
+            raise DatasetError(path, f"{owner}, property {name!r}: {exc}") from None
+    return props
+
+
+# --- nodes and relationships ----------------------------------------------------------------
+
+def _read_nodes(path: Path, props: dict[str, PropType]) -> list[NodeRow]:
+    header, rows = _read_csv(path)
+    _require_columns(path, header, [NODE_ID_COLUMN, *props], allowed=[NODE_ID_COLUMN, *props])
+    seen: dict[str, int] = {}
+    out = []
+    for row_no, row in rows:
+        key = row[NODE_ID_COLUMN].strip()
+        if not key:
+            raise DatasetError(path, f"empty '{NODE_ID_COLUMN}'", row_no)
+        if key in seen:
+            raise DatasetError(path, f"duplicate key {key!r} (first at row {seen[key]})", row_no)
+        seen[key] = row_no
+        out.append(NodeRow(key, _typed_props(path, row_no, row, props)))
+    return out
+
+
+def _read_rels(path: Path, rel_type: str, spec: RelSpec, keys: dict[str, set[str]]) -> list[RelRow]:
+    header, rows = _read_csv(path)
+    columns = [*REL_ENDPOINT_COLUMNS, *spec.properties]
+    _require_columns(path, header, columns, allowed=columns)
+    allowed_pairs = set(spec.endpoints)
+    out = []
+    for row_no, row in rows:
+        ends = {c: row[c].strip() for c in REL_ENDPOINT_COLUMNS}
+        for side in ("from", "to"):
+            label = ends[f"{side}_label"]
+            if label not in keys:
+                raise DatasetError(path, f"unknown label {label!r} in {side}_label (labels: {', '.join(sorted(keys))})", row_no)
+            if ends[f"{side}_id"] not in keys[label]:
+                raise DatasetError(path, f"{side}_id {ends[f'{side}_id']!r} is not a {label} node", row_no)
+        pair = (ends["from_label"], ends["to_label"])
+        if pair not in allowed_pairs:
+            valid = ", ".join(f"({a})-[:{rel_type}]->({b})" for a, b in spec.endpoints)
+            raise DatasetError(path, f"({pair[0]})-[:{rel_type}]->({pair[1]}) is not declared in schema.yaml (declared: {valid})", row_no)
+        out.append(RelRow(ends["from_label"], ends["from_id"], ends["to_label"], ends["to_id"],
+                          _typed_props(path, row_no, row, spec.properties)))
+    return out
+
+
+def _typed_props(path: Path, row_no: int, row: dict[str, str], props: dict[str, PropType]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, ptype in props.items():
+        text = row[name]
+        if text is None or text.strip() == "":
+            continue
+        try:
+            out[name] = parse_value(text, ptype)
+        except ValueError as exc:
+            raise DatasetError(path, f"column {name!r} expects {ptype.value}, got {text!r} ({exc})", row_no) from None
+    return out
+
+
+def parse_value(text: str, ptype: PropType) -> Any:
+    """Parse one CSV cell into a Python value of the declared type (ValueError if it is not)."""
+    text = text.strip()
+    if ptype is PropType.STRING or ptype is PropType.DATE:
+        return text
+    if ptype is PropType.INTEGER:
+        return int(text)
+    if ptype is PropType.FLOAT:
+        return float(text)
+    if ptype is PropType.BOOLEAN:
+        lowered = text.lower()
+        if lowered not in ("true", "false"):
+            raise ValueError("use true or false")
+        return lowered == "true"
+    items = json.loads(text)
+    if not isinstance(items, list):
+        raise ValueError("a list cell must be a JSON array")
+    inner = {PropType.LIST_STRING: str, PropType.LIST_INTEGER: int, PropType.LIST_FLOAT: float}[ptype]
+    if inner is int and not all(isinstance(v, int) and not isinstance(v, bool) for v in items):
+        raise ValueError("list items must be integers")
+    if inner is str and not all(isinstance(v, str) for v in items):
+        raise ValueError("list items must be strings")
+    return [inner(v) for v in items]
+
+
+# --- ground truth and examples --------------------------------------------------------------
+
+def _ground_truth_spec(path: Path, raw: dict[str, Any]) -> GroundTruthSpec:
+    if not isinstance(raw, dict):
+        raise DatasetError(path, "ground_truth must be a mapping")
+    strata_raw = raw.get("strata") or {}
+    if not isinstance(strata_raw, dict):
+        raise DatasetError(path, "ground_truth.strata must map column -> list of allowed values")
+    strata = {str(col): tuple(str(v) for v in (values or [])) for col, values in strata_raw.items()}
+    return GroundTruthSpec(
+        file=str(raw.get("file", "ground_truth.csv")),
+        question=str(raw.get("question", "question")),
+        cypher=str(raw.get("cypher", "cypher")),
+        strata=strata,
+    )
+
+
+def _read_ground_truth(path: Path, spec: GroundTruthSpec, name: str) -> list[GroundTruthItem]:
+    header, rows = _read_csv(path)
+    _require_columns(path, header, [spec.question, spec.cypher, *spec.strata])
+    items = []
+    for row_no, row in rows:
+        question = (row[spec.question] or "").strip()
+        cypher = (row[spec.cypher] or "").strip()
+        if not question:
+            raise DatasetError(path, f"empty question in column {spec.question!r}", row_no)
+        if not cypher:
+            raise DatasetError(path, f"empty gold query in column {spec.cypher!r}", row_no)
+        strata = {}
+        for col, allowed in spec.strata.items():
+            value = (row[col] or "").strip()
+            if allowed and value not in allowed:
+                raise DatasetError(path, f"{col} {value!r} is not one of: {', '.join(allowed)}", row_no)
+            if not value:
+                raise DatasetError(path, f"empty {col}", row_no)
+            strata[col] = value
+        items.append(GroundTruthItem(id=f"{name}-{row_no:03d}", question=question, cypher=cypher, strata=strata))
+    if not items:
+        raise DatasetError(path, "no questions")
+    return items
+
+
+def _read_examples(path: Path, gold_questions: set[str]) -> list[Example]:
+    raw = _read_yaml(path, required=False) or []
+    if not isinstance(raw, list):
+        raise DatasetError(path, "expected a list of {question, cypher, reasoning}")
+    out = []
+    for i, entry in enumerate(raw, start=1):
+        if not isinstance(entry, dict) or not str(entry.get("question", "")).strip() or not str(entry.get("cypher", "")).strip():
+            raise DatasetError(path, "each example needs a non-empty 'question' and 'cypher'", i)
+        question = str(entry["question"]).strip()
+        if question in gold_questions:
+            raise DatasetError(path, f"example question {question!r} is also in the ground truth (examples must be held out)", i)
+        out.append(Example(question=question, cypher=str(entry["cypher"]).strip(), reasoning=str(entry.get("reasoning", "")).strip()))
+    return out
+
+
+# --- small helpers --------------------------------------------------------------------------
+
+def _read_yaml(path: Path, required: bool) -> Any:
+    if not path.is_file():
+        if required:
+            raise DatasetError(path, "file is missing")
+        return None
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise DatasetError(path, f"not valid YAML: {exc}") from None
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """Header and (row number, row) pairs; row numbers count data rows from 1."""
+    if not path.is_file():
+        raise DatasetError(path, "file is missing")
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise DatasetError(path, "file is empty (no header)") from None
+        except csv.Error as exc:
+            raise DatasetError(path, f"not valid CSV: {exc}", 0) from None
+        rows = []
+        try:
+            for row_no, values in enumerate(reader, start=1):
+                if not values or all(not v.strip() for v in values):
+                    continue
+                if len(values) != len(header):
+                    raise DatasetError(path, f"has {len(values)} fields, the header has {len(header)}", row_no)
+                rows.append((row_no, dict(zip(header, values))))
+        except csv.Error as exc:
+            raise DatasetError(path, f"not valid CSV: {exc}", reader.line_num) from None
+    return header, rows
+
+
+def _require_columns(path: Path, header: list[str], required: list[str], allowed: list[str] | None = None) -> None:
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise DatasetError(path, f"missing column(s) {', '.join(repr(c) for c in missing)} (header: {', '.join(header)})")
+    if allowed is not None:
+        extra = [c for c in header if c not in allowed]
+        if extra:
+            raise DatasetError(path, f"unknown column(s) {', '.join(repr(c) for c in extra)} (expected: {', '.join(allowed)})")
+    dupes = sorted({c for c in header if header.count(c) > 1})
+    if dupes:
+        raise DatasetError(path, f"duplicate column(s) {', '.join(dupes)}")
+
+
+def _check_no_stray_files(folder: Path, declared: set[str], what: str) -> None:
+    if not folder.is_dir():
+        return
+    for csv_path in sorted(folder.glob("*.csv")):
+        if csv_path.stem not in declared:
+            raise DatasetError(csv_path, f"{what} {csv_path.stem!r} is not declared in schema.yaml")
+
+
+def _display(path: Path | str) -> str:
+    path = Path(path)
+    try:
+        return path.resolve().relative_to(config.PROJECT_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
+__all__ = [
+    "Dataset", "DatasetError", "Example", "GroundTruthItem", "GroundTruthSpec", "NodeRow", "RelRow",
+    "RelSpec", "SchemaSpec", "available_datasets", "dataset_hash", "load_dataset", "parse_value", "INTERNAL_KEY",
+]

@@ -1,0 +1,96 @@
+"""Build chat messages for a configuration: the first request and each refinement request.
+
+The system message (instructions + schema text) comes first and is identical for every
+question of a configuration, so a local model's KV cache reuses that prefix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from t2c_lib.llm.base import Message
+from t2c_lib.prompts.config import Configuration, PromptType
+from t2c_lib.prompts.templates import check_language, load_template
+
+
+@dataclass(frozen=True)
+class Example:
+    """One few-shot example from a dataset's examples.yaml."""
+
+    question: str
+    cypher: str
+    reasoning: str = ""
+
+    @classmethod
+    def coerce(cls, item: Any) -> "Example":
+        """Accept an Example, a dict from YAML, or any object with these attributes."""
+        if isinstance(item, cls):
+            return item
+        get = item.get if isinstance(item, dict) else (lambda k, d=None: getattr(item, k, d))
+        question, cypher = get("question"), get("cypher")
+        if not question or not cypher:
+            raise ValueError(f"few-shot example needs `question` and `cypher`, got {item!r}")
+        return cls(str(question).strip(), str(cypher).strip(), str(get("reasoning", "") or "").strip())
+
+
+class PromptBuilder:
+    """Messages for one configuration, schema text, language and example set."""
+
+    def __init__(
+        self,
+        config: Configuration,
+        schema_text: str,
+        language: str = "id",
+        examples: Iterable[Any] = (),
+    ) -> None:
+        self.config = config
+        self.language = check_language(language)
+        self.schema_text = schema_text
+        self.examples = tuple(Example.coerce(e) for e in examples) if config.prompt_type.uses_examples else ()
+        if config.prompt_type.uses_examples and not self.examples:
+            raise ValueError(f"{config.name} needs few-shot examples, but the dataset has none")
+        system = load_template(self.language, config.prompt_type.template_name).substitute(schema=schema_text.rstrip("\n") + "\n")
+        self._system = Message("system", system.strip() + "\n")
+        self._example_messages = tuple(self._render_examples())
+
+    @property
+    def system(self) -> Message:
+        return self._system
+
+    def answer_text(self, example: Example) -> str:
+        """How an assistant turn looks in this configuration's examples."""
+        if self.config.prompt_type is PromptType.COT:
+            reasoning = example.reasoning or "-"
+            return f"<think>{reasoning}</think>\n<cypher>{example.cypher}</cypher>"
+        return f"<cypher>{example.cypher}</cypher>"
+
+    def _render_examples(self) -> list[Message]:
+        messages: list[Message] = []
+        for example in self.examples:
+            messages.append(Message("user", example.question))
+            messages.append(Message("assistant", self.answer_text(example)))
+        return messages
+
+    def initial(self, question: str) -> list[Message]:
+        """System, the examples as alternating user/assistant turns, then the question."""
+        return [self._system, *self._example_messages, Message("user", question.strip())]
+
+    def refinement(self, question: str, failed_query: str, feedback: str) -> list[Message]:
+        """System, then one user message with the question, the failed query and the feedback."""
+        template = load_template(self.language, self.config.prompt_type.refine_template_name)
+        empty = "(kosong)" if self.language == "id" else "(empty)"
+        text = template.substitute(
+            question=question.strip(),
+            query=failed_query.strip() or empty,
+            feedback=feedback.strip(),
+        )
+        return [self._system, Message("user", text.strip())]
+
+
+def prompt_hash(messages: Sequence[Message]) -> str:
+    """sha256 (first 16 hex digits) of the messages, recorded with every attempt."""
+    payload = json.dumps([[m.role, m.content] for m in messages], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]

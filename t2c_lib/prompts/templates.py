@@ -1,0 +1,52 @@
+"""Prompt template files per language, and their sha256 hashes for run signatures."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+LANGUAGES = ("id", "en")
+"""`id`: Indonesian (the curriculum graph); `en`: English datasets."""
+
+TEMPLATE_NAMES = ("zero_shot", "few_shot", "cot", "refine", "refine_cot")
+
+
+def check_language(lang: str) -> str:
+    """Return `lang` if templates exist for it, else raise naming the valid ones."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"no prompt templates for language {lang!r} (valid: {', '.join(LANGUAGES)})")
+    return lang
+
+
+@lru_cache(maxsize=None)
+def load_template(lang: str, name: str) -> Template:
+    """The `string.Template` in `templates/<lang>/<name>.txt` (`$schema`, `$question`, ...)."""
+    check_language(lang)
+    path = TEMPLATE_DIR / lang / f"{name}.txt"
+    if not path.is_file():
+        raise FileNotFoundError(f"prompt template {path} is missing (expected one of {', '.join(TEMPLATE_NAMES)})")
+    return Template(path.read_text(encoding="utf-8"))
+
+
+def template_hashes(lang: str, include_feedback: bool = True) -> dict[str, str]:
+    """sha256 of every template file the prompts of `lang` are built from, keyed by relative path.
+
+    Feedback templates are included by default: their text enters refinement prompts.
+    """
+    check_language(lang)
+    hashes = {
+        f"prompts/{lang}/{path.name}": _sha256(path)
+        for path in sorted((TEMPLATE_DIR / lang).glob("*.txt"))
+    }
+    if include_feedback:
+        from t2c_lib.feedback.templates import feedback_template_hashes
+
+        hashes.update(feedback_template_hashes(lang))
+    return hashes
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

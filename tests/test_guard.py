@@ -1,0 +1,92 @@
+"""The read-only guard on fixture corpora: every write/admin query refused, every read query passed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from t2c_lib.agent import ErrorType
+from t2c_lib.validation.guard import ReadOnlyGuard, check_read_only
+from t2c_lib.validation.lexer import Kind, tokenize
+
+GUARD_FIXTURES = Path(__file__).parent / "fixtures" / "guard"
+
+
+def read_cases(path: Path) -> list[tuple[str, str]]:
+    """Cases of a `## title` / query-lines file as (title, query); text before the first `##` is ignored."""
+    cases: list[tuple[str, str]] = []
+    title: str | None = None
+    lines: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            if title is not None:
+                cases.append((title, "\n".join(lines).strip("\n")))
+            title, lines = line[3:].strip(), []
+        elif title is not None:
+            lines.append(line)
+    if title is not None:
+        cases.append((title, "\n".join(lines).strip("\n")))
+    return cases
+
+
+WRITE_CASES = read_cases(GUARD_FIXTURES / "write_queries.cypher")
+READ_CASES = read_cases(GUARD_FIXTURES / "read_queries.cypher")
+
+
+def test_corpora_are_large_enough():
+    assert len(WRITE_CASES) >= 60
+    assert len(READ_CASES) >= 30
+    assert all(q.strip() for _, q in WRITE_CASES + READ_CASES)
+
+
+@pytest.mark.parametrize("title,query", WRITE_CASES, ids=[t for t, _ in WRITE_CASES])
+def test_write_and_admin_queries_are_rejected(title, query):
+    clause = title.split("|")[0].strip()
+    verdict = ReadOnlyGuard().validate(query, None)
+    assert verdict.validator == "guard"
+    assert not verdict.ok
+    assert verdict.error_type is ErrorType.UNSAFE_QUERY
+    assert clause.lower() in verdict.message.lower(), verdict.message
+    assert clause.lower().split()[-1] in verdict.details["clause"].lower()
+
+
+@pytest.mark.parametrize("title,query", READ_CASES, ids=[t for t, _ in READ_CASES])
+def test_read_queries_pass(title, query):
+    verdict = check_read_only(query)
+    assert verdict.ok, verdict.message
+    assert verdict.error_type is None
+
+
+def test_issue_examples():
+    assert check_read_only("MATCH (n {name: 'CREATE'}) RETURN n").ok
+    refused = check_read_only("MATCH (n) SET n.x = 'a'")
+    assert not refused.ok and "SET" in refused.message
+    tricked = check_read_only("MATCH (n) RETURN n // ' \n CREATE (m)")
+    assert not tricked.ok and "CREATE" in tricked.message
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t", "// only a comment", "/* nothing */"])
+def test_empty_query_is_no_query(query):
+    verdict = check_read_only(query)
+    assert not verdict.ok and verdict.error_type is ErrorType.NO_QUERY
+
+
+@pytest.mark.parametrize("query", ["MATCH (n {nama: 'open) RETURN n", "MATCH (n) /* RETURN n", "MATCH (`n) RETURN 1"])
+def test_unreadable_query_is_a_syntax_error_not_a_pass(query):
+    verdict = check_read_only(query)
+    assert not verdict.ok and verdict.error_type is ErrorType.SYNTAX_ERROR
+    assert "unterminated" in verdict.message
+
+
+def test_tokenizer_keeps_literals_whole_and_drops_comments():
+    toks = tokenize("MATCH (n:`My Label` {x: 'a // b'}) /* c */ RETURN n.x // d")
+    texts = [t.text for t in toks]
+    assert "My Label" in texts and "'a // b'" in texts
+    assert "c" not in texts and "d" not in texts
+    assert [t.kind for t in toks if t.text == "'a // b'"] == [Kind.STRING]
+
+
+def test_number_dot_is_not_property_access():
+    toks = tokenize("WHERE n.x = 1.5 AND m.y = 2 RETURN 1..3")
+    assert [t.text for t in toks if t.kind is Kind.NUMBER] == ["1.5", "2", "1", "3"]

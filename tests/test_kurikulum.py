@@ -1,0 +1,67 @@
+"""The curriculum graph and its 52 gold questions on the embedded store."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from t2c_lib.graph.ladybug import LadybugStore
+from t2c_lib.graph.schema import SchemaFormat
+
+REQUIRED_COURSES = [
+    "Aljabar Linear", "Statistika", "Kalkulus Variabel Tunggal", "Matematika Diskrit", "Persamaan Differensial",
+    "Metode Numeris", "Fisika Mekanika Klasik", "Pemrograman Dasar", "Basis Data", "Kecerdasan Buatan",
+    "Proyek Senior Teknologi Informasi",
+]
+
+
+def test_stratification_is_exact(kurikulum):
+    assert len(kurikulum.questions) == 52
+    by_cell = Counter(
+        (q.strata["Tingkat Penalaran"], q.strata["Sublevel"], q.strata["Tingkat Kompleksitas"]) for q in kurikulum.questions
+    )
+    assert by_cell == {
+        ("Fakta Eksplisit", "Nodes", "Easy"): 5, ("Fakta Eksplisit", "Nodes", "Medium"): 7, ("Fakta Eksplisit", "Nodes", "Hard"): 4,
+        ("Fakta Implisit", "One-hop", "Easy"): 6, ("Fakta Implisit", "One-hop", "Medium"): 7, ("Fakta Implisit", "One-hop", "Hard"): 7,
+        ("Fakta Implisit", "Multi-hop", "Easy"): 5, ("Fakta Implisit", "Multi-hop", "Medium"): 6, ("Fakta Implisit", "Multi-hop", "Hard"): 5,
+    }
+    assert 6 <= len(kurikulum.examples) <= 8
+
+
+def test_graph_meets_the_size_requirements(kurikulum_store):
+    counts = kurikulum_store.counts()
+    assert counts["MK"] >= 60 and counts["SO"] >= 9 and counts["LG"] == counts["MK"]
+    semesters = kurikulum_store.query("MATCH (m:MK) RETURN DISTINCT m.semester ORDER BY m.semester").rows
+    assert [r[0] for r in semesters] == list(range(1, 9))
+    names = {r[0] for r in kurikulum_store.query("MATCH (m:MK) RETURN m.nama").rows}
+    assert set(REQUIRED_COURSES) <= names
+    per_course = kurikulum_store.query(
+        "MATCH (m:MK) OPTIONAL MATCH (l:LO)-[:PURSUED_IN]->(m) WITH m, count(l) AS los "
+        "OPTIONAL MATCH (t:topic)-[:PURSUED_IN]->(m) RETURN min(los), max(los), m.nama, count(t) AS topics ORDER BY topics"
+    ).rows
+    assert all(2 <= row[0] <= 5 and 3 <= row[3] <= 8 for row in per_course)
+    deep = kurikulum_store.query("MATCH p = (a:MK)-[:PREREQUISITE*3..3]->(b:MK) RETURN count(p)").rows[0][0]
+    assert deep > 0
+    det = kurikulum_store.query(
+        "MATCH (t:topic)-[:PURSUED_IN]->(m:MK {nama: 'Aljabar Linear'}) WHERE t.deskripsi = 'Determinan' RETURN count(t)"
+    ).rows
+    assert det == [[1]]
+
+
+@pytest.mark.parametrize("index", range(52))
+def test_every_gold_query_returns_rows(kurikulum, kurikulum_store, index):
+    item = kurikulum.questions[index]
+    result = kurikulum_store.query(item.cypher)
+    assert result.rows, f"{item.id} returned nothing: {item.cypher}"
+
+
+def test_schema_texts_are_identical_across_two_loads(kurikulum, tmp_path):
+    texts = []
+    for _ in range(2):
+        store = LadybugStore(kurikulum, root=tmp_path, auto_load=False)
+        counts = store.load(kurikulum)
+        texts.append((counts, [store.schema().render(fmt) for fmt in SchemaFormat]))
+        store.close()
+    assert texts[0] == texts[1]
+    assert texts[0][0] == kurikulum.expected_counts()

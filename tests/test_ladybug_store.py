@@ -1,0 +1,93 @@
+"""The embedded LadybugDB store: idempotent loads, read-only queries, introspected schema."""
+
+from __future__ import annotations
+
+import pytest
+
+from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout
+from t2c_lib.graph.ladybug import LadybugStore
+from t2c_lib.graph.schema import PropType, RelPattern, SchemaFormat
+
+
+def test_counts_match_the_files(tiny_store, tiny_dataset):
+    assert tiny_store.counts() == tiny_dataset.expected_counts() == {"ACTED_IN": 2, "FOLLOWS": 1, "Movie": 2, "Person": 2}
+
+
+def test_loading_twice_gives_the_same_graph(tiny_dataset, tmp_path):
+    store = LadybugStore(tiny_dataset, root=tmp_path)
+    first = (store.counts(), [store.schema().render(f) for f in SchemaFormat])
+    second_counts = store.load(tiny_dataset)
+    assert second_counts == first[0]
+    assert [store.schema().render(f) for f in SchemaFormat] == first[1]
+    assert store.query("MATCH (p:Person {name: 'Keanu Reeves'}) RETURN count(p)").rows == [[1]]
+    store.close()
+
+
+def test_schema_is_introspected_with_types_and_patterns(tiny_store):
+    schema = tiny_store.schema()
+    assert schema.labels == ["Movie", "Person"]
+    assert schema.node_props["Person"] == {
+        "born": PropType.INTEGER, "height": PropType.FLOAT, "name": PropType.STRING, "nicknames": PropType.LIST_STRING,
+    }
+    assert "_key" not in schema.node_props["Movie"]
+    assert schema.patterns == [RelPattern("Person", "ACTED_IN", "Movie"), RelPattern("Person", "FOLLOWS", "Person")]
+    assert schema.rel_props["ACTED_IN"] == {"roles": PropType.LIST_STRING}
+
+
+def test_schema_formats(tiny_store):
+    schema = tiny_store.schema()
+    only = schema.render(SchemaFormat.ONLY_PATHS)
+    assert only == "Relationship patterns:\n- (:Person)-[:ACTED_IN]->(:Movie)\n- (:Person)-[:FOLLOWS]->(:Person)\n"
+    nodes_paths = schema.render("nodes_paths")
+    assert nodes_paths.startswith("Node labels and properties:\n- Movie {released: INTEGER, title: STRING}\n")
+    assert nodes_paths.endswith(only)
+    full = schema.render("full_schema")
+    assert "- (:Person {born: INTEGER, height: FLOAT, name: STRING, nicknames: LIST<STRING>})-[:ACTED_IN]->(:Movie {released: INTEGER, title: STRING})" in full
+    assert schema.text_hash("full_schema") != schema.text_hash("only_paths")
+
+
+def test_graph_values_are_store_neutral(tiny_store):
+    result = tiny_store.query(
+        "MATCH (p:Person)-[r:ACTED_IN]->(m:Movie {title: 'The Matrix'}) RETURN p, r ORDER BY p.name"
+    )
+    assert result.columns == ["p", "r"]
+    person, rel = result.rows[0]
+    assert person == GraphNode(("Person",), {"name": "Carrie-Anne Moss", "born": 1967})
+    assert rel == GraphRel("ACTED_IN", {"roles": ["Trinity"]})
+    path = tiny_store.query("MATCH p = (:Person)-[:FOLLOWS]->(:Person) RETURN p").rows[0][0]
+    assert isinstance(path, GraphPath) and len(path.nodes) == 2 and path.rels[0].type == "FOLLOWS"
+
+
+def test_a_write_through_the_read_path_changes_nothing(tiny_store):
+    before = tiny_store.counts()
+    for write in (
+        "CREATE (:Movie {_key: 'm9', title: 'Injected'})",
+        "MATCH (m:Movie) DETACH DELETE m",
+        "MATCH (p:Person) SET p.born = 0",
+    ):
+        with pytest.raises(QueryError) as info:
+            tiny_store.query(write)
+        assert info.value.kind == "write"
+    assert tiny_store.counts() == before
+    assert tiny_store.query("MATCH (p:Person) RETURN min(p.born)").rows == [[1964]]
+
+
+def test_errors_are_classified(tiny_store):
+    with pytest.raises(QueryError) as syntax:
+        tiny_store.explain("MATCH (n:Person) RETURN n.name LIMT 3")
+    assert syntax.value.kind == "syntax"
+    with pytest.raises(QueryError) as semantic:
+        tiny_store.explain("MATCH (n:Actor) RETURN n")
+    assert semantic.value.kind == "semantic"
+    with pytest.raises(QueryError, match="one statement"):
+        tiny_store.query("MATCH (n:Person) RETURN n.name; MATCH (m:Movie) RETURN m.title")
+    tiny_store.explain("MATCH (n:Person) RETURN n.name")  # a valid query compiles
+
+
+LONG_QUERY = "UNWIND range(1, 100000) AS x UNWIND range(1, 100000) AS y WITH x, y WHERE (x * y) % 7 = 3 RETURN count(*)"
+
+
+def test_timeout_stops_a_long_query(tiny_store):
+    with pytest.raises(QueryTimeout):
+        tiny_store.query(LONG_QUERY, timeout_s=0.3)
+    assert tiny_store.query("MATCH (m:Movie) RETURN count(m)").rows == [[2]]  # still usable afterwards
