@@ -193,3 +193,18 @@ def test_threads_share_one_cache(tmp_path: Path) -> None:
         t.join()
     assert not errors
     assert len(cache) == 400
+
+
+def test_wrappers_do_not_hide_the_seed(server: FaultServer, tmp_path: Path) -> None:
+    class PassThrough:  # shaped like the experiment's rate limiter: keeps the inner model as .model
+        def __init__(self, model) -> None:
+            self.model, self.model_id = model, model.model_id
+
+        def complete(self, *args, **kwargs):
+            return self.model.complete(*args, **kwargs)
+
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    assert CachedModel(PassThrough(_model(server, seed=1)), cache).seed == 1
+    CachedModel(PassThrough(_model(server, seed=1)), cache).complete(MESSAGES)
+    CachedModel(PassThrough(_model(server, seed=2)), cache).complete(MESSAGES)
+    assert len(server.requests) == 2
