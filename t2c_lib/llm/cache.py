@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from t2c_lib.llm.base import ChatModel, Completion, Message, Usage
 from t2c_lib.llm.paths import cache_dir
@@ -205,7 +205,7 @@ class CachedModel:
     ) -> None:
         self.model = model
         self.mode = mode if isinstance(mode, CacheMode) else CacheMode(mode)
-        self.cache = None if self.mode is CacheMode.OFF else (cache or ResponseCache())
+        self.cache = None if self.mode is CacheMode.OFF else (cache if cache is not None else ResponseCache())
         self.model_id = model.model_id
         self.hits = 0
         self.misses = 0
@@ -213,7 +213,11 @@ class CachedModel:
 
     @property
     def seed(self) -> int | None:
-        return getattr(self.model, "seed", None)
+        return _through_wrappers(self.model, "seed", None)
+
+    @property
+    def fingerprint(self) -> str:
+        return _through_wrappers(self.model, "fingerprint", "")
 
     def __repr__(self) -> str:
         return f"CachedModel({self.model!r}, mode={self.mode.value})"
@@ -229,8 +233,7 @@ class CachedModel:
         if self.cache is None:
             return self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop)
         payload = request_payload(
-            self.model_id, messages, temperature, max_tokens, stop, self.seed,
-            getattr(self.model, "fingerprint", ""),
+            self.model_id, messages, temperature, max_tokens, stop, self.seed, self.fingerprint,
         )
         key = cache_key(payload)
         if self.mode is CacheMode.USE:
@@ -244,3 +247,15 @@ class CachedModel:
         completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop)
         self.cache.put(key, completion, payload, replace=self.mode is CacheMode.REFRESH)
         return completion
+
+
+def _through_wrappers(model: object, name: str, default: object) -> Any:
+    """An attribute of the model, looking through wrappers that keep the inner one as `.model`."""
+    for _ in range(8):
+        if hasattr(model, name):
+            return getattr(model, name)
+        inner = getattr(model, "model", None)
+        if inner is None or isinstance(inner, str):
+            break
+        model = inner
+    return default

@@ -54,11 +54,12 @@ def seed_from_env(env: Mapping[str, str], default: int | None = 42) -> int | Non
         raise LLMError(f"T2C_LLM_SEED must be an integer or 'none', got {raw!r}") from None
 
 
-def make_model(spec: str | None = None, env: Mapping[str, str] | None = None) -> ChatModel:
+def make_model(spec: str | None = None, env: Mapping[str, str] | None = None, seed: int | None = None) -> ChatModel:
     """`local` -> the packaged local model; any other name -> that model at the configured endpoint.
 
     With no spec, `T2C_MODEL` decides; without that, the local model unless an endpoint
     is configured (then `T2C_MODEL` is required, since endpoints serve many models).
+    `seed` (e.g. from a parameter file) overrides `T2C_LLM_SEED`.
     """
     env = os.environ if env is None else env
     from t2c_lib.llm.openai_compat import OpenAICompatModel, RetryPolicy, resolve_endpoint
@@ -76,8 +77,8 @@ def make_model(spec: str | None = None, env: Mapping[str, str] | None = None) ->
     if name.lower() in LOCAL_SPECS:
         from t2c_lib.llm.local import LocalModel
 
-        seed = seed_from_env(env)
-        return LocalModel(seed=seed if seed is not None else 42)
+        local_seed = seed if seed is not None else seed_from_env(env)
+        return LocalModel(seed=local_seed if local_seed is not None else 42)
     if endpoint is None:
         raise LLMError(
             f"model {name!r} needs an OpenAI-compatible endpoint: set T2C_LLM_BASE_URL "
@@ -88,4 +89,4 @@ def make_model(spec: str | None = None, env: Mapping[str, str] | None = None) ->
         max_total_wait_s=_float(env, "T2C_LLM_MAX_WAIT", 180.0),
         timeout_s=_float(env, "T2C_LLM_TIMEOUT", 120.0),
     )
-    return OpenAICompatModel(name, endpoint, retry=policy, seed=seed_from_env(env))
+    return OpenAICompatModel(name, endpoint, retry=policy, seed=seed if seed is not None else seed_from_env(env))

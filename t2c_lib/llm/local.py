@@ -16,6 +16,7 @@ and greedy decoding at temperature 0 make the same prompt give the same text.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import logging
@@ -24,7 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from t2c_lib.llm.base import Completion, LLMError, Message, Usage
 from t2c_lib.llm.paths import cache_dir
@@ -157,32 +158,55 @@ def _route_llama_logs() -> None:
 
     native = logging.getLogger("t2c_lib.llm.llama_cpp")
 
+    last = [logging.DEBUG]
+
     @lc.llama_log_callback
     def _callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        if native.isEnabledFor(logging.DEBUG) or level == 3:
-            native.log(logging.WARNING if level == 3 else logging.DEBUG,
-                       text.decode("utf-8", "replace").rstrip())
+        # ggml levels: 0 none, 1 debug, 2 info, 3 warn, 4 error, 5 continues the previous line.
+        # Only errors matter to a user; the rest (incl. warnings such as the SWA-cache note) is debug.
+        py_level = last[0] if level == 5 else (logging.ERROR if level == 4 else logging.DEBUG)
+        last[0] = py_level
+        if native.isEnabledFor(py_level):
+            native.log(py_level, "%s", text.decode("utf-8", "replace").rstrip())
 
     _log_callback = _callback  # keep a reference: llama.cpp holds only a C pointer
     lc.llama_log_set(_log_callback, ctypes.c_void_p(0))
 
 
-def _load(settings: LocalSettings) -> Any:
-    import llama_cpp
+@contextlib.contextmanager
+def extra_buffers_allowed(allowed: bool) -> Iterator[None]:
+    """While active, every `Llama` created gets `use_extra_bufts=allowed`.
+
+    Extra buffer types include ggml's AMX kernels; on VMs that advertise AMX but do not
+    enable its tile state (Firecracker, some clouds) a natively built llama.cpp dies
+    with SIGILL in them. The repacked layouts they also hold are a speed-up only.
+    """
     import llama_cpp.llama_cpp as lc
 
-    _route_llama_logs()
     default_params = lc.llama_model_default_params
 
-    def params_without_extra_buffers() -> Any:
-        # Extra buffer types include ggml's AMX kernels; on VMs that advertise AMX but do
-        # not enable its tile state (Firecracker, some clouds) they die with SIGILL.
-        params = default_params()
-        params.use_extra_bufts = settings.extra_buffers
-        return params
+    def params() -> Any:
+        value = default_params()
+        value.use_extra_bufts = allowed
+        return value
 
-    lc.llama_model_default_params = params_without_extra_buffers
+    lc.llama_model_default_params = params
     try:
+        yield
+    finally:
+        lc.llama_model_default_params = default_params
+
+
+def _load(settings: LocalSettings) -> Any:
+    # llama.cpp's OpenMP threads spin while they wait; when other processes want the same
+    # cores that spinning makes generation several times slower (measured 3-8x on 2 busy
+    # cores). Passive waiting costs little when the machine is idle. Must be set before
+    # libgomp loads; an explicit setting by the user wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import llama_cpp
+
+    _route_llama_logs()
+    with extra_buffers_allowed(settings.extra_buffers):
         return llama_cpp.Llama(
             model_path=settings.path,
             n_ctx=settings.n_ctx,
@@ -192,8 +216,6 @@ def _load(settings: LocalSettings) -> Any:
             seed=settings.seed,
             verbose=False,
         )
-    finally:
-        lc.llama_model_default_params = default_params
 
 
 def shared_llama(settings: LocalSettings) -> tuple[Any, threading.Lock]:
