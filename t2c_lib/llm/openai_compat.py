@@ -1,0 +1,296 @@
+"""Any OpenAI-compatible chat endpoint (Groq, OpenRouter, vLLM, Ollama, llama.cpp server) via the `openai` SDK.
+
+The SDK's own retries are off; this module retries 429, 408/409, 5xx, timeouts, dropped
+connections and malformed bodies with exponential backoff and full jitter, honours
+`Retry-After` / `retry-after-ms`, and gives up when attempts or the total wait budget run
+out, with an `LLMError` naming the endpoint and the last status. The API key lives only in
+the SDK client: it is not in `repr`, error messages or logs (messages are redacted).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import math
+import random
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+from urllib.parse import urlsplit
+
+from t2c_lib.llm.base import Completion, LLMError, Message, Usage
+
+log = logging.getLogger(__name__)
+
+GROQ_BASE_URL = "https://api.groq.com/openai/v1"
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+# (environment variable holding the key, base URL) tried in this order when T2C_LLM_BASE_URL is unset.
+PRESETS: tuple[tuple[str, str, str], ...] = (
+    ("groq", "GROQ_API_KEY", GROQ_BASE_URL),
+    ("openrouter", "OPENROUTER_API_KEY", OPENROUTER_BASE_URL),
+)
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
+_KEYLIKE_RE = re.compile(r"\b(?:sk|gsk|sk-or|sk-proj|xai|hf)[-_][A-Za-z0-9_\-*.]{6,}")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try: attempts, backoff curve, per-request timeout and a cap on total waiting."""
+
+    max_attempts: int = 6
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    max_total_wait_s: float = 180.0
+    timeout_s: float = 120.0
+    jitter: bool = True
+
+    def backoff(self, retry_index: int, rng: random.Random) -> float:
+        """Delay before retry number `retry_index` (0-based): exponential, capped, full jitter."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2**retry_index))
+        return rng.uniform(ceiling / 2, ceiling) if self.jitter else ceiling
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where requests go. The key is excluded from `repr` and equality output."""
+
+    base_url: str
+    api_key: str = field(repr=False, default="")
+    name: str = ""
+
+    @property
+    def host(self) -> str:
+        parts = urlsplit(self.base_url)
+        return parts.netloc or self.base_url
+
+    @property
+    def label(self) -> str:
+        """A safe name for messages: preset name and host, never the key."""
+        return f"{self.name} ({self.base_url})" if self.name else self.base_url
+
+
+def resolve_endpoint(env: Mapping[str, str]) -> Endpoint | None:
+    """The endpoint the environment configures: T2C_LLM_BASE_URL first, then the presets; None if none."""
+    base_url = (env.get("T2C_LLM_BASE_URL") or "").strip()
+    if base_url:
+        key = env.get("T2C_LLM_API_KEY") or ""
+        if not key:
+            # A preset key may go with an explicit base URL (e.g. a Groq-compatible proxy).
+            for _, key_var, _ in PRESETS:
+                if env.get(key_var):
+                    key = env[key_var]
+                    break
+        return Endpoint(base_url.rstrip("/"), key or "not-needed", "custom")
+    for name, key_var, url in PRESETS:
+        if env.get(key_var):
+            return Endpoint(url, env[key_var], name)
+    return None
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Remove the key (and anything shaped like an API key, even partly masked) from text."""
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "[redacted]")
+    return _KEYLIKE_RE.sub("[redacted]", text)
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms` or `Retry-After` (seconds or HTTP date); None if absent."""
+    if not headers:
+        return None
+    lower = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lower.get("retry-after-ms")
+    if raw_ms:
+        try:
+            value = float(raw_ms) / 1000.0
+            if math.isfinite(value) and value >= 0:
+                return value
+        except ValueError:
+            pass
+    raw = lower.get("retry-after")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+        return value if math.isfinite(value) and value >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class _Retryable(Exception):
+    """One failed attempt that may succeed if tried again."""
+
+    def __init__(self, what: str, status: int | None = None, retry_after: float | None = None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.status = status
+        self.retry_after = retry_after
+
+
+class OpenAICompatModel:
+    """A `ChatModel` backed by an OpenAI-compatible `/chat/completions` endpoint."""
+
+    def __init__(
+        self,
+        model: str,
+        endpoint: Endpoint,
+        retry: RetryPolicy | None = None,
+        seed: int | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        import openai  # imported here so that `t2c_lib.llm` loads without the SDK
+
+        if not model:
+            raise LLMError(f"no model name given for endpoint {endpoint.label}; set T2C_MODEL")
+        self.model = model
+        self.endpoint = endpoint
+        self.retry = retry or RetryPolicy()
+        self.seed = seed
+        self.model_id = f"{model}@{endpoint.host}"
+        self.fingerprint = ""
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._rng_lock = threading.Lock()
+        self._openai = openai
+        self._client = openai.OpenAI(
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key or "not-needed",
+            max_retries=0,  # our retries are the only ones
+            timeout=self.retry.timeout_s,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatModel(model={self.model!r}, endpoint={self.endpoint.label!r})"
+
+    def _fail(self, what: str, status: int | None, attempts: int, cause: BaseException | None = None) -> LLMError:
+        status_text = f"HTTP {status}" if status is not None else "no HTTP status"
+        message = (
+            f"model {self.model!r} at {self.endpoint.label} failed after {attempts} attempt(s): "
+            f"{status_text}: {what}"
+        )
+        return LLMError(redact(message, self.endpoint.api_key))
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        stop: Sequence[str] | None = None,
+    ) -> Completion:
+        """Send the chat request, retrying transient failures; raise `LLMError` when it gives up."""
+        policy = self.retry
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._once(messages, temperature, max_tokens, stop)
+            except _Retryable as failure:
+                if attempt >= policy.max_attempts:
+                    raise self._fail(failure.what, failure.status, attempt) from None
+                with self._rng_lock:
+                    if failure.retry_after is not None:
+                        # The server said when; add up to 10% jitter so parallel workers spread out.
+                        spread = self._rng.uniform(0, 0.1 * failure.retry_after) if policy.jitter else 0.0
+                        delay = failure.retry_after + spread
+                    else:
+                        delay = policy.backoff(attempt - 1, self._rng)
+                elapsed = time.monotonic() - started
+                budget_left = policy.max_total_wait_s - elapsed
+                if delay > budget_left:
+                    raise self._fail(
+                        f"{failure.what}; next retry in {delay:.1f}s would exceed the "
+                        f"{policy.max_total_wait_s:.0f}s total wait budget",
+                        failure.status,
+                        attempt,
+                    ) from None
+                log.warning(
+                    "%s at %s: %s; retry %d/%d in %.2fs",
+                    self.model, self.endpoint.label, redact(failure.what, self.endpoint.api_key),
+                    attempt, policy.max_attempts - 1, delay,
+                )
+                self._sleep(delay)
+
+    def _once(
+        self,
+        messages: Sequence[Message],
+        temperature: float,
+        max_tokens: int,
+        stop: Sequence[str] | None,
+    ) -> Completion:
+        """One HTTP request; transient problems become `_Retryable`, permanent ones `LLMError`."""
+        openai = self._openai
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.to_dict() for m in messages],
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+        }
+        if stop:
+            kwargs["stop"] = list(stop)
+        if self.seed is not None:
+            kwargs["seed"] = self.seed
+        t0 = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(**kwargs)
+        except openai.APITimeoutError:
+            raise _Retryable(f"no response within {self.retry.timeout_s:g}s (timeout)") from None
+        except openai.APIConnectionError as exc:
+            raise _Retryable(f"connection failed: {_short(exc)}") from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            detail = _short(exc)
+            if status in RETRYABLE_STATUS or status >= 500:
+                raise _Retryable(detail, status, parse_retry_after(exc.response.headers)) from None
+            raise self._fail(detail, status, 1) from None
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise _Retryable(f"malformed response body: {_short(exc)}", 200) from None
+        latency = time.perf_counter() - t0
+        return self._to_completion(response, latency)
+
+    def _to_completion(self, response: Any, latency: float) -> Completion:
+        choices = getattr(response, "choices", None)
+        if isinstance(response, str) or not choices:
+            raise _Retryable("malformed response body: no choices", 200)
+        message = getattr(choices[0], "message", None)
+        if message is None:
+            raise _Retryable("malformed response body: choice has no message", 200)
+        text = getattr(message, "content", None) or ""
+        if not isinstance(text, str):
+            raise _Retryable("malformed response body: message content is not text", 200)
+        # Reasoning models on some providers return their thinking in a separate field.
+        reasoning = _extra_field(message, "reasoning_content") or _extra_field(message, "reasoning")
+        if reasoning and "<think>" not in text:
+            text = f"<think>{reasoning}</think>\n{text}"
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
+        return Completion(
+            text=text,
+            usage=Usage(prompt_tokens, completion_tokens),
+            latency_s=latency,
+            model=self.model_id,
+        )
+
+
+def _extra_field(obj: Any, name: str) -> str:
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None) or {}
+        value = extra.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,172 @@
+"""A loopback OpenAI-compatible server that misbehaves on cue (429, 5xx, bad bodies, hangs).
+
+Tests queue faults; each request takes the next one, and when the queue is empty the
+server answers a normal chat completion. Every request is recorded (path, headers,
+JSON body, arrival time) so tests can check what the client sent and when.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One scripted answer: kind is ok / status / malformed / empty_choices / hang / drop."""
+
+    kind: str
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | None = None
+    seconds: float = 0.0
+
+
+def ok(text: str | None = None) -> Fault:
+    return Fault("ok", body=text)
+
+
+def status(code: int, body: str | None = None, **headers: str) -> Fault:
+    return Fault("status", status=code, headers={k.replace("_", "-"): v for k, v in headers.items()}, body=body)
+
+
+def malformed() -> Fault:
+    return Fault("malformed")
+
+
+def empty_choices() -> Fault:
+    return Fault("empty_choices")
+
+
+def hang(seconds: float) -> Fault:
+    return Fault("hang", seconds=seconds)
+
+
+def drop() -> Fault:
+    return Fault("drop")
+
+
+@dataclass
+class Recorded:
+    """What one request looked like."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    at: float
+
+
+DEFAULT_TEXT = "<cypher>MATCH (m:MK) RETURN m.nama</cypher>"
+
+
+class FaultServer:
+    """Run with `with FaultServer() as srv:`; `srv.base_url` is the `/v1` root for the SDK."""
+
+    def __init__(self, reply_text: str = DEFAULT_TEXT) -> None:
+        self.reply_text = reply_text
+        self.faults: deque[Fault] = deque()
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, name="fault-server", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def queue(self, *faults: Fault) -> None:
+        with self._lock:
+            self.faults.extend(faults)
+
+    def _next(self) -> Fault:
+        with self._lock:
+            return self.faults.popleft() if self.faults else ok()
+
+    def _record(self, rec: Recorded) -> None:
+        with self._lock:
+            self.requests.append(rec)
+
+    def __enter__(self) -> "FaultServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()  # wakes hanging handlers
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def _completion_body(self, model: str, text: str) -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-fault-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": model,
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+        }
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def _send(self, code: int, payload: bytes, headers: dict[str, str] | None = None,
+                      content_type: str = "application/json") -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {"_raw": raw.decode("utf-8", "replace")}
+                server._record(Recorded(self.path, dict(self.headers.items()), body, time.monotonic()))
+                fault = server._next()
+                model = str(body.get("model", "fault-model"))
+                if fault.kind == "ok":
+                    text = fault.body if fault.body is not None else server.reply_text
+                    self._send(200, json.dumps(server._completion_body(model, text)).encode())
+                elif fault.kind == "status":
+                    err = fault.body or json.dumps(
+                        {"error": {"message": f"injected HTTP {fault.status}", "type": "fault", "code": None}}
+                    )
+                    self._send(fault.status, err.encode(), fault.headers)
+                elif fault.kind == "malformed":
+                    self._send(200, b'{"id": "chatcmpl-broken", "choices": [ {"message": ')
+                elif fault.kind == "empty_choices":
+                    self._send(200, json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode())
+                elif fault.kind == "hang":
+                    server._stop.wait(fault.seconds)
+                    try:
+                        self._send(200, json.dumps(server._completion_body(model, server.reply_text)).encode())
+                    except OSError:
+                        pass  # the client gave up long ago
+                elif fault.kind == "drop":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                else:  # pragma: no cover - a typo in a test
+                    self._send(500, b"unknown fault kind")
+
+        return Handler
