@@ -179,3 +179,14 @@ def test_signature_records_settings(parts):
     assert sig["validators"] == ["guard", "syntax", "schema", "properties", "execution", "non_empty"]
     assert sig["temperature"] == 0.0 and sig["refine_temperature"] == 0.1
     assert "prompts/id/zero_shot.txt" in sig["templates"] and len(sig["schema_hash"]) == 16
+
+
+def test_repeated_query_is_named_in_the_feedback(parts):
+    bad = BAD_QUERIES[ErrorType.PROPERTIES_ERROR]
+    model = ScriptedModelStandIn([bad, bad, f"<cypher>{GOOD}</cypher>"])
+    state = make_loop(parts, model).run(QUESTION)
+    first, second, third = state.attempts
+    assert "sudah dicoba" not in first.feedback
+    assert second.feedback.startswith("Query ini sama dengan query yang sudah dicoba")
+    # so the third request differs from the second although the failed query is the same
+    assert second.prompt_hash != third.prompt_hash and state.success
