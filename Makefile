@@ -11,9 +11,20 @@ STAMP  := $(VENV)/.installed
 PARAMS ?= params/thesis.yaml
 DATASET ?= kurikulum
 STORE  ?= ladybug
-RUN_ID ?= $(shell test -f $(PARAMS) && $(PYTHON) -c "import sys,yaml;print(yaml.safe_load(open(sys.argv[1])).get('run_id','run'))" $(PARAMS) 2>/dev/null || echo run)
+RUN_ID := $(shell sed -n 's/^run_id:[[:space:]]*\([^#[:space:]]*\).*/\1/p' $(PARAMS) 2>/dev/null)
 
-.PHONY: help setup test all run evaluate analyze figures neo4j neo4j-stop clean
+PAPERMILL := $(VENV)/bin/papermill --log-level WARNING -k python3 --cwd $(CURDIR)
+STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
+
+.PHONY: help setup test all run evaluate analyze figures neo4j neo4j-stop clean clean-cache
+
+# The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
+ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
+include $(STUDY_MK)
+endif
+
+$(STUDY_MK): $(PARAMS) $(STAMP)
+	$(T2C) study plan --params $(PARAMS) --makefile $@
 
 help: ## show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -29,14 +40,20 @@ setup: $(STAMP) ## create .venv and install the package (idempotent)
 test: setup ## run the whole test suite
 	$(PY) -m pytest -q
 
-all: setup ## rerun the study: load the graph, write the schema texts
-	$(T2C) db load --dataset $(DATASET) --store $(STORE)
-	@mkdir -p results/$(RUN_ID)/schema
-	@for fmt in full_schema nodes_paths only_paths; do \
-	  $(T2C) db schema --dataset $(DATASET) --store $(STORE) --format $$fmt > results/$(RUN_ID)/schema/$(DATASET)_$$fmt.txt; \
-	  echo "wrote results/$(RUN_ID)/schema/$(DATASET)_$$fmt.txt"; \
-	done
+all: setup $(STUDY_ANALYZED) ## rerun the study of $(PARAMS): every configuration, metrics, tests, figures
+	@echo "done: tables in results/$(RUN_ID)/analysis/, figures in figures/$(RUN_ID)/, notebooks in results/$(RUN_ID)/notebooks/"
 
-clean: ## remove results, figures and caches (keeps .venv)
-	rm -rf results/* figures/* .cache .pytest_cache
+run: setup $(STUDY_INFERRED) ## inference only: every configuration of $(PARAMS) (resumes)
+
+evaluate: setup $(STUDY_EVALUATED) ## metrics per configuration (after run)
+
+analyze: setup $(STUDY_ANALYZED) ## comparison tables, paired tests and figures (after evaluate)
+
+figures: analyze ## the paper figures (same as analyze)
+
+clean: ## remove results, figures and store files (keeps .venv, the model and the response cache)
+	rm -rf results/* figures/* .cache/ladybug .cache/gold .cache/make .pytest_cache
 	touch results/.gitkeep figures/.gitkeep
+
+clean-cache: clean ## also remove the response cache, the assembled model and Neo4j data
+	rm -rf .cache

@@ -6,51 +6,14 @@ Every command exits non-zero with a one-line reason when something is wrong; `--
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
 import time
-from typing import Any, Callable
 
 import click
 
 from t2c_lib import __version__
-from t2c_lib.graph import STORES
-from t2c_lib.graph.base import QueryResult, to_jsonable
+from t2c_lib.cli_common import dataset_option, format_table, friendly_errors, open_dataset_store, store_option
 from t2c_lib.graph.schema import SchemaFormat
-
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, RuntimeError, OSError, KeyError)
-
-
-def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn expected failures into `t2c: error: <reason>` and exit status 1."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except click.exceptions.Exit:
-            raise
-        except click.ClickException:
-            raise
-        except USER_ERRORS as exc:
-            ctx = click.get_current_context(silent=True)
-            if ctx is not None and ctx.find_root().params.get("debug"):
-                raise
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            click.echo(f"t2c: error: {message}", err=True)
-            sys.exit(1)
-
-    return wrapper
-
-
-def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")(func)
-
-
-def store_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")(func)
-
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="show full tracebacks and debug logs")
@@ -66,15 +29,6 @@ def main(debug: bool) -> None:
 @main.group()
 def db() -> None:
     """Load a dataset into a graph store and inspect it."""
-
-
-def open_dataset_store(dataset: str, store: str, auto_load: bool = True) -> Any:
-    from t2c_lib.datasets import load_dataset
-    from t2c_lib.graph import open_store
-
-    ds = load_dataset(dataset)
-    options = {"auto_load": auto_load} if store == "ladybug" else {}
-    return ds, open_store(store, ds, **options)
 
 
 @db.command("load")
@@ -124,22 +78,6 @@ def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: st
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
         click.echo(format_table(result))
-
-
-def format_table(result: QueryResult, max_width: int = 60) -> str:
-    """A plain-text table of a query result, cells cut at `max_width` characters."""
-
-    def cell(value: Any) -> str:
-        text = value if isinstance(value, str) else json.dumps(to_jsonable(value), ensure_ascii=False)
-        return text if len(text) <= max_width else text[: max_width - 1] + "…"
-
-    header = list(result.columns)
-    body = [[cell(v) for v in row] for row in result.rows]
-    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
-    lines = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
-    lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in body]
-    lines.append(f"({len(body)} row{'s' if len(body) != 1 else ''})")
-    return "\n".join(lines)
 
 
 def _register_optional_commands() -> None:

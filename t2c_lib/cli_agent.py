@@ -24,7 +24,7 @@ def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from t2c_lib.cli import friendly_errors
+        from t2c_lib.cli_common import friendly_errors
 
         return friendly_errors(func)(*args, **kwargs)
 
@@ -50,7 +50,7 @@ def open_model(name: str | None, no_cache: bool = False, refresh: bool = False) 
 
 
 def _open(dataset: str, store: str) -> tuple[Any, Any]:
-    from t2c_lib.cli import open_dataset_store
+    from t2c_lib.cli_common import open_dataset_store
 
     return open_dataset_store(dataset, store)
 
@@ -83,7 +83,7 @@ def _indent(text: str, spaces: int) -> str:
 
 
 def _summary(state: AgentState) -> None:
-    from t2c_lib.cli import format_table
+    from t2c_lib.cli_common import format_table
 
     verdict = "SUCCESS" if state.success else f"FAILED ({state.error_type.value if state.error_type else '?'})"
     click.echo(
@@ -189,7 +189,7 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
         if show_feedback and feedback:
             click.echo("feedback:\n" + _indent(feedback.rstrip(), 2))
         if passed and result is not None:
-            from t2c_lib.cli import format_table
+            from t2c_lib.cli_common import format_table
 
             click.echo(format_table(result))
     if not passed:

@@ -205,7 +205,7 @@ class CachedModel:
     ) -> None:
         self.model = model
         self.mode = mode if isinstance(mode, CacheMode) else CacheMode(mode)
-        self.cache = None if self.mode is CacheMode.OFF else (cache or ResponseCache())
+        self.cache = None if self.mode is CacheMode.OFF else (cache if cache is not None else ResponseCache())
         self.model_id = model.model_id
         self.hits = 0
         self.misses = 0

@@ -157,11 +157,16 @@ def _route_llama_logs() -> None:
 
     native = logging.getLogger("t2c_lib.llm.llama_cpp")
 
+    last = [logging.DEBUG]
+
     @lc.llama_log_callback
     def _callback(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        if native.isEnabledFor(logging.DEBUG) or level == 3:
-            native.log(logging.WARNING if level == 3 else logging.DEBUG,
-                       text.decode("utf-8", "replace").rstrip())
+        # ggml levels: 0 none, 1 debug, 2 info, 3 warn, 4 error, 5 continues the previous line.
+        # Only errors matter to a user; the rest (incl. warnings such as the SWA-cache note) is debug.
+        py_level = last[0] if level == 5 else (logging.ERROR if level == 4 else logging.DEBUG)
+        last[0] = py_level
+        if native.isEnabledFor(py_level):
+            native.log(py_level, "%s", text.decode("utf-8", "replace").rstrip())
 
     _log_callback = _callback  # keep a reference: llama.cpp holds only a C pointer
     lc.llama_log_set(_log_callback, ctypes.c_void_p(0))

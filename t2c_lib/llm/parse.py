@@ -174,7 +174,11 @@ def _clean(body: str, cut_prose: bool) -> str:
     # A statement ends at its first semicolon; what follows is a second statement or prose.
     if cut_prose and ";" in text:
         text = _before_top_level_semicolon(text)
-    return text.rstrip().rstrip(";").rstrip()
+    text = text.rstrip().rstrip(";").rstrip()
+    # A sentence-final period ("... RETURN m.nama.") is never part of a query.
+    if cut_prose and text.endswith(".") and not text[-2:-1].isdigit():
+        text = text[:-1].rstrip()
+    return text
 
 
 def _before_top_level_semicolon(text: str) -> str:

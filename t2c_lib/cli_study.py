@@ -1,0 +1,115 @@
+"""`t2c run`, `t2c evaluate`, `t2c analyze`, `t2c study plan`: the study from the command line.
+
+The notebooks call the same functions (`t2c_lib.study`); `make all` runs the notebooks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from t2c_lib.cli_common import friendly_errors
+from t2c_lib.params import MODES, PROMPT_TYPES, SCHEMA_FORMATS
+
+
+def _params(params_file: str, **overrides: object):
+    from t2c_lib.study import resolve_params
+
+    return resolve_params(params_file, **overrides)
+
+
+def _cells(params, prompt_type: str | None, schema_format: str | None, mode: str | None):
+    from t2c_lib.experiment import expand_grid
+
+    return [c for c in expand_grid(params)
+            if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format)) and (mode in (None, c.mode))]
+
+
+params_option = click.option("--params", "-p", "params_file", default="params/thesis.yaml", show_default=True,
+                             help="parameter file (YAML)")
+cell_options = [
+    click.option("--prompt", "prompt_type", type=click.Choice(PROMPT_TYPES), help="only this prompt type"),
+    click.option("--schema", "schema_format", type=click.Choice(SCHEMA_FORMATS), help="only this schema format"),
+    click.option("--mode", type=click.Choice(MODES), help="only this mode"),
+]
+
+
+def with_cell_options(func):
+    for option in reversed(cell_options):
+        func = option(func)
+    return func
+
+
+@click.command("run")
+@params_option
+@with_cell_options
+@click.option("--store", type=click.Choice(["ladybug", "neo4j"]), help="override the parameter file's store")
+@click.option("--model", help="override the parameter file's model")
+@click.option("--limit", help="number of questions, or 'all'")
+@click.option("--run-id", help="override the parameter file's run_id")
+@click.option("--no-cache", is_flag=True, help="neither read nor write the response cache")
+@click.option("--refresh", is_flag=True, help="call the model again and overwrite cached responses")
+@friendly_errors
+def run_command(params_file, prompt_type, schema_format, mode, store, model, limit, run_id, no_cache, refresh):
+    """Run the grid (or one cell of it): every question through the loop; resumes."""
+    from t2c_lib.llm.cache import CacheMode
+    from t2c_lib.study import infer
+
+    limit_value = None if limit is None else (limit if limit == "all" else int(limit))
+    params = _params(params_file, store=store, model=model, limit=limit_value, run_id=run_id)
+    cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
+    for cell in _cells(params, prompt_type, schema_format, mode):
+        report = infer(params, cell.prompt_type, cell.schema_format, cell.mode, cache_mode=cache_mode)
+        click.echo(report.line())
+
+
+@click.command("evaluate")
+@params_option
+@with_cell_options
+@friendly_errors
+def evaluate_command(params_file, prompt_type, schema_format, mode):
+    """Score finished cells: metrics.csv and summary.json per cell."""
+    from t2c_lib.study import evaluate
+
+    params = _params(params_file)
+    for cell in _cells(params, prompt_type, schema_format, mode):
+        summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.mode)
+        click.echo(f"{cell.mode}/{cell.configuration}: Pass@1 {summary['pass_at_1']:.3f}  KG-valid {summary['kg_valid']:.3f}  "
+                   f"LLMetric {summary['llmetric']:.3f} [{summary['weights']}]")
+
+
+@click.command("analyze")
+@params_option
+@friendly_errors
+def analyze_command(params_file):
+    """Compare agentic with single-pass: tables, paired tests and figures."""
+    from t2c_lib.study import analyze
+
+    params = _params(params_file)
+    tables = analyze(params)
+    click.echo(tables.comparison[["configuration", "n", "pass_at_1_sp", "pass_at_1_ag", "pass_at_1_mcnemar_p_holm"]]
+               .to_string(index=False))
+
+
+@click.group("study")
+def study_group():
+    """Helpers for `make all`."""
+
+
+@study_group.command("plan")
+@params_option
+@click.option("--makefile", type=click.Path(dir_okay=False, path_type=Path), required=True, help="where to write the rules")
+@friendly_errors
+def plan_command(params_file, makefile):
+    """Write the make rules that run the notebooks for every cell of the grid."""
+    from t2c_lib.study import make_rules
+
+    params = _params(params_file)
+    makefile.parent.mkdir(parents=True, exist_ok=True)
+    makefile.write_text(make_rules(params, params_file), encoding="utf-8")
+
+
+def register(main: click.Group) -> None:
+    for command in (run_command, evaluate_command, analyze_command, study_group):
+        main.add_command(command)

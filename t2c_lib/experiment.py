@@ -1,0 +1,308 @@
+"""The batch runner: expand a grid, run every question of a configuration, keep every attempt.
+
+Each attempt is appended to `attempts.jsonl` as it happens (flush + fsync), each finished
+question to `questions.jsonl`. A rerun resumes: finished questions are skipped and the
+partial attempts of an interrupted question are dropped and redone (the response cache
+makes the redo free and identical). A question that raises is recorded as failed with its
+error; the run goes on. Layout: `results/<run_id>/<mode>/<configuration>/`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from tqdm.auto import tqdm
+
+from t2c_lib import __version__, config
+from t2c_lib.agent import Attempt
+from t2c_lib.datasets import Dataset, GroundTruthItem
+from t2c_lib.graph.base import GraphStore
+from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.params import StudyParams
+
+ATTEMPTS_FILE = "attempts.jsonl"
+QUESTIONS_FILE = "questions.jsonl"
+MANIFEST_FILE = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the grid: a mode (single-pass | agentic) and a configuration name."""
+
+    mode: str
+    prompt_type: str
+    schema_format: str
+
+    @property
+    def configuration(self) -> str:
+        return f"{self.prompt_type}_{SchemaFormat.parse(self.schema_format).config_label}"
+
+    def max_iterations(self, params: StudyParams) -> int:
+        return 1 if self.mode == "single-pass" else params.max_iterations
+
+    def directory(self, run_dir: Path) -> Path:
+        return run_dir / self.mode / self.configuration
+
+
+def expand_grid(params: StudyParams) -> list[Cell]:
+    """Every (mode, prompt type, schema format) of the parameters, agentic before single-pass.
+
+    Agentic first: single-pass repeats the agentic first attempt, so it is then served
+    from the response cache.
+    """
+    modes = sorted(params.modes, key=lambda m: m != "agentic")
+    return [Cell(mode, pt, sf) for mode in modes for pt in params.prompt_types for sf in params.schema_formats]
+
+
+def run_dir_for(params: StudyParams, results_dir: Path | None = None) -> Path:
+    return Path(results_dir or config.RESULTS_DIR) / params.run_id
+
+
+# --- the persistent log of one cell ------------------------------------------------------------
+
+class AttemptLog:
+    """Append-only JSONL files of one cell, safe against kills: every line is fsync'ed."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.attempts_path = directory / ATTEMPTS_FILE
+        self.questions_path = directory / QUESTIONS_FILE
+        self._lock = threading.Lock()
+
+    def finished_ids(self) -> set[str]:
+        return {rec["question_id"] for rec in read_jsonl(self.questions_path)}
+
+    def drop_unfinished_attempts(self) -> int:
+        """Remove attempts of questions that never finished (a killed run); return how many."""
+        finished = self.finished_ids()
+        attempts = read_jsonl(self.attempts_path)
+        keep = [a for a in attempts if a["question_id"] in finished]
+        if len(keep) != len(attempts):
+            tmp = self.attempts_path.with_suffix(".jsonl.tmp")
+            with tmp.open("w", encoding="utf-8") as handle:
+                for record in keep:
+                    handle.write(_json_line(record))
+                handle.flush()
+                os.fsync(handle.fileno())
+            tmp.replace(self.attempts_path)
+        return len(attempts) - len(keep)
+
+    def append_attempt(self, attempt: Attempt) -> None:
+        self._append(self.attempts_path, attempt.to_dict())
+
+    def append_question(self, record: dict[str, Any]) -> None:
+        self._append(self.questions_path, record)
+
+    def _append(self, path: Path, record: dict[str, Any]) -> None:
+        line = _json_line(record)
+        with self._lock, path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Records of a JSONL file; a torn last line (killed mid-write) is ignored."""
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+# --- rate limiting --------------------------------------------------------------------------
+
+class RateLimiter:
+    """At most `per_minute` acquisitions in any 60 s window, shared by all worker threads."""
+
+    def __init__(self, per_minute: float | None) -> None:
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            wait = self._next - now
+            self._next = max(now, self._next) + self.interval
+        if wait > 0:
+            time.sleep(wait)
+
+
+class RateLimitedModel:
+    """Wraps a ChatModel so every real call first takes a slot of the rate limiter."""
+
+    def __init__(self, model: Any, limiter: RateLimiter) -> None:
+        self.model = model
+        self.model_id = model.model_id
+        self.limiter = limiter
+
+    def complete(self, *args: Any, **kwargs: Any) -> Any:
+        self.limiter.acquire()
+        return self.model.complete(*args, **kwargs)
+
+
+# --- running a cell -------------------------------------------------------------------------
+
+@dataclass
+class CellReport:
+    """What one call of `run_cell` did."""
+
+    cell: Cell
+    directory: Path
+    questions: int
+    skipped: int
+    ran: int
+    failed_with_error: int
+    dropped_partial_attempts: int
+    model_calls: int
+    cache_hits: int
+    seconds: float
+
+    def line(self) -> str:
+        return (
+            f"{self.cell.mode}/{self.cell.configuration}: {self.ran} run, {self.skipped} already done, "
+            f"{self.failed_with_error} raised, model calls {self.model_calls}, cache hits {self.cache_hits}, "
+            f"{self.seconds:.1f} s"
+        )
+
+
+def run_cell(
+    cell: Cell,
+    params: StudyParams,
+    questions: list[GroundTruthItem],
+    solve: Callable[[GroundTruthItem, Callable[[Attempt], None]], dict[str, Any]],
+    run_dir: Path,
+    workers: int = 1,
+    progress: bool = True,
+) -> CellReport:
+    """Run `solve` on every unfinished question, persisting attempts and outcomes as they happen.
+
+    `solve(item, on_attempt)` runs the agent loop for one question, calls `on_attempt` for
+    each attempt and returns the question's outcome record.
+    """
+    started = time.perf_counter()
+    log = AttemptLog(cell.directory(run_dir))
+    dropped = log.drop_unfinished_attempts()
+    done = log.finished_ids()
+    todo = [q for q in questions if q.id not in done]
+    counters = {"calls": 0, "hits": 0, "raised": 0}
+    counter_lock = threading.Lock()
+
+    def on_attempt(attempt: Attempt) -> None:
+        log.append_attempt(attempt)
+        with counter_lock:
+            counters["hits" if attempt.cached else "calls"] += 1
+
+    def one(item: GroundTruthItem) -> None:
+        try:
+            record = solve(item, on_attempt)
+        except Exception as exc:  # a question that raises is recorded, the run goes on
+            with counter_lock:
+                counters["raised"] += 1
+            record = {"status": "FAILED", "success": False, "kg_valid": False, "iterations": 0,
+                      "final_query": "", "error": f"{type(exc).__name__}: {exc}"}
+        record = {"question_id": item.id, "mode": cell.mode, "configuration": cell.configuration, **record}
+        log.append_question(record)
+
+    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc=f"{cell.mode}/{cell.configuration}",
+               unit="q", disable=not progress, dynamic_ncols=True)
+    try:
+        if workers <= 1:
+            for item in todo:
+                one(item)
+                bar.update(1)
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for future in as_completed([pool.submit(one, item) for item in todo]):
+                    future.result()
+                    bar.update(1)
+    finally:
+        bar.close()
+    return CellReport(
+        cell=cell, directory=log.directory, questions=len(questions), skipped=len(questions) - len(todo), ran=len(todo),
+        failed_with_error=counters["raised"], dropped_partial_attempts=dropped, model_calls=counters["calls"],
+        cache_hits=counters["hits"], seconds=time.perf_counter() - started,
+    )
+
+
+# --- manifests ------------------------------------------------------------------------------
+
+def git_commit(root: Path | None = None) -> str:
+    """The checkout's commit (with `-dirty` when files changed), or `unknown` outside git."""
+    root = root or config.PROJECT_ROOT
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if commit.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+        return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON with sorted keys and a trailing newline, atomically (same data, same bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def build_manifest(
+    params: StudyParams, dataset: Dataset, store: GraphStore, model_id: str, template_hashes: dict[str, str],
+    chain: Iterable[str], cell: Cell | None = None,
+) -> dict[str, Any]:
+    """Every setting behind a run's numbers; no secrets, no timestamps (same run, same bytes)."""
+    schema = store.schema()
+    manifest: dict[str, Any] = {
+        "package": "t2c", "package_version": __version__, "git_commit": git_commit(),
+        "dataset": dataset.name, "dataset_hash": dataset.hash, "store": store.name,
+        "model_id": model_id, "template_hashes": template_hashes, "validators": list(chain),
+        "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat},
+        "parameters": params.to_dict(),
+    }
+    if cell is not None:
+        manifest.update({
+            "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
+            "schema_format": cell.schema_format, "max_iterations": cell.max_iterations(params),
+        })
+    manifest["signature"] = run_signature(manifest)
+    return manifest
+
+
+def run_signature(manifest: dict[str, Any]) -> str:
+    """A one-line signature of a run, like sacrebleu's: model, iterations, validators, hashes."""
+    parts = [
+        f"t2c:{manifest['package_version']}", f"data:{manifest['dataset']}@{manifest['dataset_hash'][:12]}",
+        f"store:{manifest['store']}", f"model:{manifest['model_id']}",
+        f"iters:{manifest.get('max_iterations', manifest['parameters']['max_iterations'])}",
+        f"T:{manifest['parameters']['temperature_first']}/{manifest['parameters']['temperature_refine']}",
+        f"chain:{'+'.join(manifest['validators'])}",
+        "tpl:" + ",".join(f"{k}={v[:8]}" for k, v in sorted(manifest["template_hashes"].items())),
+    ]
+    if "configuration" in manifest:
+        parts.insert(4, f"config:{manifest['mode']}/{manifest['configuration']}")
+    return "|".join(parts)

@@ -1,0 +1,246 @@
+"""Gold screening and stratified sampling of ground-truth items.
+
+An external benchmark's gold queries were written for someone else's database (for the
+movies set: Neo4j's demo server). Before a run, `screen_gold` executes every gold query
+on the store in use and keeps only the pairs that run and return something there; every
+dropped pair is reported with the store's own reason, never silently discarded.
+`sample_items` then draws a fixed, seeded, stratum-proportional subset for quick runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Sequence
+
+from t2c_lib.datasets import Dataset, GroundTruthItem
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryTimeout
+
+REPORT_CSV = "gold_screen.csv"
+REPORT_COLUMNS = ("id", "reason", "question", "cypher")
+
+
+class DropKind(str, Enum):
+    """Why a gold pair was dropped (the coarse class; the reason string has the detail)."""
+
+    SYNTAX = "error:syntax"
+    SEMANTIC = "error:semantic"
+    RUNTIME = "error:runtime"
+    WRITE = "error:write"
+    TIMEOUT = "timeout"
+    EMPTY = "empty"
+
+
+@dataclass(frozen=True)
+class DroppedItem:
+    """A gold pair that cannot serve as ground truth on this store, and why."""
+
+    id: str
+    question: str
+    cypher: str
+    reason: str
+    kind: DropKind = DropKind.RUNTIME
+    strata: dict[str, str] = field(default_factory=dict, compare=False)
+
+
+@dataclass
+class GoldScreen:
+    """The outcome of running every gold query of a dataset on one store."""
+
+    dataset: str
+    dataset_hash: str
+    store: str
+    timeout_s: float
+    strata_columns: list[str]
+    kept: list[GroundTruthItem]
+    dropped: list[DroppedItem]
+
+    @property
+    def total(self) -> int:
+        return len(self.kept) + len(self.dropped)
+
+    def stratum_counts(self) -> dict[str, dict[str, dict[str, int]]]:
+        """`{column: {value: {"kept": n, "dropped": m}}}` for every strata column, values sorted."""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for column in self.strata_columns:
+            cells: dict[str, dict[str, int]] = {}
+            for outcome, strata in [("kept", i.strata) for i in self.kept] + [("dropped", d.strata) for d in self.dropped]:
+                cell = cells.setdefault(strata.get(column, ""), {"kept": 0, "dropped": 0})
+                cell[outcome] += 1
+            out[column] = dict(sorted(cells.items()))
+        return out
+
+    def kind_counts(self) -> dict[str, int]:
+        """How many pairs were dropped for each coarse reason (`DropKind`)."""
+        return dict(sorted(Counter(d.kind.value for d in self.dropped).items()))
+
+    def top_reasons(self, limit: int = 10) -> list[tuple[str, int]]:
+        """The most frequent drop reasons, first line only and without query-specific positions."""
+        counted = Counter(_reason_head(d.reason) for d in self.dropped)
+        return sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready summary: totals, per-stratum counts, drop kinds and top reasons."""
+        return {
+            "dataset": self.dataset,
+            "dataset_hash": self.dataset_hash,
+            "store": self.store,
+            "timeout_s": self.timeout_s,
+            "total": self.total,
+            "kept": len(self.kept),
+            "dropped": len(self.dropped),
+            "strata": self.stratum_counts(),
+            "dropped_by_kind": self.kind_counts(),
+            "top_reasons": [{"reason": r, "count": n} for r, n in self.top_reasons()],
+            "dropped_ids": [d.id for d in self.dropped],
+        }
+
+    def write_report(self, path: Path | str) -> tuple[Path, Path]:
+        """Write the dropped pairs as CSV (id, reason, question, cypher) and a JSON summary beside it.
+
+        `path` is either a directory (files `gold_screen.csv` and `gold_screen.json` go
+        inside) or the CSV file's path (the JSON gets the same name with `.json`).
+        Returns (csv_path, json_path).
+        """
+        target = Path(path)
+        csv_path = target / REPORT_CSV if target.is_dir() or not target.suffix else target
+        json_path = csv_path.with_suffix(".json")
+        csv_path.parent.mkdir(parents=True, exist_ok=True)
+        with csv_path.open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(REPORT_COLUMNS)
+            for item in self.dropped:
+                writer.writerow([item.id, item.reason, item.question, item.cypher])
+        json_path.write_text(json.dumps(self.summary(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return csv_path, json_path
+
+    def describe(self) -> str:
+        """A few human-readable lines: kept/dropped overall and per stratum, and the top reasons."""
+        lines = [f"{self.dataset} on {self.store}: kept {len(self.kept)} of {self.total} gold pairs, dropped {len(self.dropped)}"]
+        for column, cells in self.stratum_counts().items():
+            for value, counts in cells.items():
+                lines.append(f"  {column}={value}: kept {counts['kept']}, dropped {counts['dropped']}")
+        for reason, count in self.top_reasons(5):
+            lines.append(f"  {count:4d} x {reason}")
+        return "\n".join(lines)
+
+
+def screen_gold(dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> GoldScreen:
+    """Run every gold query on `store`; keep the pairs that run and return a non-empty result.
+
+    Dropped: the store refuses the query (QueryError, reason = its message), it times out
+    (QueryTimeout), it returns no rows, or every returned value is null/empty. Other
+    store failures (StoreUnavailable) propagate: they are not the gold pair's fault.
+    """
+    kept: list[GroundTruthItem] = []
+    dropped: list[DroppedItem] = []
+    for item in dataset.questions:
+        reason, kind = _check(store, item.cypher, timeout_s)
+        if kind is None:
+            kept.append(item)
+        else:
+            dropped.append(DroppedItem(item.id, item.question, item.cypher, reason, kind, dict(item.strata)))
+    return GoldScreen(
+        dataset=dataset.name, dataset_hash=dataset.hash, store=getattr(store, "name", type(store).__name__),
+        timeout_s=timeout_s, strata_columns=list(dataset.strata_columns), kept=kept, dropped=dropped,
+    )
+
+
+def _check(store: GraphStore, cypher: str, timeout_s: float) -> tuple[str, DropKind | None]:
+    try:
+        result = store.query(cypher, timeout_s=timeout_s)
+    except QueryTimeout as exc:
+        return f"timeout: {exc}", DropKind.TIMEOUT
+    except QueryError as exc:
+        kind = _ERROR_KINDS.get(exc.kind, DropKind.RUNTIME)
+        return f"{exc.kind} error: {exc}", kind
+    if not result.rows:
+        return "empty result: no rows", DropKind.EMPTY
+    if all(_is_blank(value) for row in result.rows for value in row):
+        return f"empty result: {len(result.rows)} row(s), every value null or empty", DropKind.EMPTY
+    return "", None
+
+
+_ERROR_KINDS = {"syntax": DropKind.SYNTAX, "semantic": DropKind.SEMANTIC, "runtime": DropKind.RUNTIME, "write": DropKind.WRITE}
+
+
+def _is_blank(value: Any) -> bool:
+    return value is None or (isinstance(value, (list, tuple, dict, str)) and len(value) == 0)
+
+
+def _reason_head(reason: str) -> str:
+    """A reason without query-specific detail (positions, the echoed query), so similar failures group."""
+    parse = _PARSER_INPUT.search(reason)
+    if parse:
+        tail = " ".join(re.findall(r"\w+|[^\w\s]", parse.group("input"))[-3:])
+        return f"{reason.split(':', 1)[0]}: Parser exception near '{tail}' (expected {parse.group('rule')})"
+    head = reason.strip().splitlines()[0] if reason.strip() else reason
+    return re.split(r" \(line: \d+", head)[0][:200]
+
+
+_PARSER_INPUT = re.compile(r"Parser exception: Invalid input <(?P<input>.*?)>: expected rule (?P<rule>\w+)", re.S)
+
+
+# --- sampling -------------------------------------------------------------------------------
+
+def sample_items(
+    items: Sequence[GroundTruthItem],
+    n: int | str | None,
+    strata_column: str | Sequence[str] | None,
+    seed: int = 0,
+) -> list[GroundTruthItem]:
+    """A fixed, seeded, stratum-proportional sample of `n` items, in the items' original order.
+
+    Each stratum (value of `strata_column`, or the tuple of values of several columns;
+    None = one stratum) gets its share of `n` by largest remainder (ties: larger stratum,
+    then stratum value); within a stratum the members are drawn with a generator seeded
+    by (seed, stratum), so one stratum's draw does not depend on the others.
+    `n` = "all" or None returns every item.
+    """
+    items = list(items)
+    if n is None or (isinstance(n, str) and n.strip().lower() == "all"):
+        return items
+    try:
+        wanted = int(n)
+    except (TypeError, ValueError):
+        raise ValueError(f"sample size {n!r} is neither an integer nor 'all'") from None
+    if wanted < 1:
+        raise ValueError(f"sample size must be at least 1 (got {wanted})")
+    if wanted > len(items):
+        raise ValueError(f"sample size {wanted} exceeds the {len(items)} available items (use 'all')")
+    columns = [strata_column] if isinstance(strata_column, str) else list(strata_column or [])
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for index, item in enumerate(items):
+        try:
+            key = tuple(item.strata[c] for c in columns)
+        except KeyError as exc:
+            raise ValueError(f"item {item.id} has no stratum column {exc.args[0]!r} (has: {', '.join(item.strata)})") from None
+        groups.setdefault(key, []).append(index)
+    allocation = _largest_remainder({k: len(v) for k, v in groups.items()}, wanted)
+    chosen: list[int] = []
+    for key, members in groups.items():
+        rng = random.Random(f"{seed}|{'|'.join(key)}")
+        chosen.extend(rng.sample(members, allocation[key]))
+    return [items[i] for i in sorted(chosen)]
+
+
+def _largest_remainder(sizes: dict[tuple[str, ...], int], n: int) -> dict[tuple[str, ...], int]:
+    """Split n across strata proportionally to their sizes (Hamilton's method, deterministic ties)."""
+    total = sum(sizes.values())
+    quotas = {k: Fraction(n * size, total) for k, size in sizes.items()}  # exact: ties stay ties
+    allocation = {k: q.numerator // q.denominator for k, q in quotas.items()}
+    left = n - sum(allocation.values())
+    order = sorted(sizes, key=lambda k: (-(quotas[k] - allocation[k]), -sizes[k], k))
+    for key in order[:left]:
+        allocation[key] += 1
+    return allocation
+
+
+__all__ = ["DropKind", "DroppedItem", "GoldScreen", "REPORT_COLUMNS", "sample_items", "screen_gold"]

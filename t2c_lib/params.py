@@ -1,0 +1,151 @@
+"""Study parameters (a YAML file under `params/`), checked strictly before anything runs.
+
+Unknown keys or values fail at once with the list of valid ones. Secrets never live here:
+endpoints and keys come from the environment (see `t2c_lib/llm/`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROMPT_TYPES = ("Zero-Shot", "Few-Shot", "CoT")
+SCHEMA_FORMATS = ("full_schema", "nodes_paths", "only_paths")
+MODES = ("single-pass", "agentic")
+STORES = ("ladybug", "neo4j")
+WEIGHT_PRESETS = ("kg-axel", "agentic-doc")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ParamsError(ValueError):
+    """A parameter file or value is invalid; the message lists the valid choices."""
+
+
+@dataclass(frozen=True)
+class StudyParams:
+    """Everything that decides a run's numbers (recorded in its manifest and signature)."""
+
+    run_id: str = "thesis"
+    dataset: str = "kurikulum"
+    store: str = "ladybug"
+    model: str = "local"
+    prompt_types: tuple[str, ...] = PROMPT_TYPES
+    schema_formats: tuple[str, ...] = SCHEMA_FORMATS
+    modes: tuple[str, ...] = MODES
+    max_iterations: int = 3
+    limit: int | str = "all"
+    sample_seed: int = 13
+    temperature_first: float = 0.0
+    temperature_refine: float = 0.1
+    max_tokens: int = 256
+    seed: int = 0
+    query_timeout_s: float = 10.0
+    workers: int = 1
+    requests_per_minute: float | None = None
+    weights: str = "kg-axel"
+    description: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data.pop("extra")
+        data.update({k: list(v) for k, v in data.items() if isinstance(v, tuple)})
+        return data
+
+    def with_overrides(self, **overrides: Any) -> "StudyParams":
+        """A copy with some values replaced (None means keep), checked like a file."""
+        merged = {**self.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
+        return params_from_dict(merged, source="overrides")
+
+
+VALID_KEYS = tuple(f.name for f in dataclasses.fields(StudyParams) if f.name != "extra")
+
+
+def load_params(path: str | Path) -> StudyParams:
+    """Read and check a parameter file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ParamsError(f"{path}: parameter file not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ParamsError(f"{path}: expected a mapping of parameters")
+    return params_from_dict(raw, source=str(path))
+
+
+def params_from_dict(raw: dict[str, Any], source: str = "params") -> StudyParams:
+    """Check a mapping of parameters; every problem names the key and the valid values."""
+    unknown = sorted(set(raw) - set(VALID_KEYS))
+    if unknown:
+        raise ParamsError(f"{source}: unknown parameter(s) {', '.join(unknown)} (valid: {', '.join(VALID_KEYS)})")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        values[key] = _check(key, value, source)
+    return StudyParams(**values)
+
+
+def _check(key: str, value: Any, source: str) -> Any:
+    def fail(why: str) -> ParamsError:
+        return ParamsError(f"{source}: {key}={value!r}: {why}")
+
+    choices = {"prompt_types": PROMPT_TYPES, "schema_formats": SCHEMA_FORMATS, "modes": MODES}
+    if key in choices:
+        items = [value] if isinstance(value, str) else list(value or [])
+        if not items:
+            raise fail("needs at least one value")
+        bad = [v for v in items if v not in choices[key]]
+        if bad:
+            raise fail(f"unknown value(s) {', '.join(map(str, bad))} (valid: {', '.join(choices[key])})")
+        return tuple(dict.fromkeys(items))
+    if key == "store":
+        if value not in STORES:
+            raise fail(f"valid: {', '.join(STORES)}")
+        return value
+    if key == "weights":
+        if value not in WEIGHT_PRESETS:
+            raise fail(f"valid: {', '.join(WEIGHT_PRESETS)}")
+        return value
+    if key == "run_id":
+        if not isinstance(value, str) or not _RUN_ID.match(value):
+            raise fail("use letters, digits, '.', '_' or '-' (it names a folder)")
+        return value
+    if key in ("dataset", "model", "description"):
+        if not isinstance(value, str) or (key != "description" and not value.strip()):
+            raise fail("must be a non-empty string")
+        return value
+    if key == "limit":
+        if value in (None, "all"):
+            return "all"
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise fail("a positive integer or 'all'")
+        return value
+    if key in ("max_iterations", "max_tokens", "workers"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise fail("a positive integer")
+        return value
+    if key in ("seed", "sample_seed"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail("an integer")
+        return value
+    if key in ("temperature_first", "temperature_refine"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 2.0:
+            raise fail("a number between 0 and 2")
+        return float(value)
+    if key == "query_timeout_s":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise fail("a positive number of seconds")
+        return float(value)
+    if key == "requests_per_minute":
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise fail("a positive number, or null for no limit")
+        return float(value)
+    raise fail("not checked")  # pragma: no cover - VALID_KEYS and _check cover the same keys

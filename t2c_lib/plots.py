@@ -1,0 +1,219 @@
+"""The paper's figures, drawn from a run's analysis tables.
+
+Every figure is written as vector PDF and SVG plus PNG, in the `paper.mplstyle` style, with
+fonts embedded as Type 42 and no timestamps or random ids, so a rerun writes the same bytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from t2c_lib.analysis import BASELINE, TREATMENT, RunTables  # noqa: E402
+
+STYLE = Path(__file__).with_name("paper.mplstyle")
+FORMATS = ("pdf", "svg", "png")
+MODE_LABELS = {BASELINE: "single-pass", TREATMENT: "agentic"}
+MODE_COLORS = {BASELINE: "#8C8C8C", TREATMENT: "#4C72B0"}
+PROMPT_ORDER = ("Zero-Shot", "Few-Shot", "CoT")
+SCHEMA_ORDER = ("Full", "Nodes+Paths", "Only-Paths")
+_METADATA = {
+    "pdf": {"CreationDate": None, "ModDate": None},
+    "svg": {"Date": None},
+    "png": {},
+}
+
+
+def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
+    """Write one figure in every format, deterministically, and close it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in FORMATS:
+        path = out_dir / f"{name}.{fmt}"
+        fig.savefig(path, format=fmt, metadata=_METADATA[fmt])
+        paths.append(path)
+    plt.close(fig)
+    return paths
+
+
+def config_order(configurations: list[str]) -> list[str]:
+    """Configurations in the thesis order: prompt type, then schema format."""
+
+    def key(name: str) -> tuple[int, int, str]:
+        prompt, _, schema = name.partition("_")
+        return (_index(PROMPT_ORDER, prompt), _index(SCHEMA_ORDER, schema), name)
+
+    return sorted(set(configurations), key=key)
+
+
+def _index(order: tuple[str, ...], value: str) -> int:
+    return order.index(value) if value in order else len(order)
+
+
+def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
+    """Pass@1 and KG-valid per configuration, single-pass vs agentic, with bootstrap 95% CIs."""
+    means = tables.mode_means
+    configs = config_order(means["configuration"].tolist())
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
+    x = np.arange(len(configs))
+    width = 0.38
+    for ax, metric, title in ((axes[0], "pass_at_1", "Pass@1"), (axes[1], "kg_valid", "KG-valid")):
+        for offset, mode in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
+            rows = means[means["mode"] == mode].set_index("configuration").reindex(configs)
+            values = rows[metric].to_numpy(dtype=float)
+            err = np.vstack([values - rows[f"{metric}_low"].to_numpy(dtype=float), rows[f"{metric}_high"].to_numpy(dtype=float) - values])
+            ax.bar(x + offset, values, width, yerr=np.nan_to_num(err), capsize=2, color=MODE_COLORS[mode],
+                   label=MODE_LABELS[mode], error_kw={"elinewidth": 0.7})
+        ax.set_title(title)
+        ax.set_xticks(x, [c.replace("_", "\n") for c in configs], rotation=0)
+        ax.set_ylim(0, 1.05)
+    axes[0].set_ylabel("share of questions")
+    axes[0].legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
+    """Prompt type x schema format heatmaps of LLMetric, one per mode."""
+    means = tables.mode_means.copy()
+    means[["prompt", "schema"]] = means["configuration"].str.split("_", n=1, expand=True)
+    fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6))
+    prompts = [p for p in PROMPT_ORDER if p in set(means["prompt"])]
+    schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
+    image = None
+    for ax, mode in zip(axes, (BASELINE, TREATMENT)):
+        grid = (means[means["mode"] == mode].pivot(index="prompt", columns="schema", values="llmetric_q")
+                .reindex(index=prompts, columns=schemas))
+        image = ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(schemas)), schemas)
+        ax.set_yticks(range(len(prompts)), prompts)
+        ax.grid(False)
+        ax.set_title(f"LLMetric, {MODE_LABELS[mode]}")
+        for (i, j), value in np.ndenumerate(grid.to_numpy(dtype=float)):
+            if not np.isnan(value):
+                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < 0.6 else "black", fontsize=7)
+    if image is not None:
+        fig.colorbar(image, ax=list(axes), shrink=0.9, label=f"LLMetric ({tables.weights})")
+    return fig
+
+
+def fig_cumulative_success(tables: RunTables) -> plt.Figure:
+    """Cumulative success rate after iteration 1..N, one line per configuration (agentic)."""
+    fig, ax = plt.subplots(figsize=(4.2, 3.0))
+    data = tables.cumulative
+    for configuration in config_order(data["configuration"].tolist()) if not data.empty else []:
+        rows = data[data["configuration"] == configuration].sort_values("iteration")
+        ax.plot(rows["iteration"], rows["success_rate"], marker="o", label=configuration)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("cumulative success rate")
+    ax.set_ylim(0, 1.02)
+    if not data.empty:
+        ax.set_xticks(sorted(data["iteration"].unique()))
+    ax.legend(ncol=1, fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig
+
+
+def fig_errors(tables: RunTables) -> plt.Figure:
+    """Error types over all failed attempts (stacked, per configuration) and recovery per first error type."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0))
+    errors = tables.errors
+    if not errors.empty:
+        counts = errors.pivot(index="configuration", columns="error_type", values="count").fillna(0)
+        counts = counts.reindex(config_order(counts.index.tolist()))
+        counts = counts.loc[:, counts.sum(axis=0) > 0]
+        shares = counts.div(counts.sum(axis=1).replace(0, np.nan), axis=0).fillna(0)
+        bottom = np.zeros(len(shares))
+        for error_type in shares.columns:
+            axes[0].bar(range(len(shares)), shares[error_type], bottom=bottom, label=error_type)
+            bottom += shares[error_type].to_numpy()
+        axes[0].set_xticks(range(len(shares)), [c.replace("_", "\n") for c in shares.index], fontsize=6)
+        axes[0].legend(fontsize=6, loc="upper left", bbox_to_anchor=(0.0, -0.25), ncol=3)
+    axes[0].set_title("error types of failed attempts (agentic)")
+    axes[0].set_ylabel("share of failed attempts")
+    recovery = tables.recovery
+    if not recovery.empty:
+        pooled = recovery.assign(recovered=recovery["recovery_rate"].fillna(0) * recovery["n_first"])
+        pooled = pooled.groupby("error_type", sort=True)[["recovered", "n_first"]].sum()
+        pooled = pooled[pooled["n_first"] > 0]
+        rates = pooled["recovered"] / pooled["n_first"]
+        axes[1].bar(range(len(rates)), rates.to_numpy(), color="#55A868")
+        for i, (rate, n) in enumerate(zip(rates, pooled["n_first"])):
+            axes[1].text(i, rate + 0.02, f"n={int(n)}", ha="center", fontsize=6)
+        axes[1].set_xticks(range(len(rates)), [e.replace("_", "\n") for e in rates.index], fontsize=6)
+    axes[1].set_ylim(0, 1.1)
+    axes[1].set_title("recovery by first error type (all configurations)")
+    axes[1].set_ylabel("recovered / initially failed")
+    fig.tight_layout()
+    return fig
+
+
+def fig_strata(tables: RunTables) -> plt.Figure:
+    """Pass@1 per stratum value, single-pass vs agentic, all configurations pooled."""
+    data = tables.strata
+    pooled = data[data["configuration"] == "ALL"] if not data.empty else data
+    strata = list(dict.fromkeys(pooled["stratum"])) if not pooled.empty else []
+    fig, axes = plt.subplots(1, max(1, len(strata)), figsize=(2.4 * max(1, len(strata)), 2.8), sharey=True, squeeze=False)
+    for ax, stratum in zip(axes[0], strata):
+        rows = pooled[pooled["stratum"] == stratum]
+        values = list(dict.fromkeys(rows["value"]))
+        x = np.arange(len(values))
+        for offset, mode in ((-0.2, BASELINE), (0.2, TREATMENT)):
+            series = rows[rows["mode"] == mode].set_index("value").reindex(values)["pass_at_1"]
+            ax.bar(x + offset, series.to_numpy(dtype=float), 0.4, color=MODE_COLORS[mode], label=MODE_LABELS[mode])
+        ax.set_xticks(x, values, fontsize=6, rotation=20)
+        ax.set_title(stratum, fontsize=8)
+        ax.set_ylim(0, 1.05)
+    axes[0][0].set_ylabel("Pass@1")
+    axes[0][0].legend(loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+def fig_cost_gain(tables: RunTables) -> plt.Figure:
+    """Extra tokens and model calls per question (agentic - single-pass) against the Pass@1 gain."""
+    comp = tables.comparison
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
+    if not comp.empty:
+        gain = comp["pass_at_1_ag"] - comp["pass_at_1_sp"]
+        for ax, (column, label) in zip(axes, (("tokens_per_question", "extra tokens per question"),
+                                              ("model_calls_per_question", "extra model calls per question"))):
+            extra = comp[f"{column}_ag"] - comp[f"{column}_sp"]
+            ax.scatter(extra, gain, color="#4C72B0")
+            for x, y, name in zip(extra, gain, comp["configuration"]):
+                ax.annotate(name, (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points")
+            ax.axhline(0, color="black", linewidth=0.5)
+            ax.set_xlabel(label)
+    axes[0].set_ylabel("Pass@1 gain (agentic - single-pass)")
+    fig.tight_layout()
+    return fig
+
+
+FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {
+    "pass_kgvalid_by_config": fig_pass_kgvalid,
+    "llmetric_heatmap": fig_llmetric_heatmap,
+    "cumulative_success": fig_cumulative_success,
+    "error_types_recovery": fig_errors,
+    "accuracy_by_stratum": fig_strata,
+    "cost_vs_gain": fig_cost_gain,
+}
+
+
+def export_figures(tables: RunTables, out_dir: Path) -> list[Path]:
+    """Draw every paper figure into `out_dir` in every format."""
+    written: list[Path] = []
+    with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
+        for name, draw in FIGURES.items():
+            fig = draw(tables)
+            fig.text(0.995, 0.005, "local model results are illustrative" if "local" in tables.signature else "",
+                     ha="right", va="bottom", fontsize=5, color="#777777")
+            written += save_figure(fig, out_dir, name)
+    return written
+

@@ -1,0 +1,257 @@
+"""The study's three steps, one call each: infer a cell, evaluate a cell, analyze a run.
+
+Notebooks and the CLI call these; they hold no logic of their own. A cell is one
+(mode, prompt type, schema format) of the grid in `StudyParams`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from t2c_lib import config
+from t2c_lib.datasets import Dataset, GroundTruthItem, load_dataset
+from t2c_lib.experiment import (
+    MANIFEST_FILE, Cell, CellReport, RateLimitedModel, RateLimiter, build_manifest, expand_grid, run_cell,
+    run_dir_for, write_json,
+)
+from t2c_lib.gold import GoldScreen, sample_items, screen_gold
+from t2c_lib.graph import open_store
+from t2c_lib.graph.base import GraphStore
+from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.params import StudyParams
+
+log = logging.getLogger(__name__)
+SCREEN_DIR = "gold_screen"
+
+
+@dataclass
+class StudyContext:
+    """The parts every step of one run shares: dataset, store and the questions it asks."""
+
+    params: StudyParams
+    dataset: Dataset
+    store: GraphStore
+    questions: list[GroundTruthItem]
+    screen: GoldScreen
+    run_dir: Path
+
+
+def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyContext:
+    """Load the dataset, open the store, drop gold pairs the store cannot answer, sample the questions.
+
+    Dropped pairs are written with their reasons to `<run>/gold_screen/` (never silently).
+    """
+    dataset = load_dataset(params.dataset)
+    store = open_store(params.store, dataset)
+    run_dir = run_dir_for(params, results_dir)
+    screen = screen_gold(dataset, store, timeout_s=params.query_timeout_s)
+    screen.write_report(run_dir / SCREEN_DIR)
+    write_schema_texts(store, dataset, run_dir / "schema")
+    if screen.dropped:
+        log.warning("%d of %d gold pairs dropped (they error or return nothing on %s); see %s",
+                    len(screen.dropped), len(dataset.questions), store.name, run_dir / SCREEN_DIR)
+    limit = None if params.limit == "all" else int(params.limit)
+    strata = dataset.strata_columns[0] if dataset.strata_columns else None
+    questions = sample_items(screen.kept, limit, strata, params.sample_seed)
+    return StudyContext(params, dataset, store, questions, screen, run_dir)
+
+
+def write_schema_texts(store: GraphStore, dataset: Dataset, directory: Path) -> None:
+    """The three schema texts the prompts use, for the paper's appendix."""
+    directory.mkdir(parents=True, exist_ok=True)
+    schema = store.schema()
+    for fmt in SchemaFormat:
+        path = directory / f"{dataset.name}_{fmt.value}.txt"
+        text = schema.render(fmt)
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
+def cell_for(params: StudyParams, prompt_type: str, schema_format: str, mode: str) -> Cell:
+    """The grid cell for these names, checked against the parameter vocabulary."""
+    checked = params.with_overrides(prompt_types=[prompt_type], schema_formats=[schema_format], modes=[mode])
+    return Cell(checked.modes[0], checked.prompt_types[0], checked.schema_formats[0])
+
+
+def make_chat_model(params: StudyParams, cache_mode: str = "use") -> Any:
+    """The configured model behind the response cache (and a rate limiter for remote endpoints)."""
+    from t2c_lib.llm import make_model
+    from t2c_lib.llm.cache import CachedModel, CacheMode
+
+    model = make_model(params.model, seed=params.seed)
+    if params.requests_per_minute:
+        model = RateLimitedModel(model, RateLimiter(params.requests_per_minute))
+    return CachedModel(model, mode=CacheMode(cache_mode))
+
+
+def infer(
+    params: StudyParams, prompt_type: str, schema_format: str, mode: str, *, cache_mode: str = "use",
+    progress: bool = True, results_dir: Path | None = None, model: Any = None,
+) -> CellReport:
+    """Run one cell: every (unfinished) question through the loop, attempts persisted as they happen."""
+    from t2c_lib.agent import AgentLoop
+    from t2c_lib.feedback import FeedbackBuilder
+    from t2c_lib.prompts import Configuration, PromptBuilder, template_hashes
+    from t2c_lib.validation.chain import build_chain, make_context
+
+    cell = cell_for(params, prompt_type, schema_format, mode)
+    study = open_study(params, results_dir)
+    chat = model or make_chat_model(params, cache_mode)
+    schema = study.store.schema()
+    configuration = Configuration.from_name(cell.configuration)
+    prompts = PromptBuilder(configuration, schema.render(cell.schema_format), study.dataset.language, study.dataset.examples)
+    feedback = FeedbackBuilder(schema, study.dataset.language, params.query_timeout_s)
+    chain = build_chain(study.store)
+    context = make_context(study.store, params.query_timeout_s)
+    manifest = build_manifest(params, study.dataset, study.store, chat.model_id, template_hashes(study.dataset.language),
+                              [step.name for step in chain], cell)
+    check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
+    write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
+    workers = 1 if chat.model_id.startswith("local/") else params.workers
+
+    def solve(item: GroundTruthItem, on_attempt: Any) -> dict[str, Any]:
+        loop = AgentLoop(
+            chat, chain, context, prompts, feedback, max_iterations=cell.max_iterations(params),
+            temperature=params.temperature_first, refine_temperature=params.temperature_refine,
+            max_tokens=params.max_tokens, mode=cell.mode, on_attempt=on_attempt,
+        )
+        state = loop.run(item.question, item.id)
+        return {"status": state.status.value, "success": state.success, "kg_valid": state.kg_valid,
+                "iterations": state.iterations, "final_query": state.final_query, "error": None}
+
+    report = run_cell(cell, params, study.questions, solve, study.run_dir, workers=workers, progress=progress)
+    study.store.close()
+    return report
+
+
+class SettingsChanged(RuntimeError):
+    """A cell folder holds results made with other settings; resuming would mix them."""
+
+
+def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
+    """Refuse to resume a cell whose earlier attempts were made with different settings."""
+    import json
+
+    if not path.is_file():
+        return
+    old, new = (_comparable(m) for m in (json.loads(path.read_text(encoding="utf-8")), manifest))
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed:
+        raise SettingsChanged(
+            f"{path.parent} holds results made with other settings ({', '.join(changed)} differ); "
+            "use a new run_id, or delete that folder to start it again"
+        )
+
+
+NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute", "prompt_types", "schema_formats",
+                         "modes", "weights", "sample_seed")
+"""Parameters that change which questions run or how fast, not what a question's attempts are."""
+
+
+def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
+    data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature")}
+    data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in NOT_AFFECTING_ANSWERS}
+    return data
+
+
+def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> StudyParams:
+    """Parameters from a file (relative to the project root if not found here) plus explicit overrides."""
+    from t2c_lib.params import load_params
+
+    base = StudyParams()
+    if params_file:
+        path = Path(params_file)
+        if not path.is_file() and (config.PROJECT_ROOT / path).is_file():
+            path = config.PROJECT_ROOT / path
+        elif not path.is_file() and (config.PARAMS_DIR / path.name).is_file():
+            path = config.PARAMS_DIR / path.name
+        base = load_params(path)
+    return base.with_overrides(**overrides)
+
+
+def make_rules(params: StudyParams, params_file: str) -> str:
+    """Make rules running the notebooks for every cell with papermill (`make -j` safe).
+
+    Single-pass cells wait for their agentic twin, whose first attempts fill the cache.
+    """
+    run = f"results/{params.run_id}"
+    nb = f"{run}/notebooks"
+    lines = [f"# generated by `t2c study plan` from {params_file}; do not edit", f"RUN_DIR := {run}", ""]
+    evaluated = []
+    for cell in expand_grid(params):
+        tag = f"{cell.mode}__{cell.configuration}"
+        cell_dir = f"{run}/{cell.mode}/{cell.configuration}"
+        args = f"-p params_file {params_file} -p prompt_type {cell.prompt_type} -p schema_format {cell.schema_format} -p mode {cell.mode}"
+        deps = f"{params_file} $(STAMP)"
+        if cell.mode == "single-pass" and "agentic" in params.modes:
+            deps += f" {run}/agentic/{cell.configuration}/.inferred"
+        lines += [
+            f"{cell_dir}/.inferred: {deps}",
+            f"\t@mkdir -p {nb} {cell_dir}",
+            f"\t$(PAPERMILL) notebooks/01_inference.ipynb {nb}/01_inference__{tag}.ipynb {args}",
+            "\t@touch $@",
+            f"{cell_dir}/.evaluated: {cell_dir}/.inferred",
+            f"\t$(PAPERMILL) notebooks/02_evaluation.ipynb {nb}/02_evaluation__{tag}.ipynb {args}",
+            "\t@touch $@",
+            "",
+        ]
+        evaluated.append(f"{cell_dir}/.evaluated")
+    lines += [
+        f"STUDY_INFERRED := {' '.join(e.replace('.evaluated', '.inferred') for e in evaluated)}",
+        f"STUDY_EVALUATED := {' '.join(evaluated)}",
+        f"{run}/.analyzed: $(STUDY_EVALUATED)",
+        f"\t$(PAPERMILL) notebooks/03_comparative_analysis.ipynb {nb}/03_comparative_analysis.ipynb -p params_file {params_file}",
+        "\t@touch $@",
+        f"STUDY_ANALYZED := {run}/.analyzed",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def evaluate(
+    params: StudyParams, prompt_type: str, schema_format: str, mode: str, *, results_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Score one finished cell: `metrics.csv` and `summary.json` beside its attempts."""
+    from t2c_lib.evaluation import evaluate_cell
+    from t2c_lib.metrics import GoldCache
+
+    cell = cell_for(params, prompt_type, schema_format, mode)
+    study = open_study(params, results_dir)
+    gold_cache = GoldCache.for_dataset(study.dataset)
+    summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
+                            cell.max_iterations(params), params.query_timeout_s, gold_cache)
+    study.store.close()
+    return summary
+
+
+def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir: Path | None = None) -> Any:
+    """Compare agentic with single-pass over the whole run: tables, tests and figures."""
+    from t2c_lib.analysis import analyze_run, write_tables
+    from t2c_lib.plots import export_figures
+
+    dataset = load_dataset(params.dataset)
+    run_dir = run_dir_for(params, results_dir)
+    tables = analyze_run(run_dir, dataset.strata_columns)
+    write_tables(tables, run_dir)
+    export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
+    write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))
+    return tables
+
+
+def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
+    """The run-level manifest: parameters plus each cell's signature."""
+    import json
+
+    cells = {}
+    for cell in expand_grid(params):
+        path = cell.directory(run_dir) / MANIFEST_FILE
+        if path.is_file():
+            cells[f"{cell.mode}/{cell.configuration}"] = json.loads(path.read_text(encoding="utf-8"))["signature"]
+    return {"run_id": params.run_id, "parameters": params.to_dict(), "cells": cells}
+
+
+def schema_format_names() -> list[str]:
+    return [f.value for f in SchemaFormat]

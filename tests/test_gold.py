@@ -1,0 +1,156 @@
+"""Gold screening on a real embedded store, and the seeded stratified sample."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from collections import Counter
+
+import pytest
+
+from t2c_lib.datasets import GroundTruthItem, load_dataset
+from t2c_lib.gold import REPORT_COLUMNS, DropKind, sample_items, screen_gold
+from t2c_lib.graph.ladybug import LadybugStore
+from tests.conftest import FIXTURES
+
+# (question, gold cypher, level, expected drop kind or None if the pair must be kept)
+EXTRA_ROWS = [
+    ("Which films were released after 1990?", "MATCH (m:Film) RETURN m.title", "easy", DropKind.SEMANTIC),
+    ("Who has no name?", "MATCH (p:Person RETURN p", "hard", DropKind.SYNTAX),
+    ("Who acted in Speed?", "MATCH (p:Person)-[:ACTED_IN]->(:Movie {title: 'Speed'}) RETURN p.name", "easy", DropKind.EMPTY),
+    ("How tall is Carrie-Anne Moss?", "MATCH (p:Person {name: 'Carrie-Anne Moss'}) RETURN p.height", "hard", DropKind.EMPTY),
+    ("How many walks are there?", "MATCH (a)-[*1..30]-(b) RETURN count(*)", "hard", DropKind.TIMEOUT),
+    ("When was Carrie-Anne Moss born?", "MATCH (p:Person {name: 'Carrie-Anne Moss'}) RETURN p.born", "hard", None),
+]
+
+
+@pytest.fixture(scope="module")
+def flawed(tmp_path_factory):
+    """The tiny fixture with good and bad gold pairs appended (ids tiny-004 ... tiny-009)."""
+    root = tmp_path_factory.mktemp("flawed") / "tiny"
+    shutil.copytree(FIXTURES / "tiny", root)
+    with (root / "ground_truth.csv").open("a", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        for question, cypher, level, _ in EXTRA_ROWS:
+            writer.writerow([question, cypher, level])
+    dataset = load_dataset(root)
+    store = LadybugStore(dataset, root=tmp_path_factory.mktemp("ladybug-flawed"))
+    yield dataset, store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def screen(flawed):
+    dataset, store = flawed
+    return screen_gold(dataset, store, timeout_s=0.5)
+
+
+def test_keeps_only_pairs_that_run_and_return_something(flawed, screen):
+    dataset, store = flawed
+    expected_kept = ["tiny-001", "tiny-002", "tiny-003"] + [f"tiny-{4 + i:03d}" for i, row in enumerate(EXTRA_ROWS) if row[3] is None]
+    assert [i.id for i in screen.kept] == expected_kept
+    assert all(store.query(i.cypher).rows for i in screen.kept)
+    expected_dropped = {f"tiny-{4 + i:03d}": row[3] for i, row in enumerate(EXTRA_ROWS) if row[3] is not None}
+    assert {d.id: d.kind for d in screen.dropped} == expected_dropped
+    assert screen.total == len(dataset.questions)
+
+
+def test_each_drop_carries_the_stores_reason(screen):
+    reasons = {d.id: d.reason for d in screen.dropped}
+    assert "Binder exception" in reasons["tiny-004"] or "Catalog exception" in reasons["tiny-004"]
+    assert "Film" in reasons["tiny-004"]
+    assert reasons["tiny-005"].startswith("syntax error: Parser exception")
+    assert reasons["tiny-006"] == "empty result: no rows"
+    assert reasons["tiny-007"] == "empty result: 1 row(s), every value null or empty"
+    assert reasons["tiny-008"].startswith("timeout:")
+    dropped = {d.id: d for d in screen.dropped}
+    assert dropped["tiny-006"].question == "Who acted in Speed?" and "Speed" in dropped["tiny-006"].cypher
+
+
+def test_counts_per_stratum(screen):
+    assert screen.stratum_counts() == {"level": {"easy": {"kept": 2, "dropped": 2}, "hard": {"kept": 2, "dropped": 3}}}
+    assert screen.kind_counts() == {"empty": 2, "error:semantic": 1, "error:syntax": 1, "timeout": 1}
+
+
+@pytest.mark.parametrize("target", ["dir", "file"])
+def test_report_lists_every_dropped_pair(screen, tmp_path, target):
+    path = tmp_path if target == "dir" else tmp_path / "run" / "gold_dropped.csv"
+    csv_path, json_path = screen.write_report(path)
+    assert csv_path.parent == json_path.parent and json_path.suffix == ".json"
+    assert csv_path.name == ("gold_screen.csv" if target == "dir" else "gold_dropped.csv")
+    with csv_path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle)
+        assert tuple(next(reader)) == REPORT_COLUMNS
+        rows = list(reader)
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [(d.id, d.reason, d.question, d.cypher) for d in screen.dropped]
+    summary = json.loads(json_path.read_text(encoding="utf-8"))
+    assert (summary["total"], summary["kept"], summary["dropped"]) == (screen.total, len(screen.kept), len(screen.dropped))
+    assert summary["dropped_ids"] == [d.id for d in screen.dropped]
+    assert summary["strata"]["level"]["hard"] == {"kept": 2, "dropped": 3}
+    assert sum(r["count"] for r in summary["top_reasons"]) == len(screen.dropped)
+    assert summary["store"] == "ladybug" and summary["dataset"] == "tiny"
+
+
+# --- sampling -------------------------------------------------------------------------------
+
+def _items(sizes: dict[str, int]) -> list[GroundTruthItem]:
+    """Items interleaved across strata, so original order and stratum order differ."""
+    items, counters = [], Counter()
+    while any(counters[s] < n for s, n in sizes.items()):
+        for stratum, n in sizes.items():
+            if counters[stratum] < n:
+                counters[stratum] += 1
+                items.append(GroundTruthItem(f"q-{len(items) + 1:03d}", f"question {len(items)}", "RETURN 1", {"kind": stratum}))
+    return items
+
+
+def test_sample_is_proportional_by_largest_remainder():
+    items = _items({"A": 5, "B": 3, "C": 2})
+    sample = sample_items(items, 5, "kind", seed=7)
+    # quotas 2.5 / 1.5 / 1.0: floors 2+1+1, the one left goes to the tied remainder of the larger stratum A
+    assert Counter(i.strata["kind"] for i in sample) == {"A": 3, "B": 1, "C": 1}
+    sample = sample_items(items, 4, "kind", seed=7)  # quotas 2.0 / 1.2 / 0.8: C's remainder wins
+    assert Counter(i.strata["kind"] for i in sample) == {"A": 2, "B": 1, "C": 1}
+
+
+def test_sample_is_deterministic_and_keeps_original_order():
+    items = _items({"A": 40, "B": 25, "C": 10, "D": 3})
+    first = sample_items(items, 20, "kind", seed=3)
+    assert first == sample_items(list(items), 20, "kind", seed=3)
+    positions = [items.index(i) for i in first]
+    assert positions == sorted(positions) and len(set(positions)) == 20
+    assert sample_items(items, 20, "kind", seed=4) != first
+    counts = Counter(i.strata["kind"] for i in first)
+    for stratum, size in Counter(i.strata["kind"] for i in items).items():
+        quota = 20 * size / len(items)
+        assert int(quota) <= counts.get(stratum, 0) <= int(quota) + 1
+
+
+def test_sample_all_and_bad_sizes():
+    items = _items({"A": 4, "B": 2})
+    assert sample_items(items, "all", "kind", seed=0) == items
+    assert sample_items(items, None, "kind", seed=0) == items
+    assert len(sample_items(items, "3", "kind", seed=0)) == 3
+    assert len(sample_items(items, 6, None, seed=0)) == 6
+    with pytest.raises(ValueError, match="exceeds the 6 available"):
+        sample_items(items, 7, "kind", seed=0)
+    with pytest.raises(ValueError, match="at least 1"):
+        sample_items(items, 0, "kind", seed=0)
+    with pytest.raises(ValueError, match="neither an integer nor 'all'"):
+        sample_items(items, "most", "kind", seed=0)
+    with pytest.raises(ValueError, match="no stratum column 'level'"):
+        sample_items(items, 2, "level", seed=0)
+
+
+def test_sample_of_screened_movies_gold(tmp_path):
+    movies = load_dataset("movies")
+    with LadybugStore(movies, root=tmp_path) as store:
+        kept = screen_gold(movies, store).kept
+    sample = sample_items(kept, 30, "type", seed=42)
+    assert len(sample) == 30 and set(i.id for i in sample) <= {i.id for i in kept}
+    per_type = Counter(i.strata["type"] for i in kept)
+    got = Counter(i.strata["type"] for i in sample)
+    for stratum, size in per_type.items():
+        assert int(30 * size / len(kept)) <= got.get(stratum, 0) <= int(30 * size / len(kept)) + 1
+    assert sample_items(kept, "all", "type", seed=42) == kept
