@@ -270,7 +270,7 @@ class AgentLoop:
                 validations = [ValidationResult("guard", False, ErrorType.NO_QUERY, parsed.reason or "no query in the response")]
             ok = len(validations) == len(self.chain) and all(v.ok for v in validations)
             failed = next((v for v in validations if not v.ok), None)
-            repeated = bool(parsed.query) and any(a.query == parsed.query for a in state.attempts)
+            repeated = any(a.query == parsed.query for a in state.attempts)
             feedback = None if ok or failed is None else self.feedback.build(failed, parsed.query, repeated=repeated)
             validation_s = time.perf_counter() - v_start
 

@@ -190,3 +190,12 @@ def test_repeated_query_is_named_in_the_feedback(parts):
     assert second.feedback.startswith("Query ini sama dengan query yang sudah dicoba")
     # so the third request differs from the second although the failed query is the same
     assert second.prompt_hash != third.prompt_hash and state.success
+
+
+def test_repeated_empty_answer_changes_the_next_request(parts):
+    model = ScriptedModelStandIn(["tidak tahu", "masih tidak tahu", f"<cypher>{GOOD}</cypher>"])
+    state = make_loop(parts, model).run(QUESTION)
+    first, second, _ = state.attempts
+    assert first.error_type is second.error_type is ErrorType.NO_QUERY
+    assert second.feedback.startswith("Lagi-lagi jawaban Anda tidak berisi query Cypher.")
+    assert model.requests[1]["messages"] != model.requests[2]["messages"]

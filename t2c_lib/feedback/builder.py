@@ -32,7 +32,7 @@ class FeedbackBuilder:
     def build(self, result: ValidationResult, query: str = "", repeated: bool = False) -> str:
         """The feedback for a failing result (raises ValueError for a passing one).
 
-        `repeated`: the query already failed in an earlier attempt; say so, which also
+        `repeated`: the query (or the lack of one) already failed in an earlier attempt; say so, which also
         makes the next request differ from the last one (a deterministic model would
         otherwise answer an identical request identically).
         """
@@ -53,7 +53,7 @@ class FeedbackBuilder:
         }
         text = load_feedback_template(self.language, result.error_type).safe_substitute(values)
         if repeated:
-            text = self.phrases["repeated"] + "\n" + text
+            text = self.phrases["repeated" if query.strip() else "repeated_empty"] + "\n" + text
         return _tidy(text)
 
     # -- blocks -----------------------------------------------------------------------
