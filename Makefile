@@ -37,13 +37,19 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install the package (idempotent)
 
-test: setup ## run the whole test suite
-	$(PY) -m pytest -q
+test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
+	tools/neo4j/run_tests.sh $(PY) -q
 
-all: setup $(STUDY_ANALYZED) ## rerun the study of $(PARAMS): every configuration, metrics, tests, figures
+neo4j: ## start a local Neo4j 5.26 server on 127.0.0.1 (NEO4J_PORT, default 7687; data in .cache/neo4j)
+	tools/neo4j/neo4j.sh start
+
+neo4j-stop: ## stop the local Neo4j server
+	tools/neo4j/neo4j.sh stop
+
+all: setup $(STUDY_ANALYZED) ## rerun the study (PARAMS=params/thesis.yaml): every configuration, metrics, tests, figures
 	@echo "done: tables in results/$(RUN_ID)/analysis/, figures in figures/$(RUN_ID)/, notebooks in results/$(RUN_ID)/notebooks/"
 
-run: setup $(STUDY_INFERRED) ## inference only: every configuration of $(PARAMS) (resumes)
+run: setup $(STUDY_INFERRED) ## inference only: every configuration of PARAMS (resumes)
 
 evaluate: setup $(STUDY_EVALUATED) ## metrics per configuration (after run)
 
@@ -55,5 +61,6 @@ clean: ## remove results, figures and store files (keeps .venv, the model and th
 	rm -rf results/* figures/* .cache/ladybug .cache/gold .cache/make .pytest_cache
 	touch results/.gitkeep figures/.gitkeep
 
-clean-cache: clean ## also remove the response cache, the assembled model and Neo4j data
+clean-cache: clean ## also remove the response cache, the assembled model and Neo4j data (stops Neo4j first)
+	-tools/neo4j/neo4j.sh stop
 	rm -rf .cache

@@ -56,7 +56,7 @@ def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame
     base = rows[rows["mode"] == BASELINE].set_index("question_id")
     treat = rows[rows["mode"] == TREATMENT].set_index("question_id")
     common = base.index.intersection(treat.index).sort_values()
-    return base.loc[common].join(treat.loc[common], lsuffix="_sp", rsuffix="_ag")
+    return base.loc[common].add_suffix("_sp").join(treat.loc[common].add_suffix("_ag"))
 
 
 def compare(per_question: pd.DataFrame) -> pd.DataFrame:

@@ -70,7 +70,12 @@ def db_schema(dataset: str, store: str, fmt: str) -> None:
 @click.argument("cypher")
 @friendly_errors
 def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: str) -> None:
-    """Run one query on the read-only database and print the result."""
+    """Run one read-only query (the guard checks it first) and print the result."""
+    from t2c_lib.validation.guard import check_read_only
+
+    verdict = check_read_only(cypher)
+    if not verdict.ok:
+        raise ValueError(f"refused by the read-only guard: {verdict.message}")
     _, graph = open_dataset_store(dataset, store)
     result = graph.query(cypher, timeout_s=timeout)
     graph.close()

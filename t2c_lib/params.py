@@ -43,7 +43,7 @@ class StudyParams:
     temperature_first: float = 0.0
     temperature_refine: float = 0.1
     max_tokens: int = 256
-    seed: int = 0
+    seed: int = 42
     query_timeout_s: float = 10.0
     workers: int = 1
     requests_per_minute: float | None = None

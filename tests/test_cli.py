@@ -45,7 +45,7 @@ def test_load_schema_and_query(cache_dir):
     [
         (["db", "schema", "--dataset", "nope"], "no such dataset"),
         (["db", "query", "MATCH (n:MK RETURN n"], "Parser exception"),
-        (["db", "query", "CREATE (:MK {kode: 'X'})"], "write"),
+        (["db", "query", "CREATE (:MK {kode: 'X'})"], "refused by the read-only guard"),
     ],
 )
 def test_errors_are_one_line_and_non_zero(cache_dir, args, reason):

@@ -1,0 +1,452 @@
+"""The server store: any Neo4j 5 reached over Bolt with the official driver.
+
+Connection settings come from the environment (`NEO4J_URI`, default
+bolt://127.0.0.1:7687 as started by `make neo4j`; `NEO4J_USER`, `NEO4J_PASSWORD`,
+`NEO4J_DATABASE`), so `Neo4jStore(dataset)` needs nothing else. Generated queries meet
+three walls here: EXPLAIN must report a read-only plan (query type 'r', no LOAD CSV), the
+query then runs in a READ access-mode transaction (the server refuses writes), and the
+transaction carries a time limit the server enforces. Loading writes the dataset in
+batches (UNWIND) after deleting everything, so a reload gives the same graph; the
+dataset's hash is kept in the names of the per-label `_key` uniqueness constraints, which
+is how a store knows whether the database already holds this dataset version.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import re
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+import neo4j
+import neo4j.graph
+import neo4j.time
+from neo4j import exceptions as nx
+
+from t2c_lib import config
+from t2c_lib.graph.base import (
+    DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
+    StoreError, StoreUnavailable,
+)
+from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.datasets import Dataset
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URI = "bolt://127.0.0.1:7687"
+LOAD_BATCH = 1000
+CONNECT_TIMEOUT_S = 5.0
+CONSTRAINT_PREFIX = "t2c_"
+
+_NEO4J_TYPES = {
+    "String": PropType.STRING, "Long": PropType.INTEGER, "Integer": PropType.INTEGER, "Double": PropType.FLOAT,
+    "Float": PropType.FLOAT, "Boolean": PropType.BOOLEAN, "Date": PropType.DATE,
+    "StringArray": PropType.LIST_STRING, "LongArray": PropType.LIST_INTEGER, "IntegerArray": PropType.LIST_INTEGER,
+    "DoubleArray": PropType.LIST_FLOAT, "FloatArray": PropType.LIST_FLOAT,
+}
+_SYNTAX_MESSAGES = re.compile(
+    r"^\s*(Invalid input|Expected exactly one statement|Query cannot conclude|Mismatched input|Failed to parse|"
+    r"Unexpected end of input|Invalid (?:Cypher|syntax))",
+    re.IGNORECASE,
+)
+_TIMEOUT_CODES = (
+    "Neo.ClientError.Transaction.TransactionTimedOut",
+    "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
+)
+_WRITE_CODES = ("Neo.ClientError.Statement.AccessMode", "Neo.ClientError.Security.Forbidden")
+_UNSAFE_OPERATORS = {
+    # Plan operators a generated query may not use though the plan counts as read ('r'):
+    # LOAD CSV reads files and URLs; commands inspect or act on the DBMS (TERMINATE
+    # TRANSACTIONS even runs in a READ transaction).
+    "LoadCSV": "reads files or URLs (LOAD CSV)",
+    "Terminate": "terminates transactions",
+    "Show": "is a SHOW command, not a graph query",
+    "AdministrationCommand": "is an administration command",
+}
+
+
+class Neo4jStore:
+    """`GraphStore` over a Neo4j server: read-only, time-limited queries through Bolt."""
+
+    name = "neo4j"
+
+    def __init__(
+        self,
+        dataset: "Dataset | None" = None,
+        uri: str | None = None,
+        user: str | None = None,
+        password: str | None = None,
+        database: str | None = None,
+        auto_load: bool = True,
+        replace_foreign: bool | None = None,
+    ) -> None:
+        self.dataset = dataset
+        # Loading deletes everything; a database with data t2c did not load is only replaced on request.
+        self.replace_foreign = replace_foreign if replace_foreign is not None else config.env("T2C_NEO4J_REPLACE") == "1"
+        self.uri = uri or config.env("NEO4J_URI", DEFAULT_URI) or DEFAULT_URI
+        self.user = user or config.env("NEO4J_USER", "neo4j") or "neo4j"
+        password = password if password is not None else config.env("NEO4J_PASSWORD")
+        self.database = database or config.env("NEO4J_DATABASE")
+        # No password: send no credentials (the local server runs with auth off on loopback).
+        auth = (self.user, password) if password else None
+        self._auth = auth
+        try:
+            self.driver = neo4j.GraphDatabase.driver(
+                self.uri, auth=auth, connection_timeout=CONNECT_TIMEOUT_S, max_transaction_retry_time=5.0,
+                notifications_min_severity="OFF", user_agent="t2c",
+            )
+        except (ValueError, nx.ConfigurationError) as exc:
+            raise StoreUnavailable(f"invalid NEO4J_URI {self.uri!r}: {exc}") from None
+        self._schema: GraphSchema | None = None
+        try:
+            self.driver.verify_connectivity()
+            with self._session(neo4j.READ_ACCESS) as session:
+                session.run("RETURN 1").consume()
+        except nx.Neo4jError as exc:
+            self.driver.close()
+            if exc.code == "Neo.ClientError.Database.DatabaseNotFound":
+                raise StoreUnavailable(f"Neo4j at {self.uri} has no database {self.database!r} (check NEO4J_DATABASE)") from None
+            raise _unavailable(exc, self.uri) from None
+        except Exception as exc:
+            self.driver.close()
+            raise _unavailable(exc, self.uri) from None
+        if dataset is not None and auto_load and not self.is_loaded():
+            self.load(dataset)
+
+    def new_driver(self, **options: Any) -> neo4j.Driver:
+        """Another driver to the same server with the same credentials (e.g. for CyVer, with notifications)."""
+        return neo4j.GraphDatabase.driver(self.uri, auth=self._auth, connection_timeout=CONNECT_TIMEOUT_S, **options)
+
+    # --- loading -----------------------------------------------------------------------
+
+    def _constraint_name(self, label: str) -> str:
+        assert self.dataset is not None
+        return f"{CONSTRAINT_PREFIX}{self.dataset.name}_{self.dataset.hash[:16]}_{label}"
+
+    def is_loaded(self) -> bool:
+        """Whether the database holds exactly this dataset version (constraint names + counts)."""
+        if self.dataset is None:
+            return False
+        names = {row[0] for row in self._admin("SHOW CONSTRAINTS YIELD name RETURN name")}
+        if not all(self._constraint_name(label) in names for label in self.dataset.schema_spec.nodes):
+            return False
+        return self.counts() == self.dataset.expected_counts()
+
+    def load(self, dataset: "Dataset | None" = None) -> dict[str, int]:
+        """Replace the database's contents: delete everything, one `_key` constraint per label, rows in batches.
+
+        Refuses (StoreError) when the database holds nodes but no t2c constraint, i.e. data
+        t2c did not load, unless `replace_foreign` / `T2C_NEO4J_REPLACE=1`.
+        """
+        if dataset is not None:
+            self.dataset = dataset
+        if self.dataset is None:
+            raise StoreError("Neo4jStore.load needs a dataset")
+        ds = self.dataset
+        self._schema = None
+        constraints = [name for (name,) in self._admin("SHOW CONSTRAINTS YIELD name RETURN name")]
+        ours = [name for name in constraints if name.startswith(CONSTRAINT_PREFIX)]
+        if not ours and not self.replace_foreign and self._admin("MATCH (n) RETURN count(n) > 0")[0][0]:
+            raise StoreError(
+                f"the Neo4j database at {self.uri} holds data that t2c did not load; loading {ds.name} would "
+                f"delete it. Use an empty database, or set T2C_NEO4J_REPLACE=1 to replace its contents."
+            )
+        for name in ours:
+            self._admin(f"DROP CONSTRAINT {_quote(name)} IF EXISTS")
+        self._admin("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
+        for label in ds.schema_spec.nodes:
+            self._admin(
+                f"CREATE CONSTRAINT {_quote(self._constraint_name(label))} IF NOT EXISTS "
+                f"FOR (n:{_quote(label)}) REQUIRE n.{_quote(INTERNAL_KEY)} IS UNIQUE"
+            )
+        for label, rows in ds.nodes.items():
+            statement = f"UNWIND $rows AS r CREATE (n:{_quote(label)}) SET n = r"
+            for batch in _batches(rows):
+                self._write(statement, [{INTERNAL_KEY: row.key, **_present(row.properties)} for row in batch])
+        for rel_type, rows in ds.rels.items():
+            by_pair: dict[tuple[str, str], list] = {}
+            for row in rows:
+                by_pair.setdefault((row.from_label, row.to_label), []).append(row)
+            for (src, dst), pair_rows in by_pair.items():
+                statement = (
+                    f"UNWIND $rows AS r "
+                    f"MATCH (a:{_quote(src)} {{{_quote(INTERNAL_KEY)}: r.f}}) "
+                    f"MATCH (b:{_quote(dst)} {{{_quote(INTERNAL_KEY)}: r.t}}) "
+                    f"CREATE (a)-[x:{_quote(rel_type)}]->(b) SET x = r.p"
+                )
+                for batch in _batches(pair_rows):
+                    payload = [{"f": row.from_key, "t": row.to_key, "p": _present(row.properties)} for row in batch]
+                    self._write(statement, payload)
+        counts = self.counts()
+        expected = ds.expected_counts()
+        if counts != expected:
+            raise StoreError(f"loading {ds.name} into Neo4j gave counts {counts}, expected {expected}")
+        return counts
+
+    def _write(self, statement: str, rows: list[dict[str, Any]]) -> None:
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            tx.run(statement, rows=rows).consume()
+
+        with self._session(neo4j.WRITE_ACCESS) as session:
+            try:
+                session.execute_write(work)
+            except Exception as exc:
+                raise _translate(exc, self.uri, 0.0) from None
+
+    def _admin(self, statement: str) -> list[list[Any]]:
+        """The store's own statements (load, introspection): auto-commit, never user queries."""
+        with self._session(neo4j.WRITE_ACCESS) as session:
+            try:
+                result = session.run(statement)
+                return [list(record.values()) for record in result]
+            except Exception as exc:
+                raise _translate(exc, self.uri, 0.0) from None
+
+    # --- reading -----------------------------------------------------------------------
+
+    def _session(self, mode: str) -> neo4j.Session:
+        return self.driver.session(database=self.database, default_access_mode=mode, fetch_size=-1)
+
+    def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+        """EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
+        started = time.perf_counter()
+        with self._session(neo4j.READ_ACCESS) as session:
+            try:
+                tx = session.begin_transaction(timeout=max(timeout_s, 0.001))
+            except Exception as exc:
+                raise _translate(exc, self.uri, timeout_s) from None
+            try:
+                try:
+                    plan = tx.run(f"EXPLAIN {cypher}").consume()
+                except Exception as exc:
+                    raise _translate(exc, self.uri, timeout_s) from None
+                _check_read_only_plan(plan)
+                return self._run_in(tx, cypher, started, timeout_s)
+            finally:
+                _close_quietly(tx)
+
+    def _read(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
+        """Run `cypher` in a READ transaction without the EXPLAIN wall (the server's wall alone)."""
+        started = time.perf_counter()
+        with self._session(neo4j.READ_ACCESS) as session:
+            try:
+                tx = session.begin_transaction(timeout=max(timeout_s, 0.001))
+            except Exception as exc:
+                raise _translate(exc, self.uri, timeout_s) from None
+            try:
+                return self._run_in(tx, cypher, started, timeout_s)
+            finally:
+                _close_quietly(tx)
+
+    def _run_in(self, tx: neo4j.Transaction, cypher: str, started: float, timeout_s: float) -> QueryResult:
+        try:
+            result = tx.run(cypher)
+            columns = list(result.keys())
+            rows = [[_convert(value) for value in record.values()] for record in result]
+        except QueryError:
+            raise
+        except Exception as exc:
+            raise _translate(exc, self.uri, timeout_s) from None
+        return QueryResult(columns=columns, rows=rows, elapsed_s=time.perf_counter() - started)
+
+    def explain(self, cypher: str) -> None:
+        """Parse and plan without running (`EXPLAIN` in a READ transaction)."""
+        with self._session(neo4j.READ_ACCESS) as session:
+            try:
+                session.run(f"EXPLAIN {cypher}").consume()
+            except Exception as exc:
+                raise _translate(exc, self.uri, 0.0) from None
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for (label,) in self._introspect("CALL db.labels() YIELD label RETURN label"):
+            counts[label] = self._introspect(f"MATCH (n:{_quote(label)}) RETURN count(n)")[0][0]
+        for (rel_type,) in self._introspect("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"):
+            counts[rel_type] = self._introspect(f"MATCH ()-[r:{_quote(rel_type)}]->() RETURN count(r)")[0][0]
+        return dict(sorted((k, v) for k, v in counts.items() if v))
+
+    def _introspect(self, cypher: str) -> list[list[Any]]:
+        return self._read(cypher, timeout_s=120.0).rows
+
+    def schema(self) -> GraphSchema:
+        """Labels, property types and relationship patterns read from the live database."""
+        if self._schema is None:
+            node_props: dict[str, dict[str, PropType]] = {}
+            rel_props: dict[str, dict[str, PropType]] = {}
+            for (label,) in self._introspect("CALL db.labels() YIELD label RETURN label"):
+                node_props[label] = {}
+            for (rel_type,) in self._introspect(
+                "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"
+            ):
+                rel_props[rel_type] = {}
+            for labels, prop, types in self._introspect(
+                "CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName, propertyTypes "
+                "RETURN nodeLabels, propertyName, propertyTypes"
+            ):
+                for label in labels or []:
+                    if prop and not prop.startswith("_"):
+                        node_props.setdefault(label, {})[prop] = _map_types(types, f"{label}.{prop}")
+            for rel_type, prop, types in self._introspect(
+                "CALL db.schema.relTypeProperties() YIELD relType, propertyName, propertyTypes "
+                "RETURN relType, propertyName, propertyTypes"
+            ):
+                name = _unquote_rel_type(rel_type)
+                if prop and not prop.startswith("_"):
+                    rel_props.setdefault(name, {})[prop] = _map_types(types, f"{name}.{prop}")
+            patterns = {
+                RelPattern(src, rel_type, dst)
+                for src_labels, rel_type, dst_labels in self._introspect(
+                    "MATCH (a)-[r]->(b) RETURN DISTINCT labels(a), type(r), labels(b)"
+                )
+                for src in src_labels
+                for dst in dst_labels
+            }
+            self._schema = GraphSchema(node_props=node_props, rel_props=rel_props, patterns=sorted(patterns))
+        return self._schema
+
+    def close(self) -> None:
+        self.driver.close()
+        self._schema = None
+
+    def __enter__(self) -> "Neo4jStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+def _quote(name: str) -> str:
+    """A Cypher identifier in backticks (backticks inside doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _unquote_rel_type(text: str) -> str:
+    """db.schema.relTypeProperties names types as ":`TYPE`"."""
+    text = text[1:] if text.startswith(":") else text
+    if text.startswith("`") and text.endswith("`"):
+        text = text[1:-1].replace("``", "`")
+    return text
+
+
+def _present(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def _batches(rows: list) -> Iterator[list]:
+    for start in range(0, len(rows), LOAD_BATCH):
+        yield rows[start:start + LOAD_BATCH]
+
+
+def _map_types(types: list[str] | None, where: str) -> PropType:
+    """Neo4j's property type names onto PropType; Long+Double mixes become FLOAT."""
+    mapped = set()
+    for name in types or []:
+        if name not in _NEO4J_TYPES:
+            raise StoreUnavailable(f"Neo4j property type {name!r} of {where} has no t2c equivalent")
+        mapped.add(_NEO4J_TYPES[name])
+    if len(mapped) == 1:
+        return mapped.pop()
+    if mapped == {PropType.INTEGER, PropType.FLOAT}:
+        return PropType.FLOAT
+    if mapped == {PropType.LIST_INTEGER, PropType.LIST_FLOAT}:
+        return PropType.LIST_FLOAT
+    if not mapped:
+        raise StoreUnavailable(f"Neo4j reports no type for {where}")
+    log.warning("property %s has mixed types %s; described as STRING", where, sorted(types or []))
+    return PropType.STRING
+
+
+def _check_read_only_plan(summary: neo4j.ResultSummary) -> None:
+    """The EXPLAIN wall: only read plans ('r') without LOAD CSV may run."""
+    if summary.query_type != "r":
+        kinds = {"w": "writes", "rw": "reads and writes", "s": "changes the schema or administers the DBMS"}
+        raise QueryError(
+            f"refused: the plan {kinds.get(summary.query_type or '', 'is not read-only')} (query type {summary.query_type!r})",
+            kind="write",
+        )
+    operators = _operators(summary.plan) if summary.plan else set()
+    for op in sorted(operators):
+        for prefix, why in _UNSAFE_OPERATORS.items():
+            if op.startswith(prefix):
+                raise QueryError(f"refused: the query {why} (plan operator {op})", kind="write")
+
+
+def _operators(plan: Any) -> set[str]:
+    if isinstance(plan, dict):
+        names = {str(plan.get("operatorType", "")).split("@")[0]}
+        for child in plan.get("children", []) or []:
+            names |= _operators(child)
+        return names
+    return set()
+
+
+def _close_quietly(tx: neo4j.Transaction) -> None:
+    try:
+        tx.close()  # read-only: closing rolls back
+    except Exception:  # the server may already have terminated it (timeout)
+        pass
+
+
+def _unavailable(exc: Exception, uri: str) -> StoreUnavailable:
+    if isinstance(exc, nx.AuthError):
+        return StoreUnavailable(f"Neo4j at {uri} refused the credentials (check NEO4J_USER / NEO4J_PASSWORD)")
+    return StoreUnavailable(
+        f"no Neo4j server answers at {uri}: start one with `make neo4j` or set NEO4J_URI "
+        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    )
+
+
+def _translate(exc: Exception, uri: str, timeout_s: float) -> Exception:
+    """Driver errors -> QueryError(kind) / QueryTimeout / StoreUnavailable."""
+    if isinstance(exc, (nx.ServiceUnavailable, nx.SessionExpired, nx.AuthError, nx.ConnectionAcquisitionTimeoutError)):
+        return _unavailable(exc, uri)
+    if isinstance(exc, nx.Neo4jError):
+        code = exc.code or ""
+        message = _clean_message(exc.message or str(exc))
+        if code in _TIMEOUT_CODES or (code.startswith("Neo.TransientError.Transaction.") and "timed out" in message.lower()):
+            return QueryTimeout(f"query stopped after the {timeout_s:g} s time limit")
+        if code in _WRITE_CODES:
+            return QueryError(message, kind="write")
+        if code == "Neo.ClientError.Statement.SyntaxError":
+            return QueryError(message, kind="syntax" if _SYNTAX_MESSAGES.search(message) else "semantic")
+        if code in ("Neo.ClientError.Procedure.ProcedureNotFound", "Neo.ClientError.Statement.EntityNotFound"):
+            return QueryError(message, kind="semantic")
+        return QueryError(message, kind="runtime")
+    if isinstance(exc, nx.DriverError):
+        return QueryError(f"{type(exc).__name__}: {exc}", kind="runtime")
+    return exc
+
+
+def _clean_message(message: str) -> str:
+    """The server's message without the echoed query and caret lines."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    kept = [line for line in lines if not line.lstrip().startswith('"') and line.strip() != "^"]
+    return " ".join(kept or lines).strip()
+
+
+def _convert(value: Any) -> Any:
+    """neo4j driver values -> store-neutral values (internal `_` properties dropped)."""
+    if isinstance(value, neo4j.graph.Node):
+        return GraphNode(tuple(sorted(value.labels)), _visible(value))
+    if isinstance(value, neo4j.graph.Relationship):
+        return GraphRel(value.type, _visible(value))
+    if isinstance(value, neo4j.graph.Path):
+        return GraphPath(tuple(_convert(n) for n in value.nodes), tuple(_convert(r) for r in value.relationships))
+    if isinstance(value, list):
+        return [_convert(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _convert(v) for k, v in value.items()}
+    if isinstance(value, (neo4j.time.Date, neo4j.time.DateTime, neo4j.time.Time)):
+        return value.to_native()
+    if isinstance(value, neo4j.time.Duration):
+        return _dt.timedelta(days=value.months * 30 + value.days, seconds=value.seconds, microseconds=value.nanoseconds // 1000)
+    return value
+
+
+def _visible(entity: Any) -> dict[str, Any]:
+    return {k: _convert(v) for k, v in entity.items() if not k.startswith("_") and v is not None}

@@ -1,0 +1,128 @@
+"""Agentic metrics of one configuration, from its recorded attempts (`attempts.jsonl`).
+
+Per question the attempts are its loop iterations 1..k; the loop stops at the first
+success or after `max_iterations`. Definitions:
+
+- success rate: share of questions whose final attempt is ok;
+- first-attempt success rate: share whose attempt 1 is ok (what single-pass would get);
+- mean iterations: mean number of attempts per question;
+- recovery rate: recovered / initially failed, where initially failed = attempt 1 not
+  ok and recovered = initially failed and final attempt ok. None when no question
+  failed initially (0/0 is undefined, not 0 or 1);
+- error distribution: counts and shares of error types over all failed attempts (every
+  attempt that is not ok, first or later); shares are None when no attempt failed; a
+  failed attempt without an error type counts as `UNKNOWN`;
+- recovery rate per error type of the first attempt, None for types no first attempt had;
+- cumulative success: entry k-1 is the share of questions with an ok attempt within
+  their first k iterations, k = 1..max_iterations (entry 0 = first-attempt success).
+
+Records are grouped by question in file order. When a question's iteration numbers
+start again (a resumed run redid it), only its last run counts. Iterations must then
+run 1, 2, ... without gaps and never exceed `max_iterations`; anything else is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from t2c_lib.agent import Attempt, ErrorType
+
+UNKNOWN_ERROR = "UNKNOWN"
+ERROR_NAMES = tuple(e.value for e in ErrorType)
+
+
+def as_attempt(record: Attempt | Mapping[str, Any]) -> Attempt:
+    """An `Attempt`, from itself or from its `attempts.jsonl` dict."""
+    return record if isinstance(record, Attempt) else Attempt.from_dict(dict(record))
+
+
+def group_attempts(records: Iterable[Attempt | Mapping[str, Any]]) -> dict[str, list[Attempt]]:
+    """Attempts per question id in iteration order, keeping only each question's last run."""
+    groups: dict[str, list[Attempt]] = {}
+    for rec in records:
+        a = as_attempt(rec)
+        run = groups.setdefault(a.question_id, [])
+        if run and a.iteration <= run[-1].iteration:
+            run.clear()  # iterations restarted: a resumed run redid this question
+        run.append(a)
+    for qid, run in groups.items():
+        its = [a.iteration for a in run]
+        if its != list(range(1, len(run) + 1)):
+            raise ValueError(f"question {qid}: attempt iterations {its} do not run 1, 2, ... without gaps")
+    return groups
+
+
+def _error_name(a: Attempt) -> str:
+    return a.error_type.value if a.error_type is not None else UNKNOWN_ERROR
+
+
+def _share(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+@dataclass
+class AgenticMetrics:
+    """How the loop fared on one configuration's questions (definitions in the module notes)."""
+
+    n_questions: int
+    max_iterations: int
+    success_rate: float
+    first_attempt_success_rate: float
+    mean_iterations: float
+    n_initially_failed: int
+    n_recovered: int
+    recovery_rate: float | None
+    n_failed_attempts: int
+    error_counts: dict[str, int]
+    error_distribution: dict[str, float | None]
+    first_error_counts: dict[str, int]
+    recovery_by_error_type: dict[str, float | None]
+    cumulative_success: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iterations: int) -> AgenticMetrics:
+    """Agentic metrics over recorded attempts (Attempt objects or attempts.jsonl dicts)."""
+    if max_iterations < 1:
+        raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
+    groups = group_attempts(records)
+    if not groups:
+        raise ValueError("no attempts to compute agentic metrics from")
+    for qid, run in groups.items():
+        if len(run) > max_iterations:
+            raise ValueError(f"question {qid} has {len(run)} attempts, more than max_iterations={max_iterations}")
+    runs = list(groups.values())
+    n = len(runs)
+
+    failed = [a for run in runs for a in run if not a.ok]
+    names = list(ERROR_NAMES) + ([UNKNOWN_ERROR] if any(a.error_type is None for a in failed) else [])
+    error_counts = {name: sum(1 for a in failed if _error_name(a) == name) for name in names}
+
+    initially_failed = [run for run in runs if not run[0].ok]
+    recovered = [run for run in initially_failed if run[-1].ok]
+    first_names = list(ERROR_NAMES) + ([UNKNOWN_ERROR] if any(r[0].error_type is None for r in initially_failed) else [])
+    first_counts = {name: sum(1 for r in initially_failed if _error_name(r[0]) == name) for name in first_names}
+    first_recovered = {name: sum(1 for r in recovered if _error_name(r[0]) == name) for name in first_names}
+
+    return AgenticMetrics(
+        n_questions=n,
+        max_iterations=max_iterations,
+        success_rate=sum(1 for run in runs if run[-1].ok) / n,
+        first_attempt_success_rate=sum(1 for run in runs if run[0].ok) / n,
+        mean_iterations=sum(len(run) for run in runs) / n,
+        n_initially_failed=len(initially_failed),
+        n_recovered=len(recovered),
+        recovery_rate=_share(len(recovered), len(initially_failed)),
+        n_failed_attempts=len(failed),
+        error_counts=error_counts,
+        error_distribution={name: _share(c, len(failed)) for name, c in error_counts.items()},
+        first_error_counts=first_counts,
+        recovery_by_error_type={name: _share(first_recovered[name], c) for name, c in first_counts.items()},
+        cumulative_success=[
+            sum(1 for run in runs if any(a.ok for a in run[:k])) / n for k in range(1, max_iterations + 1)
+        ],
+    )

@@ -1,0 +1,119 @@
+"""Execution metrics: Pass@1 and Jaccard output from running both queries, and KG-valid.
+
+Running a query (`execute`, `execute_gold`) is kept apart from judging results
+(`pass_at_1`, `jaccard_output`, which are pure, over `Execution`s; the rules are in
+`equivalence.py`). Both queries run on the same store through `GraphStore.query`, which
+is read-only and bounded by `timeout_s`. A query that errors or times out scores 0 on
+both metrics; so does every generated query when the gold query itself fails (the
+`error` then says so). `StoreUnavailable` is not a query's fault and propagates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from t2c_lib.agent import KG_VALID_STEPS, ValidationResult
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
+from t2c_lib.metrics.equivalence import has_order_by, results_equivalent, rows_jaccard
+from t2c_lib.metrics.gold import GoldCache
+
+
+@dataclass(frozen=True)
+class Execution:
+    """The outcome of running one query: a result, or the reason there is none."""
+
+    result: QueryResult | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.result is not None
+
+
+def execute(store: GraphStore, query: str | None, timeout_s: float = DEFAULT_TIMEOUT_S) -> Execution:
+    """Run a query read-only with a time limit; failures become an `Execution` with an error."""
+    if not query or not query.strip():
+        return Execution(error="empty query")
+    try:
+        return Execution(result=store.query(query, timeout_s=timeout_s))
+    except StoreUnavailable:
+        raise
+    except QueryTimeout as e:
+        return Execution(error=f"timeout after {timeout_s:g}s: {e}")
+    except QueryError as e:
+        return Execution(error=f"{e.kind} error: {e}")
+    except StoreError as e:
+        return Execution(error=f"store error: {e}")
+
+
+def execute_gold(
+    store: GraphStore, query: str, cache: GoldCache | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> Execution:
+    """Run a gold query, or take its result from the cache (successful results are cached)."""
+    if cache is not None and query:
+        hit = cache.get(store.name, query)
+        if hit is not None:
+            return Execution(result=hit)
+    run = execute(store, query, timeout_s)
+    if cache is not None and run.result is not None:
+        cache.put(store.name, query, run.result)
+    return run
+
+
+def pass_at_1(gold: Execution, generated: Execution, ordered: bool = False) -> float:
+    """1.0 when both ran and their results are equivalent (eq:v1), else 0.0."""
+    if gold.result is None or generated.result is None:
+        return 0.0
+    return 1.0 if results_equivalent(gold.result, generated.result, ordered=ordered) else 0.0
+
+
+def jaccard_output(gold: Execution, generated: Execution) -> float:
+    """Row-set overlap of the two results; 0.0 when either query failed."""
+    if gold.result is None or generated.result is None:
+        return 0.0
+    return rows_jaccard(gold.result, generated.result)
+
+
+def kg_valid(validations: Iterable[ValidationResult | Mapping[str, Any]]) -> float:
+    """1.0 when every KG-validity step (guard, syntax, schema, properties) ran and passed.
+
+    CyVer's definition: syntax valid, schema score 1, properties score 1 or not
+    applicable; a properties validator with nothing to check reports ok. A step that
+    did not run (the chain stopped earlier) counts as failed. Same rule as
+    `Attempt.kg_valid`, over a bare list of verdicts (objects or attempts.jsonl dicts).
+    """
+    verdicts: dict[str, list[bool]] = {}
+    for v in validations:
+        if not isinstance(v, ValidationResult):
+            v = ValidationResult.from_dict(dict(v))
+        verdicts.setdefault(v.validator, []).append(v.ok)
+    return 1.0 if all(verdicts.get(step) and all(verdicts[step]) for step in KG_VALID_STEPS) else 0.0
+
+
+@dataclass(frozen=True)
+class ExecutionScores:
+    """Pass@1 and Jaccard output of one generated query, and what went wrong if anything."""
+
+    pass_at_1: float
+    jaccard_output: float
+    ordered: bool
+    error: str | None = None
+
+
+def execution_scores(
+    gold_query: str,
+    generated_query: str | None,
+    store: GraphStore,
+    gold_cache: GoldCache | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ExecutionScores:
+    """Run gold (cached) and generated queries on one store and score the generated one."""
+    ordered = has_order_by(gold_query)
+    gold = execute_gold(store, gold_query, gold_cache, timeout_s)
+    if gold.error is not None:  # nothing to compare against: do not spend time on the generated query
+        return ExecutionScores(0.0, 0.0, ordered, f"gold query failed: {gold.error}")
+    generated = execute(store, generated_query, timeout_s)
+    error = f"generated query failed: {generated.error}" if generated.error is not None else None
+    return ExecutionScores(pass_at_1(gold, generated, ordered), jaccard_output(gold, generated), ordered, error)

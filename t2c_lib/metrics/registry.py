@@ -1,0 +1,67 @@
+"""The metric registry (name -> function, as in sacrebleu) and the signature behind every number.
+
+Functions come in kinds with one call shape each:
+
+- text metrics `(gold_query, generated_query) -> float`;
+- execution metrics `(gold: Execution, generated: Execution) -> float`
+  (`pass_at_1` also takes `ordered`, see `has_order_by`);
+- validation metrics `(validations: list[ValidationResult]) -> float`;
+- composites over component scores (`jarou`, `llmetric_q`, `llmetric`).
+
+`signature(preset)` names every setting that can change a number; summaries carry it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from t2c_lib import __version__
+from t2c_lib.metrics import composite, output, text
+from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION
+
+TEXT_METRICS: dict[str, Callable[..., float]] = {
+    "bleu": text.bleu,
+    "rouge_l_p": text.rouge_l_precision,
+    "rouge_l_r": text.rouge_l_recall,
+    "rouge_l_f1": text.rouge_l_f1,
+    "jaro_winkler": text.jaro_winkler,
+    "jaccard_tokens": text.jaccard_tokens,
+}
+EXECUTION_METRICS: dict[str, Callable[..., float]] = {
+    "pass_at_1": output.pass_at_1,
+    "jaccard_output": output.jaccard_output,
+}
+VALIDATION_METRICS: dict[str, Callable[..., float]] = {
+    "kg_valid": output.kg_valid,
+}
+COMPOSITE_METRICS: dict[str, Callable[..., float]] = {
+    "jarou": text.jarou,
+    "llmetric_q": composite.llmetric_q,
+    "llmetric": composite.llmetric,
+}
+METRICS: dict[str, Callable[..., Any]] = {**TEXT_METRICS, **EXECUTION_METRICS, **VALIDATION_METRICS, **COMPOSITE_METRICS}
+
+
+def get_metric(name: str) -> Callable[..., Any]:
+    """The metric function of that name; an unknown name fails listing the known ones."""
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRICS)}") from None
+
+
+def signature(preset: str = composite.DEFAULT_PRESET) -> str:
+    """The settings behind a set of numbers, e.g. `t2c-metrics|weights:kg-axel|eq:v1|...|pkg:0.1.0`."""
+    p = composite.get_preset(preset)
+    return "|".join(
+        [
+            "t2c-metrics",
+            f"weights:{p.name}",
+            EQUIVALENCE_VERSION,
+            f"bleu:{text.BLEU_SETTING}",
+            f"rouge:{text.ROUGE_SETTING}",
+            f"jw:{text.JARO_WINKLER_SETTING}",
+            f"pkg:{__version__}",
+        ]
+    )

@@ -1,0 +1,116 @@
+"""Query-text metrics: how close the generated Cypher string is to the gold one.
+
+Settings, fixed here and named in the metric signature (`registry.signature`):
+
+- Tokens are whitespace tokens (`str.split()`), case preserved: Cypher string literals
+  and property names are case-sensitive, and punctuation such as `(m:MK)` or `m.sks`
+  carries the query's meaning, so it is not stripped.
+- BLEU: `nltk.translate.bleu_score.sentence_bleu` with `SmoothingFunction().method1`
+  (epsilon 0.1 added to zero n-gram matches). The n-gram order is
+  `min(4, len(reference_tokens), len(hypothesis_tokens))` with uniform weights: an order
+  longer than one of the two token lists has no n-grams at all, so it is dropped rather
+  than smoothed. This keeps a short query scored against itself at exactly 1.0.
+- ROUGE-L: `rouge_score.RougeScorer(["rougeL"], tokenizer=<whitespace>)`; the package's
+  default tokenizer lowercases and drops every non-alphanumeric character, which would
+  erase most of Cypher's structure. Precision is over the generated tokens, recall over
+  the gold tokens.
+- Jaro-Winkler: `textdistance.JaroWinkler(external=False)` on characters (prefix scale
+  0.1, up to 4 characters) of the whitespace-normalised query (tokens joined by one
+  space, so line breaks and indentation do not count); `external=False` pins the pure-Python implementation so the
+  number does not depend on which optional accelerators happen to be installed.
+- Jaccard over token sets: |A & B| / |A | B|.
+
+An empty or missing query (either side) scores 0 on every metric; nothing here raises.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import textdistance
+from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+from rouge_score import rouge_scorer, tokenizers
+
+MAX_NGRAM = 4
+BLEU_SMOOTHING = SmoothingFunction().method1
+BLEU_SETTING = "nltk-sentence-method1-ws"
+ROUGE_SETTING = "rougeL-ws"
+JARO_WINKLER_SETTING = "textdistance-char"
+
+
+class RougeL(NamedTuple):
+    """ROUGE-L precision, recall and F1 of one generated query against its gold query."""
+
+    precision: float
+    recall: float
+    f1: float
+
+
+def tokenize(query: str | None) -> list[str]:
+    """Whitespace tokens of a query; no tokens for None or blank text."""
+    return query.split() if query else []
+
+
+class WhitespaceTokenizer(tokenizers.Tokenizer):
+    """rouge-score tokenizer that keeps Cypher punctuation and case (see module notes)."""
+
+    def tokenize(self, text: str) -> list[str]:
+        return tokenize(text)
+
+
+_ROUGE = rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
+_JARO_WINKLER = textdistance.JaroWinkler(external=False)
+
+
+def bleu(gold: str | None, generated: str | None, smoothing=BLEU_SMOOTHING) -> float:
+    """Sentence BLEU of the generated query against the gold query (orders capped by length)."""
+    ref, hyp = tokenize(gold), tokenize(generated)
+    if not ref or not hyp:
+        return 0.0
+    n = min(MAX_NGRAM, len(ref), len(hyp))
+    weights = tuple([1.0 / n] * n)
+    return float(sentence_bleu([ref], hyp, weights=weights, smoothing_function=smoothing))
+
+
+def rouge_l(gold: str | None, generated: str | None) -> RougeL:
+    """ROUGE-L (longest common token subsequence) precision, recall and F1."""
+    if not tokenize(gold) or not tokenize(generated):
+        return RougeL(0.0, 0.0, 0.0)
+    s = _ROUGE.score(gold, generated)["rougeL"]
+    return RougeL(float(s.precision), float(s.recall), float(s.fmeasure))
+
+
+def rouge_l_precision(gold: str | None, generated: str | None) -> float:
+    """ROUGE-L precision: LCS length over the generated query's token count."""
+    return rouge_l(gold, generated).precision
+
+
+def rouge_l_recall(gold: str | None, generated: str | None) -> float:
+    """ROUGE-L recall: LCS length over the gold query's token count."""
+    return rouge_l(gold, generated).recall
+
+
+def rouge_l_f1(gold: str | None, generated: str | None) -> float:
+    """ROUGE-L F1: harmonic mean of precision and recall."""
+    return rouge_l(gold, generated).f1
+
+
+def jaro_winkler(gold: str | None, generated: str | None) -> float:
+    """Character-level Jaro-Winkler similarity of the two query strings."""
+    a, b = " ".join(tokenize(gold)), " ".join(tokenize(generated))
+    if not a or not b:
+        return 0.0
+    return float(_JARO_WINKLER.normalized_similarity(a, b))
+
+
+def jaccard_tokens(gold: str | None, generated: str | None) -> float:
+    """Jaccard similarity of the two queries' whitespace-token sets."""
+    a, b = set(tokenize(gold)), set(tokenize(generated))
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def jarou(jaro_winkler_score: float, rouge_l_f1_score: float) -> float:
+    """JaRou: the mean of Jaro-Winkler and ROUGE-L F1 (the baseline study's text term)."""
+    return (jaro_winkler_score + rouge_l_f1_score) / 2.0

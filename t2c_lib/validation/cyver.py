@@ -1,0 +1,273 @@
+"""CyVer's validators as the chain's syntax, schema and properties steps on a Neo4j store.
+
+CyVer (PyPI `CyVer`) judges a Cypher query against a live Neo4j database:
+`SyntaxValidator` (EXPLAIN, selected notifications, explicit division by zero, one variable
+with two labels) gives a verdict; `SchemaValidator` scores the labels, relationship types
+and one-hop paths the query uses in [0, 1] by checking that they exist in the graph;
+`PropertiesValidator` gives the share of accessed properties that exist on their labels
+(None when none is accessed). Each comes with metadata `{code, description}`.
+A query is KG-valid in CyVer's sense when the syntax is valid, the schema score is 1 and
+the properties score is 1 or None; each step here passes exactly then, and a failure
+becomes SYNTAX_ERROR, SCHEMA_ERROR or PROPERTIES_ERROR with CyVer's descriptions as the
+message, its codes and score in `details`, and the closest valid names as suggestions.
+
+CyVer runs its own queries through a driver. It gets one whose every session and
+`execute_query` is forced into READ access mode with the chain's time limit, so nothing
+it sends can write. CyVer picks a random label combination when it infers unlabelled
+variables; the global NumPy seed is fixed around each call (and restored) so verdicts
+repeat. If CyVer itself fails on a query, the step falls back to this package's own
+check and records `cyver_error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import warnings
+from typing import Any, Callable
+
+import neo4j
+import numpy as np
+from neo4j import exceptions as nx
+
+from t2c_lib.agent import ErrorType, ValidationResult
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, StoreUnavailable
+from t2c_lib.validation.base import ValidationContext, Validator
+from t2c_lib.validation.names import NameSet
+from t2c_lib.validation.steps import PropertiesStep, SchemaStep, SyntaxStep, shape_of
+
+CYVER_SEED = 0
+
+# CyVer reads `summary.notifications` (deprecated in driver 6) and the driver logs every
+# notification it receives; neither is news for the chain.
+warnings.filterwarnings("ignore", message=r"ResultSummary\.notifications is deprecated", category=DeprecationWarning)
+logging.getLogger("neo4j.notifications").addHandler(logging.NullHandler())
+_MISSING_NAME = re.compile(r"\(the missing (label name|relationship type|property name) is: ([^)]+)\)")
+_SHORT = {"label name": "label `{}` does not exist in the graph",
+          "relationship type": "relationship type `{}` does not exist in the graph",
+          "property name": "property `{}` does not exist on any node or relationship"}
+_LABEL_LACKS = re.compile(r"The label (\S+) does not have the following properties:\s*(.+?)\.?$")
+
+
+# --- a read-only driver for CyVer ------------------------------------------------------------
+
+class _ReadOnlyDriverMixin:
+    """Forces READ access mode and a transaction time limit on everything CyVer runs."""
+
+    t2c_timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def session(self, **config: Any) -> neo4j.Session:
+        config["default_access_mode"] = neo4j.READ_ACCESS
+        return super().session(**config)  # type: ignore[misc]
+
+    def execute_query(self, query_: Any, parameters_: Any = None, routing_: Any = None, **kwargs: Any) -> Any:
+        text = query_.text if isinstance(query_, neo4j.Query) else query_
+        query = neo4j.Query(text, timeout=self.t2c_timeout_s)
+        return super().execute_query(query, parameters_, neo4j.RoutingControl.READ, **kwargs)  # type: ignore[misc]
+
+
+def read_only_driver(driver: neo4j.Driver, timeout_s: float = DEFAULT_TIMEOUT_S) -> neo4j.Driver:
+    """`driver` turned into its read-only variant (same object, so CyVer's isinstance check holds)."""
+    cls = type(driver)
+    if not issubclass(cls, _ReadOnlyDriverMixin):
+        driver.__class__ = type(f"ReadOnly{cls.__name__}", (_ReadOnlyDriverMixin, cls), {})
+    driver.t2c_timeout_s = timeout_s  # type: ignore[attr-defined]
+    return driver
+
+
+class CyVerSession:
+    """CyVer's three validators on one read-only driver to the store's server."""
+
+    def __init__(self, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        from CyVer import PropertiesValidator, SchemaValidator, SyntaxValidator
+
+        new_driver = getattr(store, "new_driver", None)
+        if new_driver is None:
+            raise TypeError(f"CyVer needs a Neo4j store, not {getattr(store, 'name', type(store).__name__)!r}")
+        self.store = store
+        self.database = getattr(store, "database", None)
+        # Its own driver: CyVer needs the server's notifications, which the store's driver turns off.
+        self.driver = read_only_driver(new_driver(warn_notification_severity="OFF"), timeout_s)
+        try:
+            self.syntax = SyntaxValidator(self.driver)
+        except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
+            self.driver.close()
+            raise StoreUnavailable(f"CyVer cannot reach Neo4j at {getattr(store, 'uri', '?')}: {exc}") from None
+        self.schema = SchemaValidator(self.driver)
+        self.properties = PropertiesValidator(self.driver)
+
+    def set_timeout(self, timeout_s: float) -> None:
+        self.driver.t2c_timeout_s = timeout_s  # type: ignore[attr-defined]
+
+    def call(self, fn: Callable[..., Any], query: str) -> Any:
+        """One CyVer call with a fixed NumPy seed (restored after) and server loss as StoreUnavailable."""
+        state = np.random.get_state()
+        np.random.seed(CYVER_SEED)
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"CyVer\.")
+                return fn(query, database_name=self.database)
+        except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
+            raise StoreUnavailable(f"CyVer lost Neo4j at {getattr(self.store, 'uri', '?')}: {exc}") from None
+        finally:
+            np.random.set_state(state)
+
+    def close(self) -> None:
+        self.driver.close()
+
+
+# --- the three steps --------------------------------------------------------------------------
+
+class _CyVerStep:
+    """Shared plumbing: timing, the CyVer call, fallback to the built-in step when CyVer fails."""
+
+    name = ""
+    fallback: Validator
+
+    def __init__(self, cyver: CyVerSession) -> None:
+        self.cyver = cyver
+
+    def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
+        started = time.perf_counter()
+        self.cyver.set_timeout(ctx.timeout_s)
+        try:
+            result = self._check(query, ctx)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # CyVer's own failure on an odd query: judge it with our step instead
+            result = self.fallback.validate(query, ctx)
+            result.details = {**result.details, "cyver_error": f"{type(exc).__name__}: {exc}"}
+        result.validator = self.name
+        result.details.setdefault("validator_impl", "cyver")
+        result.elapsed_s = time.perf_counter() - started
+        return result
+
+    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class CyVerSyntaxStep(_CyVerStep):
+    """CyVer's SyntaxValidator: valid or SYNTAX_ERROR."""
+
+    name = "syntax"
+    fallback = SyntaxStep()
+
+    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
+        valid, metadata = self.cyver.call(self.cyver.syntax.validate, query)
+        details: dict[str, Any] = {"cyver_valid": bool(valid), "codes": _codes(metadata), "cyver_metadata": metadata}
+        if valid:
+            return ValidationResult(self.name, True, None, "CyVer: valid syntax", details)
+        return ValidationResult(self.name, False, ErrorType.SYNTAX_ERROR, _message(metadata, "invalid syntax"), details)
+
+
+class CyVerSchemaStep(_CyVerStep):
+    """CyVer's SchemaValidator: score 1 or SCHEMA_ERROR (unknown label/type, wrong direction, unknown path)."""
+
+    name = "schema"
+    fallback = SchemaStep()
+
+    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
+        score, metadata = self.cyver.call(self.cyver.schema.validate, query)
+        details: dict[str, Any] = {"cyver_score": score, "codes": _codes(metadata), "cyver_metadata": metadata}
+        _add_labels_used(details, query, ctx)
+        if score is not None and score >= 1:
+            return ValidationResult(self.name, True, None, "CyVer: schema score 1", details)
+        suggestions = _name_suggestions(metadata, ctx)
+        if suggestions:
+            details["suggestions"] = suggestions
+        message = _message(metadata, f"the labels, relationship types or paths do not match the graph (CyVer schema score {score:.2f})")
+        return ValidationResult(self.name, False, ErrorType.SCHEMA_ERROR, message, details)
+
+
+class CyVerPropertiesStep(_CyVerStep):
+    """CyVer's PropertiesValidator: score 1 (or no property accessed) or PROPERTIES_ERROR."""
+
+    name = "properties"
+    fallback = PropertiesStep()
+
+    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
+        score, metadata = self.cyver.call(self.cyver.properties.validate, query)
+        details: dict[str, Any] = {"cyver_score": score, "codes": _codes(metadata), "cyver_metadata": metadata}
+        _add_labels_used(details, query, ctx)
+        if score is None or score >= 1:
+            what = "no property accessed" if score is None else "properties score 1"
+            return ValidationResult(self.name, True, None, f"CyVer: {what}", details)
+        unknown = _unknown_properties(metadata, ctx)
+        if unknown:
+            details["unknown_properties"] = unknown
+        message = _message(metadata, f"some properties do not exist on their labels (CyVer properties score {score:.2f})")
+        return ValidationResult(self.name, False, ErrorType.PROPERTIES_ERROR, message, details)
+
+
+def cyver_steps(store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[Validator, Validator, Validator]:
+    """The chain's syntax, schema and properties steps for a Neo4j store, backed by CyVer."""
+    cyver = CyVerSession(store, timeout_s)
+    return CyVerSyntaxStep(cyver), CyVerSchemaStep(cyver), CyVerPropertiesStep(cyver)
+
+
+# --- metadata -> messages and details ------------------------------------------------------------
+
+def _codes(metadata: list[dict[str, Any]]) -> list[str]:
+    return sorted({str(m.get("code", "")) for m in metadata or [] if m.get("code")})
+
+
+def _message(metadata: list[dict[str, Any]], default: str) -> str:
+    """CyVer's findings on one line, in a stable order; the server's long 'unknown name' notices shortened."""
+    seen: list[str] = []
+    for entry in sorted(metadata or [], key=lambda m: (str(m.get("code", "")), str(m.get("description", "")))):
+        text = " ".join(str(entry.get("description", "")).split()).rstrip(".")
+        missing = _MISSING_NAME.search(text)
+        if missing:
+            text = _SHORT[missing.group(1)].format(missing.group(2).strip())
+        if text and text not in seen:
+            seen.append(text)
+    return "; ".join(seen) if seen else default
+
+
+def _add_labels_used(details: dict[str, Any], query: str, ctx: ValidationContext) -> None:
+    shape = shape_of(query, ctx)
+    if shape is not None:
+        labels = NameSet(ctx.schema.labels, ctx.names_case_sensitive)
+        details["labels_used"] = [labels.canonical(n) for n in shape.labels if n in labels]
+
+
+def _name_suggestions(metadata: list[dict[str, Any]], ctx: ValidationContext) -> dict[str, list[str]]:
+    """Closest valid names for the unknown labels and relationship types CyVer reports."""
+    labels = NameSet(ctx.schema.labels, ctx.names_case_sensitive)
+    types = NameSet(ctx.schema.rel_types, ctx.names_case_sensitive)
+    suggestions: dict[str, list[str]] = {}
+    for entry in metadata or []:
+        missing = _MISSING_NAME.search(" ".join(str(entry.get("description", "")).split()))
+        if not missing:
+            continue
+        kind, name = missing.group(1), missing.group(2).strip()
+        if kind == "label name":
+            suggestions[name] = labels.closest(name)
+        elif kind == "relationship type":
+            suggestions[name] = types.closest(name)
+    return suggestions
+
+
+def _unknown_properties(metadata: list[dict[str, Any]], ctx: ValidationContext) -> list[dict[str, Any]]:
+    """`unknown_properties` entries (the feedback builder's format) from CyVer's per-label reports."""
+    entries = []
+    for entry in metadata or []:
+        if entry.get("code") != "InvalidPropertyAccessByLabelWarning":
+            continue
+        found = _LABEL_LACKS.search(" ".join(str(entry.get("description", "")).split()))
+        if not found:
+            continue
+        owner = found.group(1)
+        valid = sorted(ctx.schema.properties_of(owner))
+        for prop in (p.strip() for p in found.group(2).split(",")):
+            if not prop:
+                continue
+            elsewhere = sorted(
+                label for label in ctx.schema.labels if label != owner and prop in ctx.schema.properties_of(label)
+            )
+            entries.append({
+                "variable": "", "owners": [owner], "property": prop, "relationship": owner in ctx.schema.rel_props,
+                "closest": NameSet(valid, ctx.names_case_sensitive).closest(prop), "valid": valid, "elsewhere": elsewhere,
+            })
+    return entries

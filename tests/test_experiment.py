@@ -1,0 +1,98 @@
+"""The batch runner's bookkeeping: append-only logs, resume, errors recorded, manifests, make rules.
+
+The `solve` functions here are scripted stand-ins for the agent loop (named as such); the
+end-to-end resume test with the real model is in test_study_e2e.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+from t2c_lib.agent import Attempt, ErrorType, ValidationResult
+from t2c_lib.experiment import AttemptLog, Cell, RateLimiter, read_jsonl, run_cell
+from t2c_lib.params import params_from_dict
+
+
+def scripted_attempt(question_id: str, iteration: int, ok: bool) -> Attempt:
+    check = ValidationResult("guard", ok, None if ok else ErrorType.SYNTAX_ERROR, "" if ok else "bad")
+    return Attempt(question_id=question_id, iteration=iteration, prompt_hash="h", raw_response="r", query="MATCH (n) RETURN n",
+                   validations=[check], ok=ok, error_type=None if ok else ErrorType.SYNTAX_ERROR,
+                   feedback=None if ok else "fix it")
+
+
+def scripted_solve_stand_in(fail_on: str | None = None, raise_on: str | None = None):
+    """A stand-in for the agent loop: two attempts per question (the first fails)."""
+    calls: list[str] = []
+
+    def solve(item, on_attempt):
+        calls.append(item.id)
+        if item.id == raise_on:
+            raise RuntimeError("endpoint unreachable")
+        on_attempt(scripted_attempt(item.id, 1, False))
+        on_attempt(scripted_attempt(item.id, 2, item.id != fail_on))
+        return {"status": "SUCCESS", "success": item.id != fail_on, "kg_valid": True, "iterations": 2,
+                "final_query": "MATCH (n) RETURN n", "error": None}
+
+    solve.calls = calls
+    return solve
+
+
+def test_every_question_is_logged_and_an_error_does_not_stop_the_run(tiny_dataset, tmp_path):
+    params = params_from_dict({"run_id": "t"})
+    cell = Cell("agentic", "Zero-Shot", "full_schema")
+    solve = scripted_solve_stand_in(raise_on="tiny-002")
+    report = run_cell(cell, params, tiny_dataset.questions, solve, tmp_path, progress=False)
+    assert (report.ran, report.failed_with_error, report.model_calls) == (3, 1, 4)
+    outcomes = {r["question_id"]: r for r in read_jsonl(report.directory / "questions.jsonl")}
+    assert outcomes["tiny-002"]["status"] == "FAILED" and "endpoint unreachable" in outcomes["tiny-002"]["error"]
+    assert len(read_jsonl(report.directory / "attempts.jsonl")) == 4
+
+
+def test_resume_skips_finished_and_redoes_interrupted_questions(tiny_dataset, tmp_path):
+    params = params_from_dict({"run_id": "t"})
+    cell = Cell("agentic", "Zero-Shot", "full_schema")
+    log = AttemptLog(cell.directory(tmp_path))
+    # a killed run: question 1 finished, question 2 has one attempt and no outcome, and a torn line
+    log.append_attempt(scripted_attempt("tiny-001", 1, True))
+    log.append_question({"question_id": "tiny-001", "status": "SUCCESS"})
+    log.append_attempt(scripted_attempt("tiny-002", 1, False))
+    with log.attempts_path.open("a") as handle:
+        handle.write('{"question_id": "tiny-002", "iter')
+    solve = scripted_solve_stand_in()
+    report = run_cell(cell, params, tiny_dataset.questions, solve, tmp_path, progress=False)
+    assert solve.calls == ["tiny-002", "tiny-003"]
+    assert report.skipped == 1 and report.dropped_partial_attempts == 1
+    attempts = read_jsonl(log.attempts_path)
+    assert [(a["question_id"], a["iteration"]) for a in attempts] == [
+        ("tiny-001", 1), ("tiny-002", 1), ("tiny-002", 2), ("tiny-003", 1), ("tiny-003", 2)]
+    assert sorted(r["question_id"] for r in read_jsonl(log.questions_path)) == ["tiny-001", "tiny-002", "tiny-003"]
+    again = run_cell(cell, params, tiny_dataset.questions, solve, tmp_path, progress=False)
+    assert again.ran == 0 and solve.calls == ["tiny-002", "tiny-003"]
+
+
+def test_lines_are_sorted_json(tmp_path):
+    log = AttemptLog(tmp_path)
+    log.append_question({"question_id": "q", "b": 1, "a": 2})
+    assert log.questions_path.read_text() == json.dumps({"a": 2, "b": 1, "question_id": "q"}) + "\n"
+
+
+def test_rate_limiter_spaces_calls():
+    import time
+
+    limiter = RateLimiter(per_minute=600)  # one every 0.1 s
+    started = time.monotonic()
+    for _ in range(4):
+        limiter.acquire()
+    assert time.monotonic() - started >= 0.29
+    RateLimiter(None).acquire()  # no limit: returns at once
+
+
+def test_make_rules_chain_single_pass_after_agentic():
+    from t2c_lib.study import make_rules
+
+    params = params_from_dict({"run_id": "r", "prompt_types": ["CoT"], "schema_formats": ["only_paths"]})
+    rules = make_rules(params, "params/x.yaml")
+    assert "results/r/single-pass/CoT_Only-Paths/.inferred: params/x.yaml $(STAMP) results/r/agentic/CoT_Only-Paths/.inferred" in rules
+    assert "\t$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__agentic__CoT_Only-Paths.ipynb" in rules
+    assert "-p params_file params/x.yaml -p prompt_type CoT -p schema_format only_paths -p mode agentic" in rules
+    assert "results/r/.analyzed: $(STUDY_EVALUATED)" in rules

@@ -1,0 +1,130 @@
+"""Agentic metrics against hand-computed values on a recorded-attempts fixture (attempts.jsonl).
+
+The fixture: 9 questions, max_iterations 3, every ErrorType; q8 was redone by a resumed
+run (its abandoned first attempt sits earlier in the file and must be ignored).
+
+  q1 ok                          q6 ok
+  q2 SYNTAX, ok                  q7 EMPTY_RESULT, ok
+  q3 SCHEMA, PROPERTIES, ok      q8 SYNTAX, SYNTAX, ok
+  q4 NO_QUERY, UNSAFE, TIMEOUT   q9 TIMEOUT, TIMEOUT, SCHEMA
+  q5 EXECUTION, EMPTY, EMPTY
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from t2c_lib.agent import Attempt, ErrorType
+from t2c_lib.metrics.agentic import agentic_metrics, group_attempts
+
+FIXTURE = Path(__file__).parent / "fixtures" / "metrics" / "attempts.jsonl"
+
+
+def records() -> list[dict]:
+    return [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def m():
+    return agentic_metrics(records(), max_iterations=3)
+
+
+def test_fixture_has_every_error_type():
+    seen = {r["error_type"] for r in records() if r["error_type"]}
+    assert seen == {e.value for e in ErrorType}
+
+
+def test_rates(m):
+    assert m.n_questions == 9
+    assert m.success_rate == pytest.approx(6 / 9)  # q1 q2 q3 q6 q7 q8
+    assert m.first_attempt_success_rate == pytest.approx(2 / 9)  # q1 q6
+    assert m.mean_iterations == pytest.approx(21 / 9)  # 1+2+3+3+3+1+2+3+3
+
+
+def test_recovery(m):
+    assert (m.n_initially_failed, m.n_recovered) == (7, 4)  # q2 q3 q7 q8 of q2 q3 q4 q5 q7 q8 q9
+    assert m.recovery_rate == pytest.approx(4 / 7)
+
+
+def test_error_distribution_over_all_failed_attempts(m):
+    assert m.n_failed_attempts == 15
+    assert m.error_counts == {
+        "NO_QUERY": 1, "UNSAFE_QUERY": 1, "SYNTAX_ERROR": 3, "SCHEMA_ERROR": 2,
+        "PROPERTIES_ERROR": 1, "EXECUTION_ERROR": 1, "TIMEOUT": 3, "EMPTY_RESULT": 3,
+    }
+    assert m.error_distribution["SYNTAX_ERROR"] == pytest.approx(3 / 15)
+    assert m.error_distribution["NO_QUERY"] == pytest.approx(1 / 15)
+    assert sum(m.error_distribution.values()) == pytest.approx(1.0)
+
+
+def test_recovery_per_first_error_type(m):
+    assert m.first_error_counts == {
+        "NO_QUERY": 1, "UNSAFE_QUERY": 0, "SYNTAX_ERROR": 2, "SCHEMA_ERROR": 1,
+        "PROPERTIES_ERROR": 0, "EXECUTION_ERROR": 1, "TIMEOUT": 1, "EMPTY_RESULT": 1,
+    }
+    assert m.recovery_by_error_type == {
+        "NO_QUERY": 0.0, "UNSAFE_QUERY": None, "SYNTAX_ERROR": 1.0, "SCHEMA_ERROR": 1.0,
+        "PROPERTIES_ERROR": None, "EXECUTION_ERROR": 0.0, "TIMEOUT": 0.0, "EMPTY_RESULT": 1.0,
+    }
+
+
+def test_cumulative_success(m):
+    assert m.cumulative_success == pytest.approx([2 / 9, 4 / 9, 6 / 9])
+
+
+def test_cumulative_success_extends_to_max_iterations():
+    m5 = agentic_metrics(records(), max_iterations=5)
+    assert m5.cumulative_success == pytest.approx([2 / 9, 4 / 9, 6 / 9, 6 / 9, 6 / 9])
+
+
+def test_attempt_objects_and_dicts_agree(m):
+    objs = [Attempt.from_dict(r) for r in records()]
+    assert agentic_metrics(objs, max_iterations=3) == m
+    assert json.loads(json.dumps(m.to_dict()))["recovery_rate"] == pytest.approx(4 / 7)
+
+
+def test_resumed_question_keeps_only_its_last_run():
+    q8 = group_attempts(records())["q8"]
+    assert [a.prompt_hash for a in q8] == ["h-q8-1", "h-q8-2", "h-q8-3"]
+
+
+def test_recovery_rate_is_undefined_when_nobody_failed_first():
+    firsts = [r for r in records() if r["question_id"] in ("q1", "q6")]
+    m = agentic_metrics(firsts, max_iterations=1)
+    assert m.recovery_rate is None and m.n_initially_failed == 0
+    assert m.success_rate == 1.0 and m.cumulative_success == [1.0]
+    assert all(v is None for v in m.error_distribution.values())
+
+
+def test_single_pass_view_of_first_attempts():
+    firsts = [r for r in records() if r["iteration"] == 1 and r["prompt_hash"] != "h-q8-abandoned-1"]
+    m = agentic_metrics(firsts, max_iterations=1)
+    assert m.success_rate == pytest.approx(2 / 9) and m.recovery_rate == 0.0
+    assert m.mean_iterations == 1.0
+
+
+def test_failed_attempt_without_error_type_counts_as_unknown():
+    r = dict(records()[1], error_type=None)  # q2 iteration 1, failed
+    m = agentic_metrics([r], max_iterations=3)
+    assert m.error_counts["UNKNOWN"] == 1 and m.recovery_by_error_type["UNKNOWN"] == 0.0
+
+
+def test_too_many_iterations_fail():
+    with pytest.raises(ValueError, match="more than max_iterations=2"):
+        agentic_metrics(records(), max_iterations=2)
+
+
+def test_gaps_in_iterations_fail():
+    rs = [r for r in records() if not (r["question_id"] == "q3" and r["iteration"] == 2)]
+    with pytest.raises(ValueError, match="question q3"):
+        agentic_metrics(rs, max_iterations=3)
+
+
+def test_no_attempts_fail():
+    with pytest.raises(ValueError, match="no attempts"):
+        agentic_metrics([], max_iterations=3)
+    with pytest.raises(ValueError, match="max_iterations"):
+        agentic_metrics(records(), max_iterations=0)

@@ -1,0 +1,65 @@
+"""Query-text metrics pinned to hand-computed values (tests/fixtures/metrics/text.yaml)."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+import yaml
+from nltk.translate.bleu_score import SmoothingFunction
+
+from t2c_lib.metrics import registry, text
+
+FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
+TEXT_CASES = yaml.safe_load((FIXTURES / "text.yaml").read_text(encoding="utf-8"))
+METRIC_NAMES = ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens")
+
+
+@pytest.mark.parametrize("case", TEXT_CASES, ids=[c["name"] for c in TEXT_CASES])
+def test_text_metric_matches_hand_computed_value(case):
+    for name in METRIC_NAMES:
+        expected = case[name]
+        if expected is None:
+            continue
+        got = registry.TEXT_METRICS[name](case["gold"], case["generated"])
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-15), name
+
+
+def test_every_text_metric_is_pinned_somewhere():
+    for name in METRIC_NAMES:
+        assert sum(1 for c in TEXT_CASES if c[name] not in (None, 0.0, 1.0)) >= 2, name
+
+
+def test_bleu_smoothing_is_explicit_in_the_signature():
+    default = inspect.signature(text.bleu).parameters["smoothing"].default
+    assert default.__func__ is SmoothingFunction.method1
+    assert "method1" in registry.signature()
+
+
+def test_bleu_other_smoothing_changes_the_score():
+    gold, gen = "MATCH (n) RETURN n", "MATCH (n) RETURN n.nama"
+    with pytest.warns(UserWarning, match="4-gram"):  # nltk's own warning for unsmoothed zero counts
+        method0 = text.bleu(gold, gen, smoothing=SmoothingFunction().method0)
+    assert method0 == pytest.approx(0.0, abs=1e-12)
+    assert method0 != pytest.approx(text.bleu(gold, gen))
+
+
+@pytest.mark.parametrize("n_tokens", [1, 2, 3, 4, 5, 12])
+def test_bleu_of_a_query_against_itself_is_exactly_one(n_tokens):
+    q = " ".join(f"t{i}" for i in range(n_tokens))
+    assert text.bleu(q, q) == 1.0
+
+
+def test_rouge_keeps_cypher_punctuation():
+    # the default rouge-score tokenizer would reduce both to "m sks" / "m nama" tokens
+    r = text.rouge_l("RETURN m.sks", "RETURN m.nama")
+    assert (r.precision, r.recall, r.f1) == (0.5, 0.5, 0.5)
+
+
+def test_jaro_winkler_uses_the_pure_python_implementation():
+    assert text._JARO_WINKLER.external is False
+
+
+def test_jarou_is_the_mean_of_jaro_winkler_and_rouge_l_f1():
+    assert text.jarou(0.9, 0.5) == pytest.approx(0.7)

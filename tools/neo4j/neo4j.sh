@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Start, stop or check a local Neo4j 5.26 Community server for t2c (Bolt on 127.0.0.1 only).
+#
+#   tools/neo4j/neo4j.sh start|stop|status|build
+#
+# The DBMS comes from Maven Central (tools/neo4j/pom.xml) and runs through the one-class
+# launcher in tools/neo4j/src. Data, pid file and log live under <project>/.cache/neo4j/.
+# Environment: NEO4J_PORT (7687), NEO4J_PASSWORD (unset = auth off on loopback; set = auth
+# on with that password for NEO4J_USER, default neo4j; at least 8 characters),
+# NEO4J_HEAP (1g), NEO4J_PAGECACHE (256m), NEO4J_START_TIMEOUT (120 s),
+# T2C_NEO4J_DIR (<project>/.cache/neo4j).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+DIR="${T2C_NEO4J_DIR:-$ROOT/.cache/neo4j}"
+PORT="${NEO4J_PORT:-7687}"
+HEAP="${NEO4J_HEAP:-1g}"
+START_TIMEOUT="${NEO4J_START_TIMEOUT:-120}"
+STOP_TIMEOUT="${NEO4J_STOP_TIMEOUT:-60}"
+PIDFILE="$DIR/neo4j.pid"
+LOG="$DIR/neo4j.log"
+HOME_DIR="$DIR/home"
+TARGET="$HERE/target"
+CLASSPATH_FILE="$TARGET/classpath.txt"
+MAIN_CLASS="$TARGET/classes/t2c/neo4j/Launcher.class"
+LAUNCHER_JAR="$TARGET/t2c-neo4j-launcher.jar"  # a jar, not target/classes: class-data sharing refuses directories
+CDS_ARCHIVE="$TARGET/neo4j-cds.jsa"
+# Retries for flaky first downloads (Maven 3.8 wagon transport); harmless offline.
+MVN_OPTS=(-B -q -Dmaven.wagon.http.retryHandler.count=5 -Dmaven.wagon.httpconnectionManager.ttlSeconds=25)
+
+say() { echo "neo4j: $*"; }
+die() { echo "neo4j: ERROR: $*" >&2; exit 1; }
+
+# True when the pid file names a live launcher process.
+running_pid() {
+    [[ -f "$PIDFILE" ]] || return 1
+    local pid
+    pid="$(cat "$PIDFILE" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "t2c.neo4j.Launcher" || return 1
+    echo "$pid"
+}
+
+# Bolt handshake on 127.0.0.1:$PORT: magic 0x6060B017 + four version proposals; a server
+# answers with the 4-byte version it picked (non-zero).
+bolt_answers() {
+    timeout 5 bash -c '
+        exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+        printf "\x60\x60\xb0\x17\x00\x08\x08\x05\x00\x00\x04\x04\x00\x00\x00\x00\x00\x00\x00\x00" >&3
+        reply="$(head -c 4 <&3 | od -An -tx1 | tr -d " \n")"
+        exec 3>&-
+        [[ ${#reply} -eq 8 && "$reply" != "00000000" ]]
+    ' _ "$PORT" 2>/dev/null
+}
+
+needs_build() {
+    [[ -f "$CLASSPATH_FILE" && -f "$MAIN_CLASS" && -f "$LAUNCHER_JAR" ]] || return 0
+    [[ "$HERE/pom.xml" -nt "$CLASSPATH_FILE" ]] && return 0
+    [[ "$HERE/src/main/java/t2c/neo4j/Launcher.java" -nt "$LAUNCHER_JAR" ]] && return 0
+    # Every jar on the class path must still be in the local repository.
+    local jar
+    while IFS= read -r jar; do [[ -f "$jar" ]] || return 0; done < <(tr ':' '\n' <"$CLASSPATH_FILE")
+    return 1
+}
+
+build() {
+    command -v java >/dev/null || die "java not found (Neo4j 5.26 needs Java 17+)"
+    if needs_build; then
+        command -v mvn >/dev/null || die "mvn not found (needed once to fetch Neo4j from Maven Central)"
+        say "building the launcher (first run downloads the Neo4j jars from Maven Central into ~/.m2)"
+        local attempt
+        for attempt in 1 2 3; do
+            mkdir -p "$DIR"
+            if mvn "${MVN_OPTS[@]}" -f "$HERE/pom.xml" compile >"$DIR/build.log" 2>&1; then
+                rm -f "$LAUNCHER_JAR" "$CDS_ARCHIVE"
+                jar cf "$LAUNCHER_JAR" -C "$TARGET/classes" . || die "could not write $LAUNCHER_JAR"
+                return 0
+            fi
+            tail -n 20 "$DIR/build.log" >&2
+            say "maven attempt $attempt failed (log: $DIR/build.log); retrying"
+            sleep $((attempt * 5))
+        done
+        die "maven could not build tools/neo4j (log: $DIR/build.log)"
+    fi
+}
+
+start() {
+    local pid
+    if pid="$(running_pid)"; then
+        if bolt_answers; then
+            say "already running (pid $pid) on bolt://127.0.0.1:$PORT"
+            return 0
+        fi
+        say "process $pid is up but Bolt does not answer yet; waiting"
+    else
+        if bolt_answers; then
+            die "something else already answers Bolt on 127.0.0.1:$PORT (not started by this script); stop it or set NEO4J_PORT"
+        fi
+        build
+        mkdir -p "$DIR" "$HOME_DIR"
+        : >"$LOG"
+        local t0
+        t0="$(date +%s.%N)"
+        # setsid: the server outlives the calling shell (make), and a Ctrl-C there does not reach it.
+        # Class-data sharing: the first run records the classes it loads into an archive at exit,
+        # later runs map it (faster start). A stale archive is ignored by the JVM, never fatal.
+        local cds=("-XX:ArchiveClassesAtExit=$CDS_ARCHIVE")
+        [[ -s "$CDS_ARCHIVE" && "$CDS_ARCHIVE" -nt "$CLASSPATH_FILE" ]] && cds=("-XX:SharedArchiveFile=$CDS_ARCHIVE")
+        setsid java -Xms256m "-Xmx$HEAP" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow "${cds[@]}" -Xlog:cds=off -Xlog:cds+dynamic=off \
+            -Dfile.encoding=UTF-8 \
+            -cp "$LAUNCHER_JAR:$(cat "$CLASSPATH_FILE")" \
+            t2c.neo4j.Launcher "$HOME_DIR" "$PORT" </dev/null >>"$LOG" 2>&1 &
+        pid=$!
+        echo "$pid" >"$PIDFILE"
+        echo "$t0" >"$DIR/start_time"
+    fi
+    local deadline=$((SECONDS + START_TIMEOUT))
+    while ((SECONDS < deadline)); do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            rm -f "$PIDFILE"
+            echo "---- tail of $LOG ----" >&2
+            tail -n 40 "$LOG" >&2 || true
+            die "the server process exited during start-up (log above: $LOG)"
+        fi
+        if grep -q "T2C-NEO4J READY" "$LOG" 2>/dev/null && bolt_answers; then
+            local t0 secs
+            t0="$(cat "$DIR/start_time" 2>/dev/null || date +%s.%N)"
+            secs="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
+            say "started (pid $pid) on bolt://127.0.0.1:$PORT in ${secs}s; $(grep -o 'auth=[^ ]*\( user=[^ ]*\)\?' "$LOG" | tail -1); log $LOG"
+            return 0
+        fi
+        sleep 0.5
+    done
+    echo "---- tail of $LOG ----" >&2
+    tail -n 40 "$LOG" >&2 || true
+    kill "$pid" 2>/dev/null || true
+    local waited=0
+    while kill -0 "$pid" 2>/dev/null && ((waited < 60)); do sleep 0.5; waited=$((waited + 1)); done
+    kill -KILL "$pid" 2>/dev/null || true
+    rm -f "$PIDFILE"
+    die "Bolt did not answer on 127.0.0.1:$PORT within ${START_TIMEOUT}s; stopped pid $pid (log above: $LOG)"
+}
+
+stop() {
+    local pid
+    if ! pid="$(running_pid)"; then
+        rm -f "$PIDFILE"
+        say "not running"
+        return 0
+    fi
+    kill -TERM "$pid"
+    local deadline=$((SECONDS + STOP_TIMEOUT))
+    while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.5; done
+    if kill -0 "$pid" 2>/dev/null; then
+        say "pid $pid did not stop within ${STOP_TIMEOUT}s; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$PIDFILE"
+    say "stopped (pid $pid)"
+}
+
+status() {
+    local pid
+    if pid="$(running_pid)"; then
+        if bolt_answers; then
+            say "running (pid $pid), Bolt answers on 127.0.0.1:$PORT"
+            return 0
+        fi
+        say "process $pid is up but Bolt does not answer on 127.0.0.1:$PORT"
+        return 1
+    fi
+    say "not running"
+    return 3
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    build) build ;;
+    *) echo "usage: $0 {start|stop|status|build}" >&2; exit 2 ;;
+esac
