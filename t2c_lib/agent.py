@@ -121,12 +121,12 @@ class Attempt:
         return cls(**kwargs)
 
 
-SINGLE_PASS = "single_pass"
+SINGLE_PASS = "single-pass"
 AGENTIC = "agentic"
 
 
 def mode_name(max_iterations: int) -> str:
-    """`single_pass` for one iteration, else `agentic` (the directory names of a run)."""
+    """`single-pass` for one iteration, else `agentic` (the mode names of a run directory)."""
     return SINGLE_PASS if max_iterations == 1 else AGENTIC
 
 

@@ -101,6 +101,6 @@ def test_ask_json_single_pass_failure_exits_non_zero(cache_dir):
                    "--prompt", "Few-Shot", "--schema", "Only-Paths", "Apa kode 'Basis Data'?", cache_dir=cache_dir, extra_env=env)
     assert done.returncode == 1
     state = json.loads(done.stdout)
-    assert state["mode"] == "single_pass" and state["config"] == "Few-Shot_Only-Paths"
+    assert state["mode"] == "single-pass" and state["config"] == "Few-Shot_Only-Paths"
     assert state["iterations"] == 1 and state["attempts"][0]["error_type"] == "NO_QUERY"
     assert state["attempts"][0]["feedback"] and state["attempts"][0]["status"] == "FAILED"

@@ -88,7 +88,7 @@ def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum)
     single = AgentLoop(model, chain, ctx, prompts, feedback, max_iterations=1, max_tokens=MAX_TOKENS)
     first = states[0]
     again = single.run(kurikulum.question(QUESTION_IDS[0]).question, QUESTION_IDS[0])
-    assert again.mode == "single_pass" and again.iterations == 1
+    assert again.mode == "single-pass" and again.iterations == 1
     assert again.attempts[0].cached
     assert again.attempts[0].raw_response == first.attempts[0].raw_response
     assert again.attempts[0].prompt_hash == first.attempts[0].prompt_hash
