@@ -121,12 +121,12 @@ class Attempt:
         return cls(**kwargs)
 
 
-SINGLE_PASS = "single_pass"
+SINGLE_PASS = "single-pass"
 AGENTIC = "agentic"
 
 
 def mode_name(max_iterations: int) -> str:
-    """`single_pass` for one iteration, else `agentic` (the directory names of a run)."""
+    """`single-pass` for one iteration, else `agentic` (the mode names of a run directory)."""
     return SINGLE_PASS if max_iterations == 1 else AGENTIC
 
 
@@ -270,7 +270,8 @@ class AgentLoop:
                 validations = [ValidationResult("guard", False, ErrorType.NO_QUERY, parsed.reason or "no query in the response")]
             ok = len(validations) == len(self.chain) and all(v.ok for v in validations)
             failed = next((v for v in validations if not v.ok), None)
-            feedback = None if ok or failed is None else self.feedback.build(failed, parsed.query)
+            repeated = any(a.query == parsed.query for a in state.attempts)
+            feedback = None if ok or failed is None else self.feedback.build(failed, parsed.query, repeated=repeated)
             validation_s = time.perf_counter() - v_start
 
             last = iteration == self.max_iterations

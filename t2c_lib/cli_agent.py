@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
 import sys
 from typing import Any, Callable
 
@@ -19,9 +18,6 @@ from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.graph.schema import SchemaFormat
 from t2c_lib.prompts import Configuration, PromptType
-
-LOCAL_MODEL = "local"
-
 
 def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
     """The CLI's own error handling (`t2c: error: ...`), looked up when the command runs."""
@@ -47,25 +43,10 @@ def _debug_logging() -> None:
 
 
 def open_model(name: str | None, no_cache: bool = False, refresh: bool = False) -> Any:
-    """The named model behind the response cache: `local` (the packaged Gemma) or a model of the configured endpoint."""
-    from t2c_lib.llm.cache import CacheMode, CachedModel
+    """The named model (`local` or an endpoint's model, see `t2c_lib.llm.factory`) behind the response cache."""
+    from t2c_lib.llm import CacheMode, CachedModel, make_model
 
-    name = name or os.environ.get("T2C_MODEL") or LOCAL_MODEL
-    if name == LOCAL_MODEL:
-        from t2c_lib.llm.local import LocalModel
-
-        model: Any = LocalModel()
-    else:
-        from t2c_lib.llm.openai_compat import OpenAICompatModel, resolve_endpoint
-
-        endpoint = resolve_endpoint(os.environ)
-        if endpoint is None:
-            raise ValueError(
-                f"model {name!r} needs an OpenAI-compatible endpoint: set T2C_LLM_BASE_URL (and T2C_LLM_API_KEY), "
-                f"or use --model {LOCAL_MODEL}"
-            )
-        model = OpenAICompatModel(name, endpoint)
-    return CachedModel(model, mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh))
+    return CachedModel(make_model(name), mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh))
 
 
 def _open(dataset: str, store: str) -> tuple[Any, Any]:

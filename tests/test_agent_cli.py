@@ -63,3 +63,44 @@ def test_ask_with_unknown_configuration_is_a_one_line_error(cache_dir):
     done = t2c("ask", "--prompt", "Two-Shot", "Berapa SKS 'Basis Data'?", cache_dir=cache_dir)
     assert done.returncode == 1
     assert done.stderr.strip().startswith("t2c: error: unknown prompt type 'Two-Shot'")
+
+
+def test_ask_through_a_loopback_endpoint_prints_every_attempt(cache_dir):
+    """`t2c ask` against a real OpenAI-compatible HTTP server on 127.0.0.1 that answers badly, then well."""
+    from llm_fault_server import FaultServer, ok
+
+    bad = "<cypher>MATCH (m:MK)-[:PURSUED_IN]->(t:topic {nama: 'x'}) RETURN m.sks</cypher>"
+    good = "<cypher>MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks</cypher>"
+    with FaultServer() as server:
+        server.queue(ok(bad), ok(good))
+        env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key", "T2C_MODEL": ""}
+        done = t2c("ask", "--model", "loopback-model", "--no-cache", "--max-iterations", "3",
+                   "Berapa SKS mata kuliah 'Basis Data'?", cache_dir=cache_dir, extra_env=env)
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Zero-Shot_Full, agentic, model loopback-model@127.0.0.1" in out
+    assert "Attempt 1 (temperature 0;" in out and "Attempt 2 (temperature 0.1;" in out
+    assert "failed:    schema [SCHEMA_ERROR] (:MK)-[:PURSUED_IN]->(:topic) has the wrong direction" in out
+    assert "feedback sent:" in out and "tulis (:topic)-[:PURSUED_IN]->(:MK)" in out
+    assert "SUCCESS after 2 attempt(s)" in out and "(1 row)" in out
+    assert len(requests) == 2
+    first, second = (r.body["messages"] for r in requests)
+    assert first[0] == second[0] and first[0]["role"] == "system"
+    assert "tulis (:topic)-[:PURSUED_IN]->(:MK)" in second[-1]["content"]
+    assert [r.body["temperature"] for r in requests] == [0.0, 0.1]
+
+
+def test_ask_json_single_pass_failure_exits_non_zero(cache_dir):
+    from llm_fault_server import FaultServer, ok
+
+    with FaultServer() as server:
+        server.queue(ok("Saya tidak tahu."))
+        env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key"}
+        done = t2c("ask", "--json", "--model", "loopback-model", "--no-cache", "--max-iterations", "1",
+                   "--prompt", "Few-Shot", "--schema", "Only-Paths", "Apa kode 'Basis Data'?", cache_dir=cache_dir, extra_env=env)
+    assert done.returncode == 1
+    state = json.loads(done.stdout)
+    assert state["mode"] == "single-pass" and state["config"] == "Few-Shot_Only-Paths"
+    assert state["iterations"] == 1 and state["attempts"][0]["error_type"] == "NO_QUERY"
+    assert state["attempts"][0]["feedback"] and state["attempts"][0]["status"] == "FAILED"

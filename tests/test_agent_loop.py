@@ -129,7 +129,7 @@ def test_single_pass_first_request_equals_agentic_first_request(parts):
     a = make_loop(parts, agentic).run(QUESTION, "q")
     s = make_loop(parts, single, max_iterations=1).run(QUESTION, "q")
     assert single.requests[0] == agentic.requests[0]
-    assert s.mode == "single_pass" and a.mode == "agentic"
+    assert s.mode == "single-pass" and a.mode == "agentic"
     assert s.iterations == 1 and s.status is AgentStatus.FAILED
     first_a, first_s = a.attempts[0].to_dict(), s.attempts[0].to_dict()
     for key in ("mode", "status", "validation_s", "validations"):
@@ -179,3 +179,23 @@ def test_signature_records_settings(parts):
     assert sig["validators"] == ["guard", "syntax", "schema", "properties", "execution", "non_empty"]
     assert sig["temperature"] == 0.0 and sig["refine_temperature"] == 0.1
     assert "prompts/id/zero_shot.txt" in sig["templates"] and len(sig["schema_hash"]) == 16
+
+
+def test_repeated_query_is_named_in_the_feedback(parts):
+    bad = BAD_QUERIES[ErrorType.PROPERTIES_ERROR]
+    model = ScriptedModelStandIn([bad, bad, f"<cypher>{GOOD}</cypher>"])
+    state = make_loop(parts, model).run(QUESTION)
+    first, second, third = state.attempts
+    assert "sudah dicoba" not in first.feedback
+    assert second.feedback.startswith("Query ini sama dengan query yang sudah dicoba")
+    # so the third request differs from the second although the failed query is the same
+    assert second.prompt_hash != third.prompt_hash and state.success
+
+
+def test_repeated_empty_answer_changes_the_next_request(parts):
+    model = ScriptedModelStandIn(["tidak tahu", "masih tidak tahu", f"<cypher>{GOOD}</cypher>"])
+    state = make_loop(parts, model).run(QUESTION)
+    first, second, _ = state.attempts
+    assert first.error_type is second.error_type is ErrorType.NO_QUERY
+    assert second.feedback.startswith("Lagi-lagi jawaban Anda tidak berisi query Cypher.")
+    assert model.requests[1]["messages"] != model.requests[2]["messages"]

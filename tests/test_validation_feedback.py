@@ -71,7 +71,8 @@ def test_unsafe_and_no_query_feedback(setup):
     assert "DETACH DELETE" in FeedbackBuilder(schema, "id").build(unsafe)
     none = ValidationResult("guard", False, ErrorType.NO_QUERY, "no <cypher> tag")
     text = FeedbackBuilder(schema, "id").build(none)
-    assert "Tidak ada query Cypher" in text and "no <cypher> tag" in text and "<cypher></cypher>" in text
+    assert "tidak berisi query Cypher" in text and "<cypher></cypher>" in text
+    assert "no <cypher> tag" not in text  # the parse note is recorded, not echoed (a weak model copies it)
 
 
 def test_timeout_feedback_names_the_limit(setup):

@@ -29,8 +29,13 @@ class FeedbackBuilder:
         self.timeout_s = timeout_s
         self.phrases = load_phrases(language)
 
-    def build(self, result: ValidationResult, query: str = "") -> str:
-        """The feedback for a failing result (raises ValueError for a passing one)."""
+    def build(self, result: ValidationResult, query: str = "", repeated: bool = False) -> str:
+        """The feedback for a failing result (raises ValueError for a passing one).
+
+        `repeated`: the query (or the lack of one) already failed in an earlier attempt; say so, which also
+        makes the next request differ from the last one (a deterministic model would
+        otherwise answer an identical request identically).
+        """
         if result.ok or result.error_type is None:
             raise ValueError(f"validator {result.validator!r} passed; there is nothing to feed back")
         details = result.details or {}
@@ -47,6 +52,8 @@ class FeedbackBuilder:
             "values": self._values_block(details),
         }
         text = load_feedback_template(self.language, result.error_type).safe_substitute(values)
+        if repeated:
+            text = self.phrases["repeated" if query.strip() else "repeated_empty"] + "\n" + text
         return _tidy(text)
 
     # -- blocks -----------------------------------------------------------------------

@@ -6,6 +6,14 @@ clause keyword only in clause position: not a property (`n.set`), label or type
 (`:Create`), parameter (`$delete`), map key (`{create: 1}`), alias (`AS remove`) or
 variable followed by a label (`(set:MK)`). The database is opened read-only as well; the
 guard is the layer that explains *why* a query was refused.
+
+Decisions: SHOW (and START/STOP, EXPLAIN/PROFILE, COPY, EXPORT, ...) is refused at the
+start of a statement as an admin command rather than a query, since those words also make
+ordinary variable names elsewhere. CALL is allowed for subqueries (`CALL {`, `CALL (x) {`)
+and for a short allow-list of schema procedures; namespaced *functions* that can run
+arbitrary Cypher or write (apoc.cypher.*, apoc.create.*, dbms.*, ...) are refused. Text
+that cannot be tokenized (an unterminated string, comment or backticked name) cannot be
+checked, so it fails here as a SYNTAX_ERROR; an empty query is NO_QUERY.
 """
 
 from __future__ import annotations
