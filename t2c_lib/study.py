@@ -7,7 +7,6 @@ Notebooks and the CLI call these; they hold no logic of their own. A cell is one
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,7 +81,7 @@ def make_chat_model(params: StudyParams, cache_mode: str = "use") -> Any:
     from t2c_lib.llm import make_model
     from t2c_lib.llm.cache import CachedModel, CacheMode
 
-    model = make_model(params.model, env={**os.environ, "T2C_LLM_SEED": str(params.seed)})
+    model = make_model(params.model, seed=params.seed)
     if params.requests_per_minute:
         model = RateLimitedModel(model, RateLimiter(params.requests_per_minute))
     return CachedModel(model, mode=CacheMode(cache_mode))
