@@ -1,13 +1,14 @@
 """The packaged local model: Gemma 3 270M (Q4_K_M GGUF from PyPI), run in process by llama-cpp-python.
 
 It is a small *base* model, not instruction-tuned, so chat messages are rendered into a
-plain completion prompt (see `render_prompt`): the system text (instructions + schema)
+plain completion prompt (see `render_parts`): the system text (instructions + schema)
 first, then few-shot pairs as `Question: ...` / `Cypher: ...`, then `Question: <q>` and
-an open `Cypher:` for the model to continue. Generation stops at the next `Question:` or
-a blank line, and the first token may not be a line break (the answer goes on the
-`Cypher:` line). Generation also ends after a closing `</cypher>`, or when the model loops
-(a line repeated three times, or 32 tokens repeating with a period of at most 8). Zero-shot, a 270M base model rarely writes Cypher; with
-two or three few-shot pairs it does.
+an open `Cypher:` for the model to continue. The first generated token may not be a line
+break (the answer goes on the `Cypher:` line). Generation stops at the next `Question:`,
+a blank line, a closing `</cypher>`, or when the model loops (a line repeated three
+times, or 32 tokens repeating with a period of at most 8). Zero-shot, a 270M base model
+rarely writes Cypher; with two or three few-shot pairs it does.
+
 The prefix (instructions + schema + examples) is the same for every question, so
 llama.cpp reuses its evaluated KV cache for it and only evaluates the new question.
 
