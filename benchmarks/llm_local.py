@@ -22,7 +22,7 @@ import time
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.graph.schema import SchemaFormat
-from t2c_lib.llm.local import LocalModel, render_parts, shared_llama
+from t2c_lib.llm.local import LocalModel, render_parts, render_prompt, shared_llama
 from t2c_lib.llm.parse import parse_response
 from t2c_lib.prompts import Configuration, PromptBuilder
 
@@ -93,6 +93,16 @@ def main() -> None:
     load_s = time.perf_counter() - t0
     import llama_cpp
 
+    sizes = {}  # prompt tokens of every configuration, first attempt and a refinement: what n_ctx must hold
+    for prompt_type in ("Zero-Shot", "Few-Shot", "CoT"):
+        for fmt in SchemaFormat:
+            config = Configuration.from_name(f"{prompt_type}_{fmt.config_label}")
+            builder = PromptBuilder(config, schema.render(fmt), dataset.language, dataset.examples)
+            longest = max(dataset.questions, key=lambda item: len(item.question))
+            refine = builder.refinement(longest.question, longest.cypher, "Label `Course` tidak ada di skema. " * 8)
+            sizes[config.name] = (model.count_tokens(render_prompt(builder.initial(longest.question))),
+                                  model.count_tokens(render_prompt(refine)))
+
     rows = {}
     for fmt in SchemaFormat:
         config = Configuration.from_name(f"{args.prompt_type}_{fmt.config_label}")
@@ -114,9 +124,14 @@ def main() -> None:
     print("|---" * (len(keys) + 1) + "|")
     for name, row in rows.items():
         print(f"| {name} | " + " | ".join(str(row[k]) for k in keys) + " |")
+    print()
+    print("| configuration | first prompt tokens (longest question) | refinement prompt tokens |")
+    print("|---|---|---|")
+    for name, (first, refine) in sizes.items():
+        print(f"| {name} | {first} | {refine} |")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"context": context, "results": rows}, fh, indent=2)
+            json.dump({"context": context, "results": rows, "prompt_sizes": sizes}, fh, indent=2)
 
 
 if __name__ == "__main__":

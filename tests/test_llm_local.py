@@ -16,7 +16,15 @@ import pytest
 from t2c_lib.llm.base import LLMError, Message
 from t2c_lib.llm.cache import CachedModel, ResponseCache
 from t2c_lib.llm.factory import make_model
-from t2c_lib.llm.local import MODEL_ID, LocalModel, model_path, render_parts, render_prompt, shared_llama
+from t2c_lib.llm.local import (
+    MODEL_ID,
+    LocalModel,
+    _periodic_tail,
+    model_path,
+    render_parts,
+    render_prompt,
+    shared_llama,
+)
 from t2c_lib.llm.parse import QuerySource, parse_response
 
 # Until data/kurikulum and the store's schema renderer are on main: a hand-written
@@ -85,6 +93,14 @@ def test_refinement_request_is_the_last_question() -> None:
 def test_unknown_role_is_refused() -> None:
     with pytest.raises(LLMError, match="tool"):
         render_prompt([Message("tool", "x")])
+
+
+def test_periodic_tail_spots_token_loops() -> None:
+    assert _periodic_tail([7] * 32)
+    assert _periodic_tail([1, 2, 3] * 11)
+    assert not _periodic_tail([7] * 31)
+    assert not _periodic_tail(list(range(40)))
+    assert not _periodic_tail([1, 2, 3, 4, 5, 6, 7, 8, 9] * 4)  # period 9 > 8: a legit repeated clause
 
 
 # --- weights -----------------------------------------------------------------------------
@@ -225,3 +241,20 @@ def test_make_model_defaults_to_local(monkeypatch) -> None:
         monkeypatch.delenv(var, raising=False)
     model = make_model()
     assert isinstance(model, LocalModel) and model.model_id == MODEL_ID and model.seed == 42
+
+
+@pytest.mark.slow
+def test_tagged_examples_end_at_the_closing_tag(local_model: LocalModel) -> None:
+    tagged = [(q, f"<cypher>{c}</cypher>") for q, c in SHOTS]
+    completion = local_model.complete(chat("Which courses are taught in semester 5?", tagged), max_tokens=128)
+    assert completion.text.rstrip().endswith("</cypher>"), completion.text
+    parsed = parse_response(completion.text)
+    assert parsed.source is QuerySource.CYPHER_TAG and parsed.query.upper().startswith("MATCH")
+
+
+@pytest.mark.slow
+def test_a_looping_model_is_stopped_early(local_model: LocalModel) -> None:
+    # Zero-shot, the 270M base model loops (digits or schema lines); it must not run to max_tokens.
+    completion = local_model.complete([Message("system", SYSTEM), Message("user", "How many credits has Basis Data?")],
+                                      max_tokens=512)
+    assert completion.usage.completion_tokens < 200, completion.text

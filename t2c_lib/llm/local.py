@@ -1,12 +1,14 @@
 """The packaged local model: Gemma 3 270M (Q4_K_M GGUF from PyPI), run in process by llama-cpp-python.
 
 It is a small *base* model, not instruction-tuned, so chat messages are rendered into a
-plain completion prompt (see `render_prompt`): the system text (instructions + schema)
+plain completion prompt (see `render_parts`): the system text (instructions + schema)
 first, then few-shot pairs as `Question: ...` / `Cypher: ...`, then `Question: <q>` and
-an open `Cypher:` for the model to continue. Generation stops at the next `Question:` or
-a blank line, and the first token may not be a line break (the answer goes on the
-`Cypher:` line). Zero-shot, a 270M base model rarely writes Cypher; with two or three
-few-shot pairs it does.
+an open `Cypher:` for the model to continue. The first generated token may not be a line
+break (the answer goes on the `Cypher:` line). Generation stops at the next `Question:`,
+a blank line, a closing `</cypher>`, or when the model loops (a line repeated three
+times, or 32 tokens repeating with a period of at most 8). Zero-shot, a 270M base model
+rarely writes Cypher; with two or three few-shot pairs it does.
+
 The prefix (instructions + schema + examples) is the same for every question, so
 llama.cpp reuses its evaluated KV cache for it and only evaluates the new question.
 
@@ -33,11 +35,13 @@ from t2c_lib.llm.paths import cache_dir
 log = logging.getLogger(__name__)
 
 MODEL_ID = "local/gemma-3-270m-q4_k_m"
-RENDER_VERSION = "plain-v1"
+RENDER_VERSION = "plain-v2"
 QUESTION_PREFIX = "Question:"
 ANSWER_PREFIX = "Cypher:"
 # The next example starts, or a blank line ends the answer (few-shot answers are one block).
 STOP_SEQUENCES: tuple[str, ...] = ("\nQuestion:", "\n\n")
+REPEAT_LIMIT = 3  # a generated line seen this often means the model is looping
+LOOP_WINDOW = 32  # ... as do this many tokens repeating with a period of at most 8
 DEFAULT_N_CTX = 4096
 DEFAULT_THREADS = 2
 DEFAULT_SEED = 42
@@ -324,6 +328,7 @@ class LocalModel:
                     stop=stops,
                     seed=self.seed,
                     logits_processor=_answer_on_same_line(llama, len(tokens)),
+                    stopping_criteria=_answer_complete(llama, len(tokens)),
                 )
             except (ValueError, RuntimeError) as exc:
                 llama.reset()
@@ -367,6 +372,37 @@ def _answer_on_same_line(llama: Any, n_prompt: int) -> Any:
         return scores
 
     return llama_cpp.LogitsProcessorList([processor])
+
+
+def _periodic_tail(tokens: Sequence[int], window: int = LOOP_WINDOW, max_period: int = 8) -> bool:
+    """True when the last `window` tokens repeat with a short period ("0000...", "abab...")."""
+    if len(tokens) < window:
+        return False
+    tail = tokens[-window:]
+    return any(all(tail[i] == tail[i - p] for i in range(p, window)) for p in range(1, max_period + 1))
+
+
+def _answer_complete(llama: Any, n_prompt: int) -> Any:
+    """Stopping criteria: a closed `</cypher>` tag, a line repeated `REPEAT_LIMIT` times, or a token loop.
+
+    A base model that has answered tends to keep going; one that is lost tends to loop
+    over the same line until `max_tokens`. Both waste minutes per question on 2 cores.
+    """
+    import llama_cpp
+
+    def done(input_ids: Any, logits: Any) -> bool:
+        generated = [int(t) for t in input_ids[n_prompt:]]
+        if not generated:
+            return False
+        if _periodic_tail(generated):
+            return True
+        text = llama.detokenize(generated).decode("utf-8", "ignore")
+        if "</cypher>" in text.lower():
+            return True
+        lines = [line.strip() for line in text.split("\n")[:-1] if line.strip()]
+        return bool(lines) and lines.count(lines[-1]) >= REPEAT_LIMIT
+
+    return llama_cpp.StoppingCriteriaList([done])
 
 
 def _evaluate(llama: Any, prefix_ids: list[int], suffix_ids: list[int]) -> int:

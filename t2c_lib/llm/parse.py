@@ -77,7 +77,11 @@ def parse_response(text: object) -> ParsedResponse:
     for match in _CYPHER_TAG_RE.finditer(rest):
         inner = match.group(1)
         fenced = _first_fence(inner)
-        query = _clean(fenced[1] if fenced else inner, cut_prose=False)
+        body = fenced[1] if fenced else inner
+        closed = match.group(0).lower().endswith("</cypher>")
+        if not closed and not _QUERY_START_RE.match(body):
+            continue  # prose that mentions "<cypher>" (an echoed instruction), not an answer
+        query = _clean(body, cut_prose=not closed)
         if query:
             return ParsedResponse(query, reasoning, QuerySource.CYPHER_TAG)
         tag_was_empty = True
