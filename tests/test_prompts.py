@@ -84,6 +84,14 @@ def test_refinement_carries_question_query_and_feedback(schema):
     assert "(kosong)" in builder.refinement("q", "", "f")[1].content
 
 
+def test_few_shot_refinement_keeps_the_examples(schema, kurikulum):
+    builder = PromptBuilder(Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"), "id", kurikulum.examples)
+    initial = builder.initial("q")
+    refine = builder.refinement("q", "MATCH (m:Matkul) RETURN m", "Label `Matkul` tidak ada.")
+    assert refine[:-1] == initial[:-1]  # same system and examples: the KV cache reuses them
+    assert "Label `Matkul` tidak ada." in refine[-1].content
+
+
 def test_english_templates(schema):
     builder = PromptBuilder(Configuration.from_name("Zero-Shot_Full"), schema.render("full_schema"), "en")
     assert builder.system.content.startswith("You are a Cypher expert")

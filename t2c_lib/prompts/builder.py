@@ -79,7 +79,11 @@ class PromptBuilder:
         return [self._system, *self._example_messages, Message("user", question.strip())]
 
     def refinement(self, question: str, failed_query: str, feedback: str) -> list[Message]:
-        """System, then one user message with the question, the failed query and the feedback."""
+        """System, the same examples as the first attempt, then the question, failed query and feedback.
+
+        The prompt type holds for every iteration: a few-shot or CoT refinement still shows
+        the examples (a base model needs them to answer with a query at all).
+        """
         template = load_template(self.language, self.config.prompt_type.refine_template_name)
         empty = "(kosong)" if self.language == "id" else "(empty)"
         text = template.substitute(
@@ -87,7 +91,7 @@ class PromptBuilder:
             query=failed_query.strip() or empty,
             feedback=feedback.strip(),
         )
-        return [self._system, Message("user", text.strip())]
+        return [self._system, *self._example_messages, Message("user", text.strip())]
 
 
 def prompt_hash(messages: Sequence[Message]) -> str:
