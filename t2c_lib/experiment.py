@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from t2c_lib import __version__, config
 from t2c_lib.agent import Attempt
