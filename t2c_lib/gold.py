@@ -3,7 +3,9 @@
 An external benchmark's gold queries were written for someone else's database (for the
 movies set: Neo4j's demo server). Before a run, `screen_gold` executes every gold query
 on the store in use and keeps only the pairs that run and return something there; every
-dropped pair is reported with the store's own reason, never silently discarded.
+dropped pair is reported with the store's own reason, never silently discarded. Given
+reference stores (`also`), it further keeps only the pairs whose result is equivalent on
+all of them (dialect differences and row-order-dependent answers are dropped, with the reason).
 `sample_items` then draws a fixed, seeded, stratum-proportional subset for quick runs.
 """
 
@@ -21,7 +23,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from t2c_lib.datasets import Dataset, GroundTruthItem
-from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryTimeout
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
+from t2c_lib.metrics.equivalence import has_order_by, results_equivalent
 
 REPORT_CSV = "gold_screen.csv"
 REPORT_COLUMNS = ("id", "reason", "question", "cypher")
@@ -36,6 +39,7 @@ class DropKind(str, Enum):
     WRITE = "error:write"
     TIMEOUT = "timeout"
     EMPTY = "empty"
+    DIFFERS = "differs"  # runs on the screening store, but a reference store gives another answer
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class GoldScreen:
     strata_columns: list[str]
     kept: list[GroundTruthItem]
     dropped: list[DroppedItem]
+    also: list[str] = field(default_factory=list)  # reference stores the kept results were compared with
 
     @property
     def total(self) -> int:
@@ -92,6 +97,7 @@ class GoldScreen:
             "dataset": self.dataset,
             "dataset_hash": self.dataset_hash,
             "store": self.store,
+            "also": list(self.also),
             "timeout_s": self.timeout_s,
             "total": self.total,
             "kept": len(self.kept),
@@ -123,7 +129,8 @@ class GoldScreen:
 
     def describe(self) -> str:
         """A few human-readable lines: kept/dropped overall and per stratum, and the top reasons."""
-        lines = [f"{self.dataset} on {self.store}: kept {len(self.kept)} of {self.total} gold pairs, dropped {len(self.dropped)}"]
+        checked = f" (results compared with {', '.join(self.also)})" if self.also else ""
+        lines = [f"{self.dataset} on {self.store}{checked}: kept {len(self.kept)} of {self.total} gold pairs, dropped {len(self.dropped)}"]
         for column, cells in self.stratum_counts().items():
             for value, counts in cells.items():
                 lines.append(f"  {column}={value}: kept {counts['kept']}, dropped {counts['dropped']}")
@@ -132,39 +139,91 @@ class GoldScreen:
         return "\n".join(lines)
 
 
-def screen_gold(dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> GoldScreen:
+def screen_gold(
+    dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S, also: Sequence[GraphStore] = (),
+) -> GoldScreen:
     """Run every gold query on `store`; keep the pairs that run and return a non-empty result.
 
     Dropped: the store refuses the query (QueryError, reason = its message), it times out
     (QueryTimeout), it returns no rows, or every returned value is null/empty. Other
     store failures (StoreUnavailable) propagate: they are not the gold pair's fault.
+    With reference stores `also` (holding the same dataset version), a pair that passes
+    is also run on each of them and dropped (`DropKind.DIFFERS`, reason "differs between
+    <store> and <other>: ...") unless it runs there and its result is equivalent
+    (`results_equivalent`, in order when the gold sorts its final RETURN). Such a gold
+    answer depends on the engine: a dialect difference, or rows the query leaves
+    unordered (LIMIT without ORDER BY, ties under ORDER BY). Whether an order-dependent
+    pair happens to agree follows the stores' row order, which may change with a reload
+    (Neo4j) or between runs (LadybugDB with several threads): that part of the outcome is
+    only as repeatable as the stores' order.
     """
+    for other in also:
+        other_dataset = getattr(other, "dataset", None)
+        if other_dataset is not None and other_dataset.hash != dataset.hash:
+            raise ValueError(
+                f"reference store {_store_name(other)} holds {other_dataset.name} ({other_dataset.hash[:16]}), "
+                f"not {dataset.name} ({dataset.hash[:16]})"
+            )
     kept: list[GroundTruthItem] = []
     dropped: list[DroppedItem] = []
     for item in dataset.questions:
-        reason, kind = _check(store, item.cypher, timeout_s)
+        result, reason, kind = _check(store, item.cypher, timeout_s)
+        if result is not None and also:
+            reason, kind = _compare(store, result, also, item.cypher, timeout_s)
         if kind is None:
             kept.append(item)
         else:
             dropped.append(DroppedItem(item.id, item.question, item.cypher, reason, kind, dict(item.strata)))
     return GoldScreen(
-        dataset=dataset.name, dataset_hash=dataset.hash, store=getattr(store, "name", type(store).__name__),
+        dataset=dataset.name, dataset_hash=dataset.hash, store=_store_name(store),
         timeout_s=timeout_s, strata_columns=list(dataset.strata_columns), kept=kept, dropped=dropped,
+        also=[_store_name(other) for other in also],
     )
 
 
-def _check(store: GraphStore, cypher: str, timeout_s: float) -> tuple[str, DropKind | None]:
+def _store_name(store: GraphStore) -> str:
+    return getattr(store, "name", type(store).__name__)
+
+
+def _check(store: GraphStore, cypher: str, timeout_s: float) -> tuple[QueryResult | None, str, DropKind | None]:
+    """(result, "", None) for a usable gold result; (None, reason, kind) otherwise."""
     try:
         result = store.query(cypher, timeout_s=timeout_s)
     except QueryTimeout as exc:
-        return f"timeout: {exc}", DropKind.TIMEOUT
+        return None, f"timeout: {exc}", DropKind.TIMEOUT
     except QueryError as exc:
         kind = _ERROR_KINDS.get(exc.kind, DropKind.RUNTIME)
-        return f"{exc.kind} error: {exc}", kind
+        return None, f"{exc.kind} error: {exc}", kind
     if not result.rows:
-        return "empty result: no rows", DropKind.EMPTY
+        return None, "empty result: no rows", DropKind.EMPTY
     if all(_is_blank(value) for row in result.rows for value in row):
-        return f"empty result: {len(result.rows)} row(s), every value null or empty", DropKind.EMPTY
+        return None, f"empty result: {len(result.rows)} row(s), every value null or empty", DropKind.EMPTY
+    return result, "", None
+
+
+def _compare(
+    store: GraphStore, result: QueryResult, others: Sequence[GraphStore], cypher: str, timeout_s: float,
+) -> tuple[str, DropKind | None]:
+    """("", None) when every reference store gives a result equivalent to `result`, else why not."""
+    ordered = has_order_by(cypher)
+    name = _store_name(store)
+    for other in others:
+        other_name = _store_name(other)
+        where = f"differs between {name} and {other_name}"
+        try:
+            theirs = other.query(cypher, timeout_s=timeout_s)
+        except QueryTimeout as exc:
+            return f"{where}: timeout on {other_name}: {exc}", DropKind.DIFFERS
+        except QueryError as exc:
+            return f"{where}: {exc.kind} error on {other_name}: {exc}", DropKind.DIFFERS
+        if results_equivalent(result, theirs, ordered=ordered):
+            continue
+        if ordered and results_equivalent(result, theirs, ordered=False):
+            return f"{where}: the same rows in another order", DropKind.DIFFERS
+        return (
+            f"{where}: different rows ({len(result.rows)} on {name}, {len(theirs.rows)} on {other_name})",
+            DropKind.DIFFERS,
+        )
     return "", None
 
 

@@ -25,13 +25,13 @@ def test_uri() -> str:
     return os.environ.get("T2C_NEO4J_TEST_URI") or f"bolt://127.0.0.1:{os.environ.get('NEO4J_PORT') or 7687}"
 
 
-def open_neo4j(dataset):
-    """A `Neo4jStore` holding `dataset`, or skip (fail when required) if no server answers."""
+def open_neo4j(dataset, **options):
+    """A `Neo4jStore` holding `dataset` (`options` go to Neo4jStore), or skip (fail when required) if no server answers."""
     from t2c_lib.graph.base import StoreUnavailable
     from t2c_lib.graph.neo4j import Neo4jStore
 
     try:
-        return Neo4jStore(dataset, uri=test_uri())
+        return Neo4jStore(dataset, uri=test_uri(), **options)
     except StoreUnavailable as exc:
         if neo4j_required():
             pytest.fail(f"{REQUIRE_ENV}=1 but the Neo4j store is unavailable: {exc}", pytrace=False)

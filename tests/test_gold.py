@@ -154,3 +154,18 @@ def test_sample_of_screened_movies_gold(tmp_path):
     for stratum, size in per_type.items():
         assert int(30 * size / len(kept)) <= got.get(stratum, 0) <= int(30 * size / len(kept)) + 1
     assert sample_items(kept, "all", "type", seed=42) == kept
+
+
+# --- reference stores -----------------------------------------------------------------------
+
+def test_reference_store_with_the_same_graph_drops_nothing_more(flawed, screen, tmp_path, tiny_dataset):
+    """`also`: a second embedded copy of the same graph agrees on every kept pair (Neo4j: test_neo4j_movies.py)."""
+    dataset, store = flawed
+    with LadybugStore(dataset, root=tmp_path / "copy") as copy:
+        checked = screen_gold(dataset, store, timeout_s=0.5, also=[copy])
+    assert [i.id for i in checked.kept] == [i.id for i in screen.kept]
+    assert [(d.id, d.kind) for d in checked.dropped] == [(d.id, d.kind) for d in screen.dropped]
+    assert checked.also == ["ladybug"] and checked.summary()["also"] == ["ladybug"]
+    assert "results compared with ladybug" in checked.describe()
+    with pytest.raises(ValueError, match="holds tiny .* not tiny"):
+        screen_gold(dataset, store, also=[LadybugStore(tiny_dataset, root=tmp_path / "other", auto_load=False)])
