@@ -207,9 +207,10 @@ def test_constructed_from_the_environment_alone(neo4j_kurikulum, kurikulum, monk
         store.close()
 
 
-def test_open_store_picks_neo4j(neo4j_kurikulum, kurikulum):
+def test_open_store_picks_neo4j(neo4j_kurikulum, kurikulum, monkeypatch):
     from t2c_lib.graph import open_store
 
+    monkeypatch.setenv("NEO4J_URI", neo4j_kurikulum.uri)
     store = open_store("neo4j", kurikulum)
     try:
         assert store.name == "neo4j" and store.counts() == kurikulum.expected_counts()

@@ -110,7 +110,8 @@ class LadybugStore:
                 )
             try:
                 self._db = ladybug.Database(str(self.db_path), read_only=True)
-                self._conn = ladybug.Connection(self._db)
+                # one thread: rows tied under ORDER BY / LIMIT then come back in the same order every run
+                self._conn = ladybug.Connection(self._db, num_threads=1)
             except RuntimeError as exc:
                 raise StoreUnavailable(f"cannot open {self.db_path} read-only: {exc}") from None
         return self._conn
