@@ -101,3 +101,14 @@ def test_context_reset_between_queries(chain_ctx):
     assert ctx.deferred is not None
     results = run_chain("MATCH (m:MK) RETURN m.nama LIMIT 1", chain, ctx)
     assert all(r.ok for r in results) and ctx.deferred is None
+
+
+def test_every_gold_query_and_example_passes_the_whole_chain(chain_ctx, kurikulum):
+    """No false alarms: the 52 gold queries and the few-shot examples are valid, non-empty reads."""
+    chain, ctx = chain_ctx
+    queries = [(item.id, item.cypher) for item in kurikulum.questions]
+    queries += [(f"example-{i}", ex.cypher) for i, ex in enumerate(kurikulum.examples, 1)]
+    assert len(queries) >= 52
+    for name, query in queries:
+        results = run_chain(query, chain, ctx)
+        assert all(r.ok for r in results) and len(results) == len(chain), (name, query, results[-1].message)
