@@ -212,24 +212,14 @@ class Neo4jStore:
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
         """EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
-        started = time.perf_counter()
-        with self._session(neo4j.READ_ACCESS) as session:
-            try:
-                tx = session.begin_transaction(timeout=max(timeout_s, 0.001))
-            except Exception as exc:
-                raise _translate(exc, self.uri, timeout_s) from None
-            try:
-                try:
-                    plan = tx.run(f"EXPLAIN {cypher}").consume()
-                except Exception as exc:
-                    raise _translate(exc, self.uri, timeout_s) from None
-                _check_read_only_plan(plan)
-                return self._run_in(tx, cypher, started, timeout_s)
-            finally:
-                _close_quietly(tx)
+        return self._read(cypher, timeout_s, check_plan=True)
 
-    def _read(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        """Run `cypher` in a READ transaction without the EXPLAIN wall (the server's wall alone)."""
+    def _read(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S, check_plan: bool = False) -> QueryResult:
+        """Run `cypher` in a READ transaction; with `check_plan`, only after EXPLAIN shows a read-only plan.
+
+        Without `check_plan` the server's READ access mode is the only wall (tests use that
+        to show the server refuses writes on its own).
+        """
         started = time.perf_counter()
         with self._session(neo4j.READ_ACCESS) as session:
             try:
@@ -237,6 +227,12 @@ class Neo4jStore:
             except Exception as exc:
                 raise _translate(exc, self.uri, timeout_s) from None
             try:
+                if check_plan:
+                    try:
+                        plan = tx.run(f"EXPLAIN {cypher}").consume()
+                    except Exception as exc:
+                        raise _translate(exc, self.uri, timeout_s) from None
+                    _check_read_only_plan(plan)
                 return self._run_in(tx, cypher, started, timeout_s)
             finally:
                 _close_quietly(tx)
