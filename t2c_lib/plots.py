@@ -73,7 +73,7 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
             ax.bar(x + offset, values, width, yerr=np.nan_to_num(err), capsize=2, color=MODE_COLORS[mode],
                    label=MODE_LABELS[mode], error_kw={"elinewidth": 0.7})
         ax.set_title(title)
-        ax.set_xticks(x, [c.replace("_", "\n") for c in configs], rotation=0)
+        ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
         ax.set_ylim(0, 1.05)
     axes[0].set_ylabel("share of questions")
     axes[0].legend(loc="upper left")
@@ -94,7 +94,7 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
                 .reindex(index=prompts, columns=schemas))
         image = ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_xticks(range(len(schemas)), schemas)
-        ax.set_yticks(range(len(prompts)), prompts)
+        ax.set_yticks(range(len(prompts)), prompts if ax is axes[0] else [])
         ax.grid(False)
         ax.set_title(f"LLMetric, {MODE_LABELS[mode]}")
         for (i, j), value in np.ndenumerate(grid.to_numpy(dtype=float)):
@@ -134,7 +134,7 @@ def fig_errors(tables: RunTables) -> plt.Figure:
         for error_type in shares.columns:
             axes[0].bar(range(len(shares)), shares[error_type], bottom=bottom, label=error_type)
             bottom += shares[error_type].to_numpy()
-        axes[0].set_xticks(range(len(shares)), [c.replace("_", "\n") for c in shares.index], fontsize=6)
+        axes[0].set_xticks(range(len(shares)), list(shares.index), rotation=45, ha="right", fontsize=6)
         axes[0].legend(fontsize=6, loc="upper left", bbox_to_anchor=(0.0, -0.25), ncol=3)
     axes[0].set_title("error types of failed attempts (agentic)")
     axes[0].set_ylabel("share of failed attempts")
