@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,8 @@ class Dataset:
     examples: list[Example]
     hash: str
     settings: dict[str, Any] = field(default_factory=dict)
+    gold_exclusions: dict[str, str] = field(default_factory=dict)  # question id -> why it is no ground truth
+
 
     @property
     def strata_columns(self) -> list[str]:
@@ -126,6 +128,19 @@ class Dataset:
             if item.id == question_id:
                 return item
         raise KeyError(f"dataset {self.name!r} has no question {question_id!r}")
+
+    def in_reverse_row_order(self) -> "Dataset":
+        """The same graph with every node and relationship file read bottom-up.
+
+        Loaded into a store, it makes the engine meet the rows in the opposite order, so a
+        gold query whose answer depends on row order (LIMIT over ties, ties under ORDER BY)
+        answers differently there. Name and hash stay: it is the same dataset version.
+        """
+        return replace(
+            self,
+            nodes={label: rows[::-1] for label, rows in self.nodes.items()},
+            rels={rel_type: rows[::-1] for rel_type, rows in self.rels.items()},
+        )
 
     def expected_counts(self) -> dict[str, int]:
         """Node counts per label and relationship counts per type, as the files declare them."""
@@ -172,10 +187,11 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
     gt_spec = _ground_truth_spec(root / "dataset.yaml", settings.get("ground_truth") or {})
     questions = _read_ground_truth(root / gt_spec.file, gt_spec, name)
     examples = _read_examples(root / "examples.yaml", {q.question.strip() for q in questions})
+    exclusions = _gold_exclusions(root / "dataset.yaml", settings.get("gold_exclusions"), {q.id for q in questions})
     return Dataset(
         name=name, path=root, language=language, description=str(settings.get("description", "")).strip(),
         schema_spec=spec, ground_truth_spec=gt_spec, nodes=nodes, rels=rels, questions=questions,
-        examples=examples, hash=dataset_hash(root), settings=settings,
+        examples=examples, hash=dataset_hash(root), settings=settings, gold_exclusions=exclusions,
     )
 
 
@@ -329,6 +345,22 @@ def _ground_truth_spec(path: Path, raw: dict[str, Any]) -> GroundTruthSpec:
         cypher=str(raw.get("cypher", "cypher")),
         strata=strata,
     )
+
+
+def _gold_exclusions(path: Path, raw: Any, question_ids: set[str]) -> dict[str, str]:
+    """`gold_exclusions` of dataset.yaml: question id -> the reason it cannot serve as ground truth."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise DatasetError(path, "gold_exclusions must map question id -> reason")
+    exclusions = {}
+    for qid, reason in raw.items():
+        if str(qid) not in question_ids:
+            raise DatasetError(path, f"gold_exclusions: no question {qid!r} in the ground truth")
+        if not isinstance(reason, str) or not reason.strip():
+            raise DatasetError(path, f"gold_exclusions: {qid} needs a reason")
+        exclusions[str(qid)] = " ".join(reason.split())
+    return exclusions
 
 
 def _read_ground_truth(path: Path, spec: GroundTruthSpec, name: str) -> list[GroundTruthItem]:

@@ -3,9 +3,13 @@
 An external benchmark's gold queries were written for someone else's database (for the
 movies set: Neo4j's demo server). Before a run, `screen_gold` executes every gold query
 on the store in use and keeps only the pairs that run and return something there; every
-dropped pair is reported with the store's own reason, never silently discarded. Given
-reference stores (`also`), it further keeps only the pairs whose result is equivalent on
-all of them (dialect differences and row-order-dependent answers are dropped, with the reason).
+dropped pair is reported with the store's own reason, never silently discarded. It also
+drops the pairs the dataset excludes by name (`gold_exclusions` in dataset.yaml, each with
+its reason) and, with an `OrderProbe`, the pairs whose answer depends on the order in which
+the engine meets the rows (the graph loaded bottom-up answers differently): such a gold
+answer is one of several equally right ones, so no prediction could be scored against it
+fairly. Given reference stores (`also`), it further keeps only the pairs whose result is
+equivalent on all of them.
 `sample_items` then draws a fixed, seeded, stratum-proportional subset for quick runs.
 """
 
@@ -39,6 +43,8 @@ class DropKind(str, Enum):
     WRITE = "error:write"
     TIMEOUT = "timeout"
     EMPTY = "empty"
+    EXCLUDED = "excluded"  # named in the dataset's gold_exclusions, with the reason
+    ORDER = "order"  # the answer changes when the engine meets the rows in another order
     DIFFERS = "differs"  # runs on the screening store, but a reference store gives another answer
 
 
@@ -66,6 +72,7 @@ class GoldScreen:
     kept: list[GroundTruthItem]
     dropped: list[DroppedItem]
     also: list[str] = field(default_factory=list)  # reference stores the kept results were compared with
+    order_probe: bool = False  # whether row-order-dependent answers were looked for
 
     @property
     def total(self) -> int:
@@ -98,6 +105,7 @@ class GoldScreen:
             "dataset_hash": self.dataset_hash,
             "store": self.store,
             "also": list(self.also),
+            "order_probe": self.order_probe,
             "timeout_s": self.timeout_s,
             "total": self.total,
             "kept": len(self.kept),
@@ -129,7 +137,9 @@ class GoldScreen:
 
     def describe(self) -> str:
         """A few human-readable lines: kept/dropped overall and per stratum, and the top reasons."""
-        checked = f" (results compared with {', '.join(self.also)})" if self.also else ""
+        checks = (["row order probed"] if self.order_probe else []) + (
+            [f"results compared with {', '.join(self.also)}"] if self.also else [])
+        checked = f" ({'; '.join(checks)})" if checks else ""
         lines = [f"{self.dataset} on {self.store}{checked}: kept {len(self.kept)} of {self.total} gold pairs, dropped {len(self.dropped)}"]
         for column, cells in self.stratum_counts().items():
             for value, counts in cells.items():
@@ -139,23 +149,73 @@ class GoldScreen:
         return "\n".join(lines)
 
 
+@dataclass
+class OrderProbe:
+    """Two embedded copies of one dataset version, loaded top-down and bottom-up.
+
+    A gold query whose result differs between them depends on row order: it picks rows
+    the query leaves unordered (LIMIT without ORDER BY, LIMIT over ties) or lists tied
+    rows in engine order. Both copies are LadybugDB, whatever the study's store, so a
+    difference can only come from the order, never from a dialect.
+    """
+
+    forward: GraphStore
+    backward: GraphStore
+    owns_forward: bool = False  # close() closes the forward copy too (it was opened for the probe)
+
+    @classmethod
+    def open(cls, dataset: Dataset, root: Path | None = None, forward: GraphStore | None = None) -> "OrderProbe":
+        """Build (or reuse) both copies under `root` (default: the embedded store's cache).
+
+        `forward` reuses an already open embedded store of the same dataset version.
+        """
+        from t2c_lib.graph.ladybug import LadybugStore
+
+        owns_forward = forward is None or getattr(forward, "name", "") != LadybugStore.name
+        if owns_forward:
+            forward = LadybugStore(dataset, root=root)
+        backward = LadybugStore(dataset.in_reverse_row_order(), root=root, variant="reversed")
+        return cls(forward, backward, owns_forward)
+
+    def differs(self, cypher: str, timeout_s: float) -> str | None:
+        """Why the answer depends on row order, or None (same answer, or one copy cannot run it)."""
+        try:
+            top_down = self.forward.query(cypher, timeout_s=timeout_s)
+            bottom_up = self.backward.query(cypher, timeout_s=timeout_s)
+        except (QueryError, QueryTimeout):
+            return None  # not evidence either way; the store check reports real failures
+        ordered = has_order_by(cypher)
+        if results_equivalent(top_down, bottom_up, ordered=ordered):
+            return None
+        if ordered and results_equivalent(top_down, bottom_up, ordered=False):
+            return "answer depends on row order: tied rows under ORDER BY come back in another order when the graph is loaded bottom-up"
+        return (
+            "answer depends on row order: loaded bottom-up, the graph gives other rows "
+            f"({len(top_down.rows)} top-down, {len(bottom_up.rows)} bottom-up; LIMIT over unordered or tied rows)"
+        )
+
+    def close(self) -> None:
+        self.backward.close()
+        if self.owns_forward:
+            self.forward.close()
+
+
 def screen_gold(
     dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S, also: Sequence[GraphStore] = (),
+    order_probe: OrderProbe | None = None, use_exclusions: bool = True,
 ) -> GoldScreen:
     """Run every gold query on `store`; keep the pairs that run and return a non-empty result.
 
-    Dropped: the store refuses the query (QueryError, reason = its message), it times out
-    (QueryTimeout), it returns no rows, or every returned value is null/empty. Other
-    store failures (StoreUnavailable) propagate: they are not the gold pair's fault.
+    In this order, a pair is dropped when: the dataset's `gold_exclusions` name it
+    (`use_exclusions`); the store refuses the query (QueryError, reason = its message),
+    it times out (QueryTimeout), it returns no rows, or every returned value is
+    null/empty; `order_probe` finds its answer depends on row order. Other store failures
+    (StoreUnavailable) propagate: they are not the gold pair's fault.
     With reference stores `also` (holding the same dataset version), a pair that passes
     is also run on each of them and dropped (`DropKind.DIFFERS`, reason "differs between
     <store> and <other>: ...") unless it runs there and its result is equivalent
-    (`results_equivalent`, in order when the gold sorts its final RETURN). Such a gold
-    answer depends on the engine: a dialect difference, or rows the query leaves
-    unordered (LIMIT without ORDER BY, ties under ORDER BY). Whether an order-dependent
-    pair happens to agree follows the stores' row order, which may change with a reload
-    (Neo4j) or between runs (LadybugDB with several threads): that part of the outcome is
-    only as repeatable as the stores' order.
+    (`results_equivalent`, in order when the gold sorts its final RETURN): a dialect
+    difference, or an order-dependent answer that the probe did not catch.
     """
     for other in also:
         other_dataset = getattr(other, "dataset", None)
@@ -164,10 +224,18 @@ def screen_gold(
                 f"reference store {_store_name(other)} holds {other_dataset.name} ({other_dataset.hash[:16]}), "
                 f"not {dataset.name} ({dataset.hash[:16]})"
             )
+    exclusions = dataset.gold_exclusions if use_exclusions else {}
     kept: list[GroundTruthItem] = []
     dropped: list[DroppedItem] = []
     for item in dataset.questions:
-        result, reason, kind = _check(store, item.cypher, timeout_s)
+        if item.id in exclusions:
+            result, reason, kind = None, f"excluded by the dataset: {exclusions[item.id]}", DropKind.EXCLUDED
+        else:
+            result, reason, kind = _check(store, item.cypher, timeout_s)
+        if result is not None and order_probe is not None:
+            order_reason = order_probe.differs(item.cypher, timeout_s)
+            if order_reason:
+                result, reason, kind = None, order_reason, DropKind.ORDER
         if result is not None and also:
             reason, kind = _compare(store, result, also, item.cypher, timeout_s)
         if kind is None:
@@ -177,7 +245,7 @@ def screen_gold(
     return GoldScreen(
         dataset=dataset.name, dataset_hash=dataset.hash, store=_store_name(store),
         timeout_s=timeout_s, strata_columns=list(dataset.strata_columns), kept=kept, dropped=dropped,
-        also=[_store_name(other) for other in also],
+        also=[_store_name(other) for other in also], order_probe=order_probe is not None,
     )
 
 
@@ -302,4 +370,4 @@ def _largest_remainder(sizes: dict[tuple[str, ...], int], n: int) -> dict[tuple[
     return allocation
 
 
-__all__ = ["DropKind", "DroppedItem", "GoldScreen", "REPORT_COLUMNS", "sample_items", "screen_gold"]
+__all__ = ["DropKind", "DroppedItem", "GoldScreen", "OrderProbe", "REPORT_COLUMNS", "sample_items", "screen_gold"]

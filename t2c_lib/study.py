@@ -17,7 +17,7 @@ from t2c_lib.experiment import (
     MANIFEST_FILE, Cell, CellReport, RateLimitedModel, RateLimiter, build_manifest, expand_grid, run_cell,
     run_dir_for, write_json,
 )
-from t2c_lib.gold import GoldScreen, sample_items, screen_gold
+from t2c_lib.gold import GoldScreen, OrderProbe, sample_items, screen_gold
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.graph.schema import SchemaFormat
@@ -40,19 +40,26 @@ class StudyContext:
 
 
 def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyContext:
-    """Load the dataset, open the store, drop gold pairs the store cannot answer, sample the questions.
+    """Load the dataset, open the store, drop gold pairs that cannot serve as ground truth, sample the questions.
 
-    Dropped pairs are written with their reasons to `<run>/gold_screen/` (never silently).
+    Dropped: pairs the dataset excludes, pairs the store cannot answer, and pairs whose
+    answer depends on row order (`OrderProbe`). They are written with their reasons to
+    `<run>/gold_screen/` (never silently).
     """
     dataset = load_dataset(params.dataset)
     store = open_store(params.store, dataset)
     run_dir = run_dir_for(params, results_dir)
-    screen = screen_gold(dataset, store, timeout_s=params.query_timeout_s)
+    probe = OrderProbe.open(dataset, forward=store)
+    try:
+        screen = screen_gold(dataset, store, timeout_s=params.query_timeout_s, order_probe=probe)
+    finally:
+        probe.close()
     screen.write_report(run_dir / SCREEN_DIR)
     write_schema_texts(store, dataset, run_dir / "schema")
     if screen.dropped:
-        log.warning("%d of %d gold pairs dropped (they error or return nothing on %s); see %s",
-                    len(screen.dropped), len(dataset.questions), store.name, run_dir / SCREEN_DIR)
+        kinds = ", ".join(f"{kind} {count}" for kind, count in screen.kind_counts().items())
+        log.warning("%d of %d gold pairs dropped on %s (%s); see %s",
+                    len(screen.dropped), len(dataset.questions), store.name, kinds, run_dir / SCREEN_DIR)
     limit = None if params.limit == "all" else int(params.limit)
     strata = dataset.strata_columns[0] if dataset.strata_columns else None
     questions = sample_items(screen.kept, limit, strata, params.sample_seed)

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from t2c_lib.datasets import GroundTruthItem, load_dataset
-from t2c_lib.gold import REPORT_COLUMNS, DropKind, sample_items, screen_gold
+from t2c_lib.datasets import DatasetError, GroundTruthItem, load_dataset
+from t2c_lib.gold import REPORT_COLUMNS, DropKind, OrderProbe, sample_items, screen_gold
 from t2c_lib.graph.ladybug import LadybugStore
 from tests.conftest import FIXTURES
 
@@ -169,3 +169,97 @@ def test_reference_store_with_the_same_graph_drops_nothing_more(flawed, screen, 
     assert "results compared with ladybug" in checked.describe()
     with pytest.raises(ValueError, match="holds tiny .* not tiny"):
         screen_gold(dataset, store, also=[LadybugStore(tiny_dataset, root=tmp_path / "other", auto_load=False)])
+
+
+# --- dataset exclusions and the row-order probe -------------------------------------------
+
+ORDER_ROWS = [
+    # (question, gold cypher, expected drop kind with the probe, or None if kept)
+    ("Name any one person.", "MATCH (p:Person) RETURN p.name LIMIT 1", DropKind.ORDER),
+    ("Name people by birth decade.", "MATCH (p:Person) RETURN p.name, p.born / 100 AS c ORDER BY c", DropKind.ORDER),
+    ("Who is the oldest person?", "MATCH (p:Person) RETURN p.name ORDER BY p.born LIMIT 1", None),
+    ("Name two people.", "MATCH (p:Person) RETURN p.name LIMIT 2", None),  # every row: order does not matter
+]
+
+
+@pytest.fixture
+def ordered_dataset(tmp_path):
+    """The tiny fixture with order-dependent and order-free gold appended (tiny-004 ... tiny-007), one excluded."""
+    root = tmp_path / "tiny"
+    shutil.copytree(FIXTURES / "tiny", root)
+    with (root / "ground_truth.csv").open("a", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        for question, cypher, _ in ORDER_ROWS:
+            writer.writerow([question, cypher, "hard"])
+    with (root / "dataset.yaml").open("a", encoding="utf-8") as handle:
+        handle.write("gold_exclusions:\n  tiny-002: >-\n    dialect: counted   differently\n    elsewhere\n")
+    return load_dataset(root)
+
+
+def test_reverse_row_order_copy_is_the_same_graph(ordered_dataset):
+    backward = ordered_dataset.in_reverse_row_order()
+    assert backward.hash == ordered_dataset.hash and backward.expected_counts() == ordered_dataset.expected_counts()
+    assert [r.key for r in backward.nodes["Person"]] == [r.key for r in reversed(ordered_dataset.nodes["Person"])]
+    assert [r.key for r in ordered_dataset.nodes["Person"]] == ["p1", "p2"]  # the original is untouched
+
+
+def test_order_probe_drops_answers_that_depend_on_row_order(ordered_dataset, tmp_path):
+    with LadybugStore(ordered_dataset, root=tmp_path) as store:
+        probe = OrderProbe.open(ordered_dataset, root=tmp_path, forward=store)
+        assert probe.forward is store and not probe.owns_forward
+        assert probe.backward.query(ORDER_ROWS[0][1]).rows != store.query(ORDER_ROWS[0][1]).rows
+        screen = screen_gold(ordered_dataset, store, order_probe=probe)
+        unprobed = screen_gold(ordered_dataset, store)
+        unexcluded = screen_gold(ordered_dataset, store, use_exclusions=False)
+        probe.close()
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["tiny", "tiny.reversed"]
+    dropped = {d.id: d for d in screen.dropped}
+    for offset, (_, _, kind) in enumerate(ORDER_ROWS):
+        qid = f"tiny-{4 + offset:03d}"
+        assert (dropped[qid].kind if qid in dropped else None) == kind, qid
+    assert "ORDER BY" in dropped["tiny-005"].reason and "LIMIT" in dropped["tiny-004"].reason
+    assert all(d.kind != DropKind.ORDER for d in unprobed.dropped)
+    assert screen.order_probe and screen.summary()["order_probe"] is True and "row order probed" in screen.describe()
+    # the dataset's exclusions are dropped first, with their reason (whitespace folded)
+    assert dropped["tiny-002"].kind == DropKind.EXCLUDED
+    assert dropped["tiny-002"].reason == "excluded by the dataset: dialect: counted differently elsewhere"
+    assert "tiny-002" in {i.id for i in unexcluded.kept}
+
+
+@pytest.mark.parametrize("entry,problem", [
+    ("  tiny-999: no such pair\n", "no question 'tiny-999'"),
+    ("  tiny-001: ''\n", "tiny-001 needs a reason"),
+])
+def test_bad_gold_exclusions_name_the_problem(tmp_path, entry, problem):
+    root = tmp_path / "tiny"
+    shutil.copytree(FIXTURES / "tiny", root)
+    with (root / "dataset.yaml").open("a", encoding="utf-8") as handle:
+        handle.write("gold_exclusions:\n" + entry)
+    with pytest.raises(DatasetError, match=problem) as error:
+        load_dataset(root)
+    assert "dataset.yaml" in str(error.value)
+
+
+def test_curriculum_gold_does_not_depend_on_row_order(tmp_path):
+    """The thesis set loses nothing to the probe (its results stay comparable with earlier runs)."""
+    kurikulum = load_dataset("kurikulum")
+    with LadybugStore(kurikulum, root=tmp_path) as store:
+        probe = OrderProbe.open(kurikulum, root=tmp_path, forward=store)
+        screen = screen_gold(kurikulum, store, order_probe=probe)
+        probe.close()
+    assert screen.dropped == [] and len(screen.kept) == 52
+
+
+def test_movies_screen_drops_exclusions_and_order_dependent_gold(tmp_path):
+    movies = load_dataset("movies")
+    with LadybugStore(movies, root=tmp_path) as store:
+        probe = OrderProbe.open(movies, root=tmp_path, forward=store)
+        screen = screen_gold(movies, store, order_probe=probe)
+        for dropped in screen.dropped:
+            if dropped.kind == DropKind.ORDER:
+                assert store.query(dropped.cypher).rows  # it runs: only its order is in question
+        probe.close()
+    kinds = screen.kind_counts()
+    assert kinds["excluded"] == len(movies.gold_exclusions) == 3
+    assert kinds["order"] > 0
+    assert all(c["kept"] >= 10 for c in screen.stratum_counts()["type"].values())

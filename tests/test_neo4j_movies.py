@@ -4,11 +4,12 @@ Issue 8. Both stores are loaded afresh (the embedded one in a temporary director
 gold pair the embedded store keeps is run on Neo4j as well; the pairs whose answers are
 not equivalent are exactly what `screen_gold(..., also=[neo4j])` drops, with the reason,
 and what it keeps is equivalent on both. Besides three dialect differences (tested by
-name below), the differing pairs are gold queries whose answer depends on the engine's
-row order (LIMIT without ORDER BY, ties under ORDER BY): which of them happen to agree
-changes with Neo4j's physical order, i.e. from one load to the next, so the test checks
-the partition, not its size. Run with `-rP` to see the load times, the screens per type
-and the dropped list.
+name below and listed in the dataset's `gold_exclusions`), the differing pairs are gold
+queries whose answer depends on the engine's row order (LIMIT without ORDER BY, ties
+under ORDER BY): which of them happen to agree changes with Neo4j's physical order, i.e.
+from one load to the next, so the test checks the partition, not its size. The screen a
+study uses offline (exclusions + `OrderProbe`) must keep only pairs that agree on Neo4j.
+Run with `-rP` to see the load times, the screens per type and the dropped list.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from neo4j_fixtures import open_neo4j
 from t2c_lib.datasets import load_dataset
-from t2c_lib.gold import DropKind, screen_gold
+from t2c_lib.gold import DropKind, OrderProbe, screen_gold
 from t2c_lib.graph.base import QueryError
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.graph.schema import SchemaFormat
@@ -60,21 +61,33 @@ def stores(movies, tmp_path_factory):
     server.close()
 
 
+# The raw screens below ignore the dataset's gold_exclusions: they are what finds them.
 @pytest.fixture(scope="module")
 def embedded_screen(movies, stores):
-    return screen_gold(movies, stores[0], timeout_s=TIMEOUT_S)
+    return screen_gold(movies, stores[0], timeout_s=TIMEOUT_S, use_exclusions=False)
 
 
 @pytest.fixture(scope="module")
 def server_screen(movies, stores):
-    return screen_gold(movies, stores[1], timeout_s=TIMEOUT_S)
+    return screen_gold(movies, stores[1], timeout_s=TIMEOUT_S, use_exclusions=False)
 
 
 @pytest.fixture(scope="module")
 def cross_screen(movies, stores):
     """Screened on the embedded store, results compared with Neo4j's."""
     embedded, server, _ = stores
-    return screen_gold(movies, embedded, timeout_s=TIMEOUT_S, also=[server])
+    return screen_gold(movies, embedded, timeout_s=TIMEOUT_S, also=[server], use_exclusions=False)
+
+
+@pytest.fixture(scope="module")
+def study_screen(movies, stores, tmp_path_factory):
+    """What a study screens offline (exclusions and the row-order probe), then compared with Neo4j."""
+    embedded, server, _ = stores
+    probe = OrderProbe.open(movies, root=tmp_path_factory.mktemp("probe"), forward=embedded)
+    offline = screen_gold(movies, embedded, timeout_s=TIMEOUT_S, order_probe=probe)
+    checked = screen_gold(movies, embedded, timeout_s=TIMEOUT_S, order_probe=probe, also=[server])
+    probe.close()
+    return offline, checked
 
 
 def _differs(screen):
@@ -196,3 +209,20 @@ def test_screen_on_neo4j(movies, embedded_screen, server_screen, cross_screen):
     print(f"  exists/count shorthand: {len(shorthand)} gold pairs, {len(refused_by_ladybug)} refused by ladybug, "
           f"{len(run_by_neo4j)} of those kept on neo4j")
     assert run_by_neo4j
+
+
+def test_study_screen_keeps_only_gold_that_agrees_on_neo4j(movies, study_screen, cross_screen):
+    """Offline, without Neo4j, the study's screen already drops every pair whose answer differs on Neo4j."""
+    offline, checked = study_screen
+    print(offline.describe())
+    assert _differs(checked) == [], [(d.id, d.reason) for d in _differs(checked)]
+    assert [i.id for i in checked.kept] == [i.id for i in offline.kept]
+    assert {i.id for i in offline.kept} <= {i.id for i in cross_screen.kept}
+    assert all(c["kept"] >= 10 for c in offline.stratum_counts()["type"].values())
+
+
+def test_every_gold_exclusion_names_a_real_difference(movies, cross_screen):
+    """The dataset excludes only pairs whose answers differ between the stores, each with a dialect reason."""
+    differs = {d.id for d in _differs(cross_screen)}
+    assert movies.gold_exclusions and set(movies.gold_exclusions) <= differs
+    assert all(reason.startswith("dialect:") for reason in movies.gold_exclusions.values())

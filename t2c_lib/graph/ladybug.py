@@ -49,15 +49,16 @@ class LadybugStore:
 
     name = "ladybug"
 
-    def __init__(self, dataset: Dataset, root: Path | None = None, auto_load: bool = True) -> None:
+    def __init__(self, dataset: Dataset, root: Path | None = None, auto_load: bool = True, variant: str = "") -> None:
+        """`variant` names a differently built copy of the same version (its own directory, e.g. "reversed")."""
         self.dataset = dataset
-        self.root = Path(root or config.CACHE_DIR / "ladybug") / dataset.name
+        self.root = Path(root or config.CACHE_DIR / "ladybug") / (f"{dataset.name}.{variant}" if variant else dataset.name)
         self._lock = threading.Lock()
         self._db: Any = None
         self._conn: Any = None
         self._schema: GraphSchema | None = None
         if auto_load and not self.is_loaded():
-            self.load(dataset)
+            self.load(dataset, only_if_missing=True)
 
     # --- paths -------------------------------------------------------------------------
 
@@ -75,13 +76,19 @@ class LadybugStore:
 
     # --- loading -----------------------------------------------------------------------
 
-    def load(self, dataset: Dataset | None = None) -> dict[str, int]:
-        """Build the database from the dataset files into a fresh file, then swap it in."""
+    def load(self, dataset: Dataset | None = None, only_if_missing: bool = False) -> dict[str, int]:
+        """Build the database from the dataset files into a fresh file, then swap it in.
+
+        `only_if_missing`: do nothing if another process built this version meanwhile
+        (checked under the load lock, so parallel `make -j` jobs build it once).
+        """
         if dataset is not None and dataset.hash != self.dataset.hash:
             self.dataset = dataset
         self.close()
         self.root.mkdir(parents=True, exist_ok=True)
         with _file_lock(self.root / ".load.lock"):
+            if only_if_missing and self.is_loaded():
+                return self.counts()
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
             try:
                 db = ladybug.Database(str(staging / DB_FILE))
