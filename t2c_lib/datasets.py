@@ -19,8 +19,7 @@ import yaml
 from t2c_lib import config
 from t2c_lib.graph.base import INTERNAL_KEY
 from t2c_lib.graph.schema import PropType
-
-LANGUAGES = ("id", "en")
+from t2c_lib.languages import LANGUAGES
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
 NODE_ID_COLUMN = "id"
 

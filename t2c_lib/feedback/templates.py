@@ -10,15 +10,13 @@ from string import Template
 import yaml
 
 from t2c_lib.agent import ErrorType
+from t2c_lib.languages import check_language
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-LANGUAGES = ("id", "en")
 
 
 def _check_language(lang: str) -> str:
-    if lang not in LANGUAGES:
-        raise ValueError(f"no feedback templates for language {lang!r} (valid: {', '.join(LANGUAGES)})")
-    return lang
+    return check_language(lang, "feedback templates")
 
 
 @lru_cache(maxsize=None)

@@ -7,18 +7,17 @@ from functools import lru_cache
 from pathlib import Path
 from string import Template
 
+from t2c_lib.languages import LANGUAGES
+from t2c_lib.languages import check_language as _check_supported
+
 TEMPLATE_DIR = Path(__file__).parent / "templates"
-LANGUAGES = ("id", "en")
-"""`id`: Indonesian (the curriculum graph); `en`: English datasets."""
 
 TEMPLATE_NAMES = ("zero_shot", "few_shot", "cot", "refine", "refine_cot")
 
 
 def check_language(lang: str) -> str:
     """Return `lang` if templates exist for it, else raise naming the valid ones."""
-    if lang not in LANGUAGES:
-        raise ValueError(f"no prompt templates for language {lang!r} (valid: {', '.join(LANGUAGES)})")
-    return lang
+    return _check_supported(lang, "prompt templates")
 
 
 @lru_cache(maxsize=None)
