@@ -160,7 +160,9 @@ def fig_strata(tables: RunTables) -> plt.Figure:
     data = tables.strata
     pooled = data[data["configuration"] == "ALL"] if not data.empty else data
     strata = list(dict.fromkeys(pooled["stratum"])) if not pooled.empty else []
-    fig, axes = plt.subplots(1, max(1, len(strata)), figsize=(2.4 * max(1, len(strata)), 2.8), sharey=True, squeeze=False)
+    widths = [max(2.4, 0.55 * pooled[pooled["stratum"] == s]["value"].nunique()) for s in strata] or [2.4]
+    fig, axes = plt.subplots(1, len(widths), figsize=(sum(widths), 3.0), sharey=True, squeeze=False,
+                             gridspec_kw={"width_ratios": widths})
     for ax, stratum in zip(axes[0], strata):
         rows = pooled[pooled["stratum"] == stratum]
         values = list(dict.fromkeys(rows["value"]))
@@ -168,7 +170,7 @@ def fig_strata(tables: RunTables) -> plt.Figure:
         for offset, mode in ((-0.2, BASELINE), (0.2, TREATMENT)):
             series = rows[rows["mode"] == mode].set_index("value").reindex(values)["pass_at_1"]
             ax.bar(x + offset, series.to_numpy(dtype=float), 0.4, color=MODE_COLORS[mode], label=MODE_LABELS[mode])
-        ax.set_xticks(x, values, fontsize=6, rotation=20)
+        ax.set_xticks(x, values, fontsize=6, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_title(stratum, fontsize=8)
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel("Pass@1")
