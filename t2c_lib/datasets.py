@@ -117,7 +117,6 @@ class Dataset:
     settings: dict[str, Any] = field(default_factory=dict)
     gold_exclusions: dict[str, str] = field(default_factory=dict)  # question id -> why it is no ground truth
 
-
     @property
     def strata_columns(self) -> list[str]:
         return list(self.ground_truth_spec.strata)

@@ -184,10 +184,10 @@ class OrderProbe:
             bottom_up = self.backward.query(cypher, timeout_s=timeout_s)
         except (QueryError, QueryTimeout):
             return None  # not evidence either way; the store check reports real failures
-        ordered = has_order_by(cypher)
-        if results_equivalent(top_down, bottom_up, ordered=ordered):
+        mismatch = _mismatch(top_down, bottom_up, cypher)
+        if mismatch is None:
             return None
-        if ordered and results_equivalent(top_down, bottom_up, ordered=False):
+        if mismatch == "order":
             return "answer depends on row order: tied rows under ORDER BY come back in another order when the graph is loaded bottom-up"
         return (
             "answer depends on row order: loaded bottom-up, the graph gives other rows "
@@ -273,7 +273,6 @@ def _compare(
     store: GraphStore, result: QueryResult, others: Sequence[GraphStore], cypher: str, timeout_s: float,
 ) -> tuple[str, DropKind | None]:
     """("", None) when every reference store gives a result equivalent to `result`, else why not."""
-    ordered = has_order_by(cypher)
     name = _store_name(store)
     for other in others:
         other_name = _store_name(other)
@@ -284,15 +283,26 @@ def _compare(
             return f"{where}: timeout on {other_name}: {exc}", DropKind.DIFFERS
         except QueryError as exc:
             return f"{where}: {exc.kind} error on {other_name}: {exc}", DropKind.DIFFERS
-        if results_equivalent(result, theirs, ordered=ordered):
+        mismatch = _mismatch(result, theirs, cypher)
+        if mismatch is None:
             continue
-        if ordered and results_equivalent(result, theirs, ordered=False):
+        if mismatch == "order":
             return f"{where}: the same rows in another order", DropKind.DIFFERS
         return (
             f"{where}: different rows ({len(result.rows)} on {name}, {len(theirs.rows)} on {other_name})",
             DropKind.DIFFERS,
         )
     return "", None
+
+
+def _mismatch(ours: QueryResult, theirs: QueryResult, cypher: str) -> str | None:
+    """None if equivalent (in order when the gold sorts its final RETURN), "order" if only the row order differs, else "rows"."""
+    ordered = has_order_by(cypher)
+    if results_equivalent(ours, theirs, ordered=ordered):
+        return None
+    if ordered and results_equivalent(ours, theirs, ordered=False):
+        return "order"
+    return "rows"
 
 
 _ERROR_KINDS = {"syntax": DropKind.SYNTAX, "semantic": DropKind.SEMANTIC, "runtime": DropKind.RUNTIME, "write": DropKind.WRITE}

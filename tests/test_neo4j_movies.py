@@ -48,10 +48,6 @@ def stores(movies, tmp_path_factory):
     started = time.perf_counter()
     embedded = LadybugStore(movies, root=tmp_path_factory.mktemp("ladybug-movies"))
     seconds = {"ladybug": time.perf_counter() - started}
-    # With several threads LadybugDB returns tied rows in a varying order, so a gold answer
-    # that depends on row order (LIMIT over ties) could agree with Neo4j in one run and not
-    # the next; one thread makes its order repeatable. (Neo4j's order is fixed within a load.)
-    embedded._connection().set_max_threads_for_exec(1)
     server = open_neo4j(movies, auto_load=False)
     started = time.perf_counter()
     server.load(movies)
