@@ -7,6 +7,7 @@ Properties whose names start with `_` are internal (load keys) and never shown t
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -18,6 +19,20 @@ INTERNAL_KEY = "_key"
 """Property holding each node's load key (unique per label); hidden from schema texts."""
 
 DEFAULT_TIMEOUT_S = 10.0
+"""Seconds a query may take, execution and fetching its rows together."""
+
+DEFAULT_MAX_ROWS = 10_000
+"""Rows a query may return (`T2C_MAX_ROWS`); a larger result is refused, never fetched."""
+
+
+def max_rows_setting() -> int:
+    """The row cap from `T2C_MAX_ROWS` (a positive integer), else DEFAULT_MAX_ROWS."""
+    raw = os.environ.get("T2C_MAX_ROWS", "").strip()
+    if not raw:
+        return DEFAULT_MAX_ROWS
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"T2C_MAX_ROWS must be a positive integer, got {raw!r}")
+    return int(raw)
 
 
 @dataclass(frozen=True)
@@ -86,12 +101,27 @@ class QueryError(StoreError):
     """The database refused or failed a query.
 
     `kind` says which stage failed: "syntax" (parser), "semantic" (binder: unknown label,
-    property, function), "runtime" (execution), or "write" (a write reached a read-only wall).
+    property, function), "runtime" (execution), "write" (a write reached a read-only wall),
+    "unsafe" (the database's plan is not one read statement) or "too_large" (over the row cap).
     """
 
     def __init__(self, message: str, kind: str = "runtime") -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class UnsafeQuery(QueryError):
+    """The database's own reading of a query is not one read-only statement (wall 1)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="unsafe")
+
+
+class ResultTooLarge(QueryError):
+    """The query returns more rows than the store's row cap; no row was fetched."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="too_large")
 
 
 class QueryTimeout(StoreError):
@@ -113,7 +143,10 @@ class GraphStore(Protocol):
         ...
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        """Run one query read-only with a time limit; raise QueryError / QueryTimeout."""
+        """Run one read-only statement within `timeout_s` (execution and fetching) and the row cap.
+
+        Raise UnsafeQuery when the database's plan is not a single read, ResultTooLarge over
+        the row cap, QueryTimeout over the time, QueryError otherwise."""
         ...
 
     def explain(self, cypher: str) -> None:

@@ -1,19 +1,32 @@
 """The embedded store: LadybugDB (PyPI `ladybug`, the maintained fork of Kuzu), in process.
 
 Each dataset version gets its own database file under `.cache/ladybug/<dataset>/<hash>/`,
-built from scratch by `load()` (so reloading can never duplicate anything) and opened with
-`read_only=True` for queries: the database itself refuses writes, the second wall behind
-the guard.
+built from scratch by `load()` (so reloading can never duplicate anything).
+
+Every query, generated or typed by a user, passes the database's own walls before it runs:
+
+1. it is prepared as one statement (`prepare` refuses a string of several; nothing here
+   ever calls an API that runs every statement of a string);
+2. the physical plan that `EXPLAIN` prints must hold only read operators and schema table
+   functions (`ladybug_plan.read_plan`), else `UnsafeQuery`;
+3. the database is opened `read_only=True`, one thread, a bounded buffer pool and no
+   automatic checkpoints, so a write that slipped past both would still be refused;
+4. the result is bounded: over `max_rows` rows it is refused before a row is fetched, and
+   the time limit covers execution and fetching.
+
+LadybugDB has no switch for extension loading or file access (LOAD FROM, COPY TO,
+INSTALL/LOAD EXTENSION, ATTACH): walls 1 and 2 and the guard cover those.
 """
 
 from __future__ import annotations
 
 import fcntl
-from decimal import Decimal
 import shutil
 import tempfile
 import threading
 import time
+import warnings
+from decimal import Decimal
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,12 +37,16 @@ from t2c_lib import config
 from t2c_lib.datasets import Dataset
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
-    StoreUnavailable,
+    ResultTooLarge, StoreUnavailable, UnsafeQuery, max_rows_setting,
 )
+from t2c_lib.graph.ladybug_plan import read_plan
 from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
 
 DB_FILE = "graph.lbdb"
 LOAD_BATCH = 500
+BUFFER_POOL_BYTES = 1 << 30
+"""Memory the read-only database may use for pages (1 GiB; LadybugDB's default is 80% of RAM)."""
+FETCH_CHECK_EVERY = 256
 
 _LADYBUG_TYPES = {
     "STRING": PropType.STRING, "INT64": PropType.INTEGER, "INT32": PropType.INTEGER, "INT16": PropType.INTEGER,
@@ -49,9 +66,14 @@ class LadybugStore:
 
     name = "ladybug"
 
-    def __init__(self, dataset: Dataset, root: Path | None = None, auto_load: bool = True, variant: str = "") -> None:
-        """`variant` names a differently built copy of the same version (its own directory, e.g. "reversed")."""
+    def __init__(
+        self, dataset: Dataset, root: Path | None = None, auto_load: bool = True, variant: str = "",
+        max_rows: int | None = None,
+    ) -> None:
+        """`variant` names a differently built copy of the same version (its own directory, e.g. "reversed");
+        `max_rows` caps every result (default `T2C_MAX_ROWS`, else 10,000)."""
         self.dataset = dataset
+        self.max_rows = max_rows if max_rows is not None else max_rows_setting()
         self.root = Path(root or config.CACHE_DIR / "ladybug") / (f"{dataset.name}.{variant}" if variant else dataset.name)
         self._lock = threading.Lock()
         self._db: Any = None
@@ -116,7 +138,10 @@ class LadybugStore:
                     f"the {self.dataset.name} graph is not loaded in {self.db_path}; run `t2c db load --dataset {self.dataset.name}`"
                 )
             try:
-                self._db = ladybug.Database(str(self.db_path), read_only=True)
+                self._db = ladybug.Database(
+                    str(self.db_path), read_only=True, max_num_threads=1, buffer_pool_size=BUFFER_POOL_BYTES,
+                    auto_checkpoint=False,
+                )
                 # one thread: rows tied under ORDER BY / LIMIT then come back in the same order every run
                 self._conn = ladybug.Connection(self._db, num_threads=1)
             except RuntimeError as exc:
@@ -124,33 +149,62 @@ class LadybugStore:
         return self._conn
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        """Run one statement on the read-only database, stopped after `timeout_s`."""
+        """Run one read statement (walls 1-4 of the module docstring), stopped after `timeout_s`."""
         with self._lock:
             conn = self._connection()
-            conn.set_query_timeout(max(1, int(timeout_s * 1000)))
             started = time.perf_counter()
+            deadline = started + timeout_s
+            statement = self._checked_statement(conn, cypher, deadline, timeout_s)
+            _set_timeout(conn, deadline, timeout_s)
             try:
-                raw = conn.execute(cypher)
+                raw = conn.execute(statement)
             except RuntimeError as exc:
                 raise _query_error(exc, timeout_s) from None
-            if isinstance(raw, list):
-                raise QueryError("only one statement per query is allowed", kind="syntax")
-            columns = list(raw.get_column_names())
-            rows = []
-            while raw.has_next():
-                rows.append([_convert(v) for v in raw.get_next()])
-            return QueryResult(columns=columns, rows=rows, elapsed_s=time.perf_counter() - started)
+            try:
+                return self._fetch(raw, started, deadline, timeout_s)
+            finally:
+                raw.close()
 
     def explain(self, cypher: str) -> None:
-        """Parse, bind and plan without running (`EXPLAIN`); raise QueryError if it does not compile."""
+        """Parse, bind and plan without running; raise QueryError if it does not compile, UnsafeQuery if not a read."""
         with self._lock:
             conn = self._connection()
-            try:
-                raw = conn.execute(f"EXPLAIN {cypher}")
-            except RuntimeError as exc:
-                raise _query_error(exc, 0.0) from None
-            if isinstance(raw, list):
-                raise QueryError("only one statement per query is allowed", kind="syntax")
+            deadline = time.perf_counter() + DEFAULT_TIMEOUT_S
+            self._checked_statement(conn, cypher, deadline, DEFAULT_TIMEOUT_S)
+
+    def _checked_statement(self, conn: Any, cypher: str, deadline: float, timeout_s: float) -> Any:
+        """Wall 1: one statement, prepared; its EXPLAIN plan holds read operators only."""
+        statement = _prepare(conn, cypher)
+        plan_statement = _prepare(conn, f"EXPLAIN {cypher}")
+        _set_timeout(conn, deadline, timeout_s)
+        try:
+            plan = conn.execute(plan_statement)
+        except RuntimeError as exc:
+            raise _query_error(exc, timeout_s) from None
+        try:
+            drawing = plan.get_next()[0] if plan.has_next() else ""
+        finally:
+            plan.close()
+        verdict = read_plan(str(drawing))
+        if not verdict.ok:
+            raise UnsafeQuery(f"refused: the database plans {verdict.refused}, which is not a read of the graph")
+        return statement
+
+    def _fetch(self, raw: Any, started: float, deadline: float, timeout_s: float) -> QueryResult:
+        """Rows of an executed result: refused over the row cap (nothing fetched), stopped at the deadline."""
+        total = raw.get_num_tuples()
+        if total > self.max_rows:
+            raise ResultTooLarge(
+                f"the query returns {total:,} rows, more than the limit of {self.max_rows:,} (T2C_MAX_ROWS); "
+                "aggregate, filter or add LIMIT"
+            )
+        columns = list(raw.get_column_names())
+        rows = []
+        while raw.has_next():
+            if len(rows) % FETCH_CHECK_EVERY == 0 and time.perf_counter() > deadline:
+                raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit (while fetching rows)")
+            rows.append([_convert(v) for v in raw.get_next()])
+        return QueryResult(columns=columns, rows=rows, elapsed_s=time.perf_counter() - started)
 
     def counts(self) -> dict[str, int]:
         schema = self.schema()
@@ -242,6 +296,30 @@ def _map_type(type_name: str) -> PropType:
         return _LADYBUG_TYPES[type_name.upper()]
     except KeyError:
         raise StoreUnavailable(f"LadybugDB property type {type_name!r} has no t2c equivalent") from None
+
+
+def _prepare(conn: Any, cypher: str) -> Any:
+    """A prepared statement for exactly one statement; raise QueryError / UnsafeQuery otherwise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # prepare() is the one-statement API we need
+        try:
+            statement = conn.prepare(cypher)
+        except RuntimeError as exc:
+            raise _query_error(exc, 0.0) from None
+    if not statement.is_success():
+        message = statement.get_error_message().strip()
+        if "multiple statements" in message:
+            raise UnsafeQuery("refused: the text holds more than one statement; send exactly one query")
+        raise _query_error(RuntimeError(message), 0.0)
+    return statement
+
+
+def _set_timeout(conn: Any, deadline: float, timeout_s: float) -> None:
+    """Give the database what is left of the time limit (at least 1 ms)."""
+    remaining = deadline - time.perf_counter()
+    if remaining <= 0:
+        raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit")
+    conn.set_query_timeout(max(1, int(remaining * 1000)))
 
 
 def _query_error(exc: RuntimeError, timeout_s: float) -> Exception:

@@ -13,7 +13,9 @@ ordinary variable names elsewhere. CALL is allowed for subqueries (`CALL {`, `CA
 and for a short allow-list of schema procedures; namespaced *functions* that can run
 arbitrary Cypher or write (apoc.cypher.*, apoc.create.*, dbms.*, ...) are refused. Text
 that cannot be tokenized (an unterminated string, comment or backticked name) cannot be
-checked, so it fails here as a SYNTAX_ERROR; an empty query is NO_QUERY.
+checked, so it fails here as a SYNTAX_ERROR; text the database could tokenize differently
+(see `lexer`) is refused as UNSAFE_QUERY; an empty query is NO_QUERY. The database's own
+plan is the wall behind this one (graph/ladybug_plan.py, graph/neo4j.py).
 """
 
 from __future__ import annotations
@@ -77,6 +79,12 @@ def check_read_only(query: str) -> ValidationResult:
     try:
         tokens = tokenize(query or "")
     except LexError as exc:
+        if exc.ambiguous:
+            return ValidationResult(
+                "guard", False, ErrorType.UNSAFE_QUERY,
+                f"{exc} at offset {exc.pos}: the database could read this text differently from the guard, so it is refused",
+                {"offset": exc.pos, "clause": "ambiguous text"},
+            )
         return ValidationResult(
             "guard", False, ErrorType.SYNTAX_ERROR,
             f"{exc} at offset {exc.pos}: the query cannot be read, so it cannot be checked as read-only",

@@ -31,6 +31,9 @@ _MISSING_TABLE = re.compile(r"Table (\S+?)\.? does not exist", re.IGNORECASE)
 _MISSING_PROPERTY = re.compile(r"Cannot find property (\S+) for (\S+?)\.?$", re.IGNORECASE | re.MULTILINE)
 _NEO4J_MISSING = re.compile(r"(label|relationship type|property)[^`']*[`']([^`']+)[`'] (?:does not exist|is not in the database)", re.IGNORECASE)
 
+UNSAFE_KINDS = ("unsafe", "write")
+"""QueryError kinds that mean the database itself refused the query as not a read."""
+
 MAX_VALUE_HINTS = 5
 VALUE_SCAN_LIMIT = 5000
 
@@ -74,6 +77,8 @@ class SyntaxStep:
             return ValidationResult(self.name, False, ErrorType.TIMEOUT, f"planning the query timed out: {exc}")
         except QueryError as exc:
             message = str(exc)
+            if exc.kind in UNSAFE_KINDS:
+                return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, message, {"kind": exc.kind})
             if exc.kind == "semantic":
                 deferred = self._deferred_kind(query, message, ctx)
                 if deferred is not None:
@@ -198,6 +203,8 @@ class ExecutionStep:
         except QueryError as exc:
             if exc.kind == "write":
                 return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, f"the read-only database refused a write: {exc}", {"kind": exc.kind})
+            if exc.kind == "unsafe":
+                return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, str(exc), {"kind": exc.kind})
             return ValidationResult(self.name, False, ErrorType.EXECUTION_ERROR, str(exc), {"kind": exc.kind})
         rows = len(ctx.result.rows)
         return ValidationResult(self.name, True, None, f"ran in {ctx.result.elapsed_s:.3f} s, {rows} row(s)", {"rows": rows})

@@ -1,0 +1,98 @@
+"""Wall 1 for the embedded store: what LadybugDB's own planner says a query does.
+
+The guard reads text; this module reads the database's *physical plan* (the output of
+`EXPLAIN`), so a query the guard misreads still cannot act. A plan is accepted only when
+every operator is on `READ_OPERATORS` and every table function it calls is on
+`READ_TABLE_FUNCTIONS`; anything else, including an operator this list does not know,
+refuses the query. The lists were read off the plans of every gold query and few-shot
+example of both datasets and the guard's read fixtures (LadybugDB 0.22), then checked
+against the operators of the writes, file access, exports, extensions, attachments,
+transactions and settings that the plan must refuse (tests/fixtures/guard/).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+READ_OPERATORS = frozenset({
+    # scans and lookups
+    "SCAN_NODE_TABLE", "SCAN_REL_TABLE", "QUERY_PRIMARY_KEY_LOOKUP", "RECURSIVE_EXTEND", "PATH_PROPERTY_PROBE",
+    "COUNT_EXTEND_CHAIN", "COUNT_REL_TABLE", "SEMI_MASKER", "TABLE_FUNCTION_CALL",
+    # joins and combinations
+    "HASH_JOIN_BUILD", "HASH_JOIN_PROBE", "INTERSECT_BUILD", "INTERSECT", "CROSS_PRODUCT", "UNION_ALL_SCAN",
+    # row-wise
+    "FILTER", "FLATTEN", "PROJECTION", "UNWIND", "LIMIT", "SKIP", "MULTIPLICITY_REDUCER", "EMPTY_RESULT",
+    # aggregation and sorting
+    "AGGREGATE", "AGGREGATE_FINALIZE", "AGGREGATE_SCAN", "ORDER_BY", "ORDER_BY_MERGE", "ORDER_BY_SCAN",
+    "TOP_K", "TOP_K_SCAN",
+    # sinks
+    "RESULT_COLLECTOR", "DUMMY_SINK",
+})
+"""Physical operators of read queries (scans, joins, projections, aggregation, sorting)."""
+
+READ_TABLE_FUNCTIONS = frozenset({"SHOW_TABLES", "TABLE_INFO", "SHOW_CONNECTION", "READ_FTABLE"})
+"""Table functions a plan may call: schema introspection, and READ_FTABLE (re-reading an intermediate result;
+COPY TO also uses it, but COPY_TO is no read operator). LOAD FROM (READ_CSV_PARALLEL, ...),
+current_setting and the other catalog functions are table functions too, so the operator alone
+is not enough."""
+
+_CELL = re.compile(r"(?:^|│)\s*([^│]*?)\s*(?=│|$)", re.MULTILINE)
+_OPERATOR = re.compile(r"^([A-Z][A-Z0-9_]*)\[(\d+)\]$")
+_FUNCTION = re.compile(r"^Function: ([A-Za-z0-9_]+)$")
+
+
+@dataclass(frozen=True)
+class PlanVerdict:
+    """The operators and table functions of one plan, and the first that is not a read (or None)."""
+
+    operators: tuple[str, ...]
+    functions: tuple[str, ...]
+    refused: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.refused is None
+
+
+def plan_cells(explain_text: str) -> list[str]:
+    """Every text cell of LadybugDB's EXPLAIN drawing (branches are drawn side by side)."""
+    return [m.group(1) for m in _CELL.finditer(explain_text) if m.group(1) and not set(m.group(1)) <= set("-─┌┐└┘┬┴")]
+
+
+def read_plan(explain_text: str) -> PlanVerdict:
+    """Judge one EXPLAIN drawing: refuse any operator or table function not on the read lists.
+
+    Operators carry ids 0..n-1; a missing or repeated id means the drawing cannot be trusted
+    (a branch not drawn, or a name forged through an alias), so the plan is refused.
+    """
+    ids: list[int] = []
+    operators: list[str] = []
+    functions: list[str] = []
+    for cell in plan_cells(explain_text):
+        op = _OPERATOR.match(cell)
+        if op:
+            operators.append(op.group(1))
+            ids.append(int(op.group(2)))
+            continue
+        fn = _FUNCTION.match(cell)
+        if fn:
+            functions.append(fn.group(1).upper())
+    verdict = PlanVerdict(tuple(operators), tuple(functions), None)
+    if not operators:
+        return _refuse(verdict, "an empty plan (the database did not describe what the query does)")
+    if sorted(ids) != list(range(len(ids))):
+        return _refuse(verdict, "a plan drawing whose operator ids are incomplete or repeated")
+    for name in operators:
+        if name not in READ_OPERATORS:
+            return _refuse(verdict, f"plan operator {name}")
+    if operators.count("TABLE_FUNCTION_CALL") > len(functions):
+        return _refuse(verdict, "a table function the plan does not name")
+    for name in functions:
+        if name not in READ_TABLE_FUNCTIONS:
+            return _refuse(verdict, f"table function {name}")
+    return verdict
+
+
+def _refuse(verdict: PlanVerdict, why: str) -> PlanVerdict:
+    return PlanVerdict(verdict.operators, verdict.functions, why)
