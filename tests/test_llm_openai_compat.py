@@ -215,7 +215,7 @@ def test_endpoint_presets_and_factory() -> None:
     router = resolve_endpoint({"OPENROUTER_API_KEY": "sk-or-v1-abc"})
     assert router.base_url == OPENROUTER_BASE_URL
     custom = resolve_endpoint({"T2C_LLM_BASE_URL": "http://127.0.0.1:9/v1/", "GROQ_API_KEY": "gsk_x1234567"})
-    assert custom.base_url == "http://127.0.0.1:9/v1" and custom.api_key == "gsk_x1234567"
+    assert custom.base_url == "http://127.0.0.1:9/v1" and custom.api_key == "not-needed"
     assert "gsk_x1234567" not in repr(groq)
     model = make_model(env={"T2C_LLM_BASE_URL": "http://127.0.0.1:9/v1", "T2C_MODEL": "qwen2.5-coder", "T2C_LLM_TIMEOUT": "7"})
     assert isinstance(model, OpenAICompatModel) and model.retry.timeout_s == 7 and model.model_id == "qwen2.5-coder@127.0.0.1:9"
@@ -225,6 +225,28 @@ def test_endpoint_presets_and_factory() -> None:
         make_model(env={"GROQ_API_KEY": "gsk_x1234567"})
     with pytest.raises(LLMError, match="T2C_LLM_BASE_URL"):
         make_model("some-remote-model", env={})
+
+
+@pytest.mark.parametrize("preset_var", ["GROQ_API_KEY", "OPENROUTER_API_KEY"])
+def test_a_custom_endpoint_never_receives_a_provider_key(preset_var: str) -> None:
+    """Issue 12: a provider key goes only to its provider; a custom URL gets T2C_LLM_API_KEY or nothing."""
+    provider_key = "sk-or-v1-providersecret123"
+    with FaultServer() as srv:
+        env = {"T2C_LLM_BASE_URL": srv.base_url, "T2C_MODEL": "m", preset_var: provider_key, "T2C_LLM_MAX_ATTEMPTS": "1"}
+        make_model(env=env).complete([Message("user", "hi")])
+        env["T2C_LLM_API_KEY"] = "custom-key-42"
+        make_model(env=env).complete([Message("user", "hi")])
+    sent = [{k.lower(): v for k, v in r.headers.items()}.get("authorization", "") for r in srv.requests]
+    assert sent == ["Bearer not-needed", "Bearer custom-key-42"]
+    assert not any(provider_key in str(r.headers) or provider_key in str(r.body) for r in srv.requests)
+
+
+def test_a_preset_key_follows_its_own_provider_host_only() -> None:
+    own = resolve_endpoint({"T2C_LLM_BASE_URL": "https://api.groq.com/openai/v1", "GROQ_API_KEY": "gsk_x1234567"})
+    assert own.api_key == "gsk_x1234567"
+    for url in ("http://api.groq.com/openai/v1", "https://api.groq.com.evil.example/v1", "https://evil.example/api.groq.com",
+                "https://api.groq.com:8443/v1", "https://openrouter.ai/api/v1"):
+        assert resolve_endpoint({"T2C_LLM_BASE_URL": url, "GROQ_API_KEY": "gsk_x1234567"}).api_key == "not-needed", url
 
 
 # --- llama-cpp-python's own OpenAI-compatible server, with the packaged model -------------

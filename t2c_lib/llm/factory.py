@@ -6,9 +6,9 @@ Environment variables (secrets are read from the environment only, never from pa
 | --- | --- | --- |
 | `T2C_MODEL` | model to use when no spec is given: `local` or an endpoint's model name | `local` without an endpoint |
 | `T2C_LLM_BASE_URL` | any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, ...), e.g. `http://127.0.0.1:8000/v1` | unset |
-| `T2C_LLM_API_KEY` | key for `T2C_LLM_BASE_URL` (never logged or written) | `not-needed` |
-| `GROQ_API_KEY` | preset: Groq at `https://api.groq.com/openai/v1` (used when `T2C_LLM_BASE_URL` is unset) | unset |
-| `OPENROUTER_API_KEY` | preset: OpenRouter at `https://openrouter.ai/api/v1` (after Groq) | unset |
+| `T2C_LLM_API_KEY` | key for `T2C_LLM_BASE_URL`, the only key a custom endpoint ever receives (never logged or written) | `not-needed` |
+| `GROQ_API_KEY` | preset: Groq at `https://api.groq.com/openai/v1` (used when `T2C_LLM_BASE_URL` is unset); sent to Groq's own host only | unset |
+| `OPENROUTER_API_KEY` | preset: OpenRouter at `https://openrouter.ai/api/v1` (after Groq); sent to OpenRouter's own host only | unset |
 | `T2C_LLM_TIMEOUT` | seconds one HTTP request may take | `120` |
 | `T2C_LLM_MAX_ATTEMPTS` | tries per request (429 / 5xx / timeouts / bad bodies are retried) | `6` |
 | `T2C_LLM_MAX_WAIT` | seconds of backoff a request may accumulate before giving up | `180` |

@@ -77,16 +77,22 @@ def resolve_endpoint(env: Mapping[str, str]) -> Endpoint | None:
     if base_url:
         key = env.get("T2C_LLM_API_KEY") or ""
         if not key:
-            # A preset key may go with an explicit base URL (e.g. a Groq-compatible proxy).
-            for _, key_var, _ in PRESETS:
-                if env.get(key_var):
-                    key = env[key_var]
-                    break
+            key = _own_preset_key(base_url, env)
         return Endpoint(base_url.rstrip("/"), key or "not-needed", "custom")
     for name, key_var, url in PRESETS:
         if env.get(key_var):
             return Endpoint(url, env[key_var], name)
     return None
+
+
+def _own_preset_key(base_url: str, env: Mapping[str, str]) -> str:
+    """A preset's key, only when the custom URL is that provider's own (https, same host); else ""."""
+    parts = urlsplit(base_url)
+    for _, key_var, url in PRESETS:
+        own = urlsplit(url)
+        if parts.scheme == "https" and parts.hostname and parts.hostname == own.hostname and parts.port in (None, 443):
+            return env.get(key_var) or ""
+    return ""
 
 
 def redact(text: str, secret: str | None) -> str:
