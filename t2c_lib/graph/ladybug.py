@@ -39,7 +39,7 @@ from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
     ResultTooLarge, StoreUnavailable, UnsafeQuery, max_rows_setting,
 )
-from t2c_lib.graph.ladybug_plan import read_plan
+from t2c_lib.graph.ladybug_plan import DatabaseReading, read_plan
 from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
 
 DB_FILE = "graph.lbdb"
@@ -150,6 +150,10 @@ class LadybugStore:
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
         """Run one read statement (walls 1-4 of the module docstring), stopped after `timeout_s`."""
+        return self._run(cypher, timeout_s, self.max_rows)
+
+    def _run(self, cypher: str, timeout_s: float, max_rows: int | None) -> QueryResult:
+        """`query` with an explicit row cap (None: the store's own catalog reads, whose size the schema bounds)."""
         with self._lock:
             conn = self._connection()
             started = time.perf_counter()
@@ -161,7 +165,7 @@ class LadybugStore:
             except RuntimeError as exc:
                 raise _query_error(exc, timeout_s) from None
             try:
-                return self._fetch(raw, started, deadline, timeout_s)
+                return _fetch(raw, started, deadline, timeout_s, max_rows)
             finally:
                 raw.close()
 
@@ -172,8 +176,28 @@ class LadybugStore:
             deadline = time.perf_counter() + DEFAULT_TIMEOUT_S
             self._checked_statement(conn, cypher, deadline, DEFAULT_TIMEOUT_S)
 
+    def inspect(self, cypher: str) -> DatabaseReading:
+        """What the database reads in `cypher` (statement count, compile error, plan), without running it."""
+        with self._lock:
+            conn = self._connection()
+            deadline = time.perf_counter() + DEFAULT_TIMEOUT_S
+            try:
+                _, reading = self._read_statement(conn, cypher, deadline, DEFAULT_TIMEOUT_S)
+            except UnsafeQuery as exc:
+                return DatabaseReading(True, str(exc), None)
+            except (QueryError, QueryTimeout) as exc:
+                return DatabaseReading(False, str(exc), None)
+            return reading
+
     def _checked_statement(self, conn: Any, cypher: str, deadline: float, timeout_s: float) -> Any:
         """Wall 1: one statement, prepared; its EXPLAIN plan holds read operators only."""
+        statement, reading = self._read_statement(conn, cypher, deadline, timeout_s)
+        if reading.plan is not None and not reading.plan.ok:
+            raise UnsafeQuery(f"refused: the database plans {reading.plan.refused}, which is not a read of the graph")
+        return statement
+
+    def _read_statement(self, conn: Any, cypher: str, deadline: float, timeout_s: float) -> tuple[Any, DatabaseReading]:
+        """The prepared statement and the database's plan of it; raise UnsafeQuery for several statements."""
         statement = _prepare(conn, cypher)
         plan_statement = _prepare(conn, f"EXPLAIN {cypher}")
         _set_timeout(conn, deadline, timeout_s)
@@ -185,26 +209,7 @@ class LadybugStore:
             drawing = plan.get_next()[0] if plan.has_next() else ""
         finally:
             plan.close()
-        verdict = read_plan(str(drawing))
-        if not verdict.ok:
-            raise UnsafeQuery(f"refused: the database plans {verdict.refused}, which is not a read of the graph")
-        return statement
-
-    def _fetch(self, raw: Any, started: float, deadline: float, timeout_s: float) -> QueryResult:
-        """Rows of an executed result: refused over the row cap (nothing fetched), stopped at the deadline."""
-        total = raw.get_num_tuples()
-        if total > self.max_rows:
-            raise ResultTooLarge(
-                f"the query returns {total:,} rows, more than the limit of {self.max_rows:,} (T2C_MAX_ROWS); "
-                "aggregate, filter or add LIMIT"
-            )
-        columns = list(raw.get_column_names())
-        rows = []
-        while raw.has_next():
-            if len(rows) % FETCH_CHECK_EVERY == 0 and time.perf_counter() > deadline:
-                raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit (while fetching rows)")
-            rows.append([_convert(v) for v in raw.get_next()])
-        return QueryResult(columns=columns, rows=rows, elapsed_s=time.perf_counter() - started)
+        return statement, DatabaseReading(False, "", read_plan(str(drawing)))
 
     def counts(self) -> dict[str, int]:
         schema = self.schema()
@@ -218,18 +223,18 @@ class LadybugStore:
     def schema(self) -> GraphSchema:
         """Labels, patterns and property types read from the live database (catalog calls)."""
         if self._schema is None:
-            tables = self.query("CALL show_tables() RETURN name, type").rows
+            tables = self._run("CALL show_tables() RETURN name, type", DEFAULT_TIMEOUT_S, None).rows
             node_props: dict[str, dict[str, PropType]] = {}
             rel_props: dict[str, dict[str, PropType]] = {}
             patterns: list[RelPattern] = []
             for name, kind in tables:
-                info = self.query(f"CALL table_info('{name}') RETURN name, type").rows
+                info = self._run(f"CALL table_info('{name}') RETURN name, type", DEFAULT_TIMEOUT_S, None).rows
                 props = {p: _map_type(t) for p, t in info if not p.startswith("_")}
                 if kind == "NODE":
                     node_props[name] = props
                 elif kind == "REL":
                     rel_props[name] = props
-                    for src, dst, *_ in self.query(f"CALL show_connection('{name}') RETURN *").rows:
+                    for src, dst, *_ in self._run(f"CALL show_connection('{name}') RETURN *", DEFAULT_TIMEOUT_S, None).rows:
                         patterns.append(RelPattern(src, name, dst))
             self._schema = GraphSchema(node_props=node_props, rel_props=rel_props, patterns=sorted(set(patterns)))
         return self._schema
@@ -296,6 +301,23 @@ def _map_type(type_name: str) -> PropType:
         return _LADYBUG_TYPES[type_name.upper()]
     except KeyError:
         raise StoreUnavailable(f"LadybugDB property type {type_name!r} has no t2c equivalent") from None
+
+
+def _fetch(raw: Any, started: float, deadline: float, timeout_s: float, max_rows: int | None) -> QueryResult:
+    """Rows of an executed result: refused over the row cap (nothing fetched), stopped at the deadline."""
+    total = raw.get_num_tuples()
+    if max_rows is not None and total > max_rows:
+        raise ResultTooLarge(
+            f"the query returns {total:,} rows, more than the limit of {max_rows:,} (T2C_MAX_ROWS); "
+            "aggregate, filter or add LIMIT"
+        )
+    columns = list(raw.get_column_names())
+    rows = []
+    while raw.has_next():
+        if len(rows) % FETCH_CHECK_EVERY == 0 and time.perf_counter() > deadline:
+            raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit (while fetching rows)")
+        rows.append([_convert(v) for v in raw.get_next()])
+    return QueryResult(columns=columns, rows=rows, elapsed_s=time.perf_counter() - started)
 
 
 def _prepare(conn: Any, cypher: str) -> Any:

@@ -96,3 +96,17 @@ def read_plan(explain_text: str) -> PlanVerdict:
 
 def _refuse(verdict: PlanVerdict, why: str) -> PlanVerdict:
     return PlanVerdict(verdict.operators, verdict.functions, why)
+
+
+@dataclass(frozen=True)
+class DatabaseReading:
+    """What the database makes of a text without running it: how many statements, its error or its plan."""
+
+    several_statements: bool
+    error: str  # the parser's or binder's message; "" when the text planned
+    plan: PlanVerdict | None
+
+    @property
+    def is_one_read(self) -> bool:
+        """One statement whose plan holds read operators only (a text that fails to compile is no threat)."""
+        return not self.several_statements and (self.plan is None or self.plan.ok)
