@@ -29,6 +29,7 @@ from typing import Any, Sequence
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
 from t2c_lib.metrics.equivalence import has_order_by, results_equivalent
+from t2c_lib.validation.guard import check_read_only
 
 REPORT_CSV = "gold_screen.csv"
 REPORT_COLUMNS = ("id", "reason", "question", "cypher")
@@ -41,6 +42,8 @@ class DropKind(str, Enum):
     SEMANTIC = "error:semantic"
     RUNTIME = "error:runtime"
     WRITE = "error:write"
+    UNSAFE = "unsafe"  # the read-only guard or the database's plan refuses it: never run
+    TOO_LARGE = "too_large"  # more rows than the store's row cap
     TIMEOUT = "timeout"
     EMPTY = "empty"
     EXCLUDED = "excluded"  # named in the dataset's gold_exclusions, with the reason
@@ -254,7 +257,12 @@ def _store_name(store: GraphStore) -> str:
 
 
 def _check(store: GraphStore, cypher: str, timeout_s: float) -> tuple[QueryResult | None, str, DropKind | None]:
-    """(result, "", None) for a usable gold result; (None, reason, kind) otherwise."""
+    """(result, "", None) for a usable gold result; (None, reason, kind) otherwise.
+
+    Gold queries are data, so they meet the read-only guard before any store sees them."""
+    verdict = check_read_only(cypher)
+    if not verdict.ok:
+        return None, f"refused by the read-only guard: {verdict.message}", DropKind.UNSAFE
     try:
         result = store.query(cypher, timeout_s=timeout_s)
     except QueryTimeout as exc:
@@ -305,7 +313,10 @@ def _mismatch(ours: QueryResult, theirs: QueryResult, cypher: str) -> str | None
     return "rows"
 
 
-_ERROR_KINDS = {"syntax": DropKind.SYNTAX, "semantic": DropKind.SEMANTIC, "runtime": DropKind.RUNTIME, "write": DropKind.WRITE}
+_ERROR_KINDS = {
+    "syntax": DropKind.SYNTAX, "semantic": DropKind.SEMANTIC, "runtime": DropKind.RUNTIME, "write": DropKind.WRITE,
+    "unsafe": DropKind.UNSAFE, "too_large": DropKind.TOO_LARGE,
+}
 
 
 def _is_blank(value: Any) -> bool:

@@ -3,9 +3,11 @@
 Connection settings come from the environment (`NEO4J_URI`, default
 bolt://127.0.0.1:7687 as started by `make neo4j`; `NEO4J_USER`, `NEO4J_PASSWORD`,
 `NEO4J_DATABASE`), so `Neo4jStore(dataset)` needs nothing else. Generated queries meet
-three walls here: EXPLAIN must report a read-only plan (query type 'r', no LOAD CSV), the
-query then runs in a READ access-mode transaction (the server refuses writes), and the
-transaction carries a time limit the server enforces. Loading writes the dataset in
+the same walls as on the embedded store: Bolt runs one statement per call; EXPLAIN must
+report a read plan (query type 'r' and every operator on READ_OPERATORS, an allow-list);
+the query then runs in a READ access-mode transaction (the server refuses writes) with a
+time limit the server enforces, and rows are fetched in batches up to the row cap and
+the same time limit. Loading writes the dataset in
 batches (UNWIND) after deleting everything, so a reload gives the same graph; the
 dataset's hash is kept in the names of the per-label `_key` uniqueness constraints, which
 is how a store knows whether the database already holds this dataset version.
@@ -27,7 +29,7 @@ from neo4j import exceptions as nx
 from t2c_lib import config
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
-    StoreError, StoreUnavailable,
+    ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery, max_rows_setting,
 )
 from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
 
@@ -56,16 +58,45 @@ _TIMEOUT_CODES = (
     "Neo.ClientError.Transaction.TransactionTimedOut",
     "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
 )
+FETCH_SIZE = 1000
+"""Records per Bolt fetch: memory stays bounded by the row cap, never by the result."""
 _WRITE_CODES = ("Neo.ClientError.Statement.AccessMode", "Neo.ClientError.Security.Forbidden")
-_UNSAFE_OPERATORS = {
-    # Plan operators a generated query may not use though the plan counts as read ('r'):
-    # LOAD CSV reads files and URLs; commands inspect or act on the DBMS (TERMINATE
-    # TRANSACTIONS even runs in a READ transaction).
-    "LoadCSV": "reads files or URLs (LOAD CSV)",
-    "Terminate": "terminates transactions",
-    "Show": "is a SHOW command, not a graph query",
-    "AdministrationCommand": "is an administration command",
-}
+READ_OPERATORS = frozenset({
+    # leaves: scans, seeks, counts
+    "AllNodesScan", "PartitionedAllNodesScan", "NodeByLabelScan", "PartitionedNodeByLabelScan", "NodeByIdSeek",
+    "NodeByElementIdSeek", "NodeIndexSeek", "NodeUniqueIndexSeek", "MultiNodeIndexSeek", "AssertingMultiNodeIndexSeek",
+    "NodeIndexSeekByRange", "NodeUniqueIndexSeekByRange", "NodeIndexContainsScan", "NodeIndexEndsWithScan", "NodeIndexScan",
+    "PartitionedNodeIndexSeek", "PartitionedNodeIndexScan", "IntersectionNodeByLabelsScan", "SubtractionNodeByLabelsScan",
+    "UnionNodeByLabelsScan", "DirectedRelationshipTypeScan", "UndirectedRelationshipTypeScan",
+    "DirectedUnionRelationshipTypesScan", "UndirectedUnionRelationshipTypesScan", "DirectedAllRelationshipsScan",
+    "UndirectedAllRelationshipsScan", "DirectedRelationshipIndexSeek", "UndirectedRelationshipIndexSeek",
+    "DirectedRelationshipIndexScan", "UndirectedRelationshipIndexScan", "DirectedRelationshipIndexSeekByRange",
+    "UndirectedRelationshipIndexSeekByRange", "DirectedRelationshipIndexContainsScan", "UndirectedRelationshipIndexContainsScan",
+    "DirectedRelationshipIndexEndsWithScan", "UndirectedRelationshipIndexEndsWithScan", "DirectedRelationshipByIdSeek",
+    "UndirectedRelationshipByIdSeek", "DirectedRelationshipByElementIdSeek", "UndirectedRelationshipByElementIdSeek",
+    "NodeCountFromCountStore", "RelationshipCountFromCountStore", "Argument", "ArgumentTracker", "EmptyRow",
+    # traversal
+    "Expand", "OptionalExpand", "VarLengthExpand", "BFSPruningVarLengthExpand", "ShortestPath", "StatefulShortestPath",
+    "ProjectEndpoints", "Repeat", "Trail", "NullifyMetadata",
+    # row-wise, joins, aggregation, sorting
+    "ProduceResults", "Filter", "Projection", "CacheProperties", "Limit", "ExhaustiveLimit", "Skip", "Distinct",
+    "OrderedDistinct", "Sort", "PartialSort", "Top", "PartialTop", "EagerAggregation", "OrderedAggregation",
+    "Aggregation", "Unwind", "PartitionedUnwind", "Eager", "Apply", "SemiApply", "AntiSemiApply", "LetSemiApply",
+    "LetAntiSemiApply", "SelectOrSemiApply", "SelectOrAntiSemiApply", "LetSelectOrSemiApply", "LetSelectOrAntiSemiApply",
+    "ConditionalApply", "AntiConditionalApply", "RollUpApply", "CartesianProduct", "NodeHashJoin",
+    "NodeLeftOuterHashJoin", "NodeRightOuterHashJoin", "ValueHashJoin", "Union", "OrderedUnion", "Optional", "Anti",
+    "AssertSameNode", "AssertSameRelationship", "EmptyResult",
+})
+"""Plan operators of read queries (Neo4j 5 operator names, variants like `Expand(All)` by their base
+name). Anything else refuses the query even in a plan of type 'r': LOAD CSV (reads files and URLs),
+procedure calls, SHOW/TERMINATE commands, CALL {} IN TRANSACTIONS and any operator this list does
+not know."""
+
+READ_PROCEDURES = frozenset({
+    "db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
+    "db.schema.nodetypeproperties", "db.schema.reltypeproperties",
+})
+"""Procedures a ProcedureCall operator may run: schema introspection (the guard's list)."""
 
 
 class Neo4jStore:
@@ -82,8 +113,10 @@ class Neo4jStore:
         database: str | None = None,
         auto_load: bool = True,
         replace_foreign: bool | None = None,
+        max_rows: int | None = None,
     ) -> None:
         self.dataset = dataset
+        self.max_rows = max_rows if max_rows is not None else max_rows_setting()
         # Loading deletes everything; a database with data t2c did not load is only replaced on request.
         self.replace_foreign = replace_foreign if replace_foreign is not None else config.env("T2C_NEO4J_REPLACE") == "1"
         self.uri = uri or config.env("NEO4J_URI", DEFAULT_URI) or DEFAULT_URI
@@ -208,7 +241,7 @@ class Neo4jStore:
     # --- reading -----------------------------------------------------------------------
 
     def _session(self, mode: str) -> neo4j.Session:
-        return self.driver.session(database=self.database, default_access_mode=mode, fetch_size=-1)
+        return self.driver.session(database=self.database, default_access_mode=mode, fetch_size=FETCH_SIZE)
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
         """EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
@@ -238,11 +271,21 @@ class Neo4jStore:
                 _close_quietly(tx)
 
     def _run_in(self, tx: neo4j.Transaction, cypher: str, started: float, timeout_s: float) -> QueryResult:
+        """Rows in batches of FETCH_SIZE: over the row cap or past the time limit (fetching included) the query fails."""
         try:
             result = tx.run(cypher)
             columns = list(result.keys())
-            rows = [[_convert(value) for value in record.values()] for record in result]
-        except QueryError:
+            rows = []
+            for record in result:
+                if len(rows) >= self.max_rows:
+                    raise ResultTooLarge(
+                        f"the query returns more than the limit of {self.max_rows:,} rows (T2C_MAX_ROWS); "
+                        "aggregate, filter or add LIMIT"
+                    )
+                if time.perf_counter() - started > timeout_s:
+                    raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit (while fetching rows)")
+                rows.append([_convert(value) for value in record.values()])
+        except (QueryError, QueryTimeout):
             raise
         except Exception as exc:
             raise _translate(exc, self.uri, timeout_s) from None
@@ -358,27 +401,36 @@ def _map_types(types: list[str] | None, where: str) -> PropType:
 
 
 def _check_read_only_plan(summary: neo4j.ResultSummary) -> None:
-    """The EXPLAIN wall: only read plans ('r') without LOAD CSV may run."""
+    """The EXPLAIN wall: a plan of type 'r' whose operators are all on READ_OPERATORS."""
     if summary.query_type != "r":
         kinds = {"w": "writes", "rw": "reads and writes", "s": "changes the schema or administers the DBMS"}
-        raise QueryError(
-            f"refused: the plan {kinds.get(summary.query_type or '', 'is not read-only')} (query type {summary.query_type!r})",
-            kind="write",
+        raise UnsafeQuery(
+            f"refused: the plan {kinds.get(summary.query_type or '', 'is not read-only')} (query type {summary.query_type!r})"
         )
-    operators = _operators(summary.plan) if summary.plan else set()
-    for op in sorted(operators):
-        for prefix, why in _UNSAFE_OPERATORS.items():
-            if op.startswith(prefix):
-                raise QueryError(f"refused: the query {why} (plan operator {op})", kind="write")
+    if not summary.plan:
+        raise UnsafeQuery("refused: the server returned no plan to check")
+    for name, details in _operators(summary.plan):
+        if name == "ProcedureCall" and _procedure_name(details) in READ_PROCEDURES:
+            continue
+        if name not in READ_OPERATORS:
+            raise UnsafeQuery(f"refused: the plan holds operator {name}, which is not a read of the graph")
 
 
-def _operators(plan: Any) -> set[str]:
-    if isinstance(plan, dict):
-        names = {str(plan.get("operatorType", "")).split("@")[0]}
-        for child in plan.get("children", []) or []:
-            names |= _operators(child)
-        return names
-    return set()
+def _operators(plan: Any) -> list[tuple[str, str]]:
+    """(base operator name, details) of every operator in a plan tree (`Expand(All)@neo4j` -> `Expand`)."""
+    if not isinstance(plan, dict):
+        return []
+    name = str(plan.get("operatorType", "")).split("@")[0].split("(")[0]
+    details = str((plan.get("args") or plan.get("arguments") or {}).get("Details", ""))
+    found = [(name, details)]
+    for child in plan.get("children", []) or []:
+        found += _operators(child)
+    return found
+
+
+def _procedure_name(details: str) -> str:
+    """The lower-cased procedure name at the start of a ProcedureCall's details (`db.labels() :: ...`)."""
+    return details.split("(")[0].strip().lower()
 
 
 def _close_quietly(tx: neo4j.Transaction) -> None:
