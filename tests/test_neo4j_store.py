@@ -9,7 +9,7 @@ import pytest
 from neo4j_fixtures import neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
 from t2c_lib.graph.base import StoreError
 from t2c_lib.agent import ErrorType
-from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, StoreUnavailable
+from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, ResultTooLarge, StoreUnavailable, UnsafeQuery
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.graph.neo4j import Neo4jStore
 from t2c_lib.graph.schema import SchemaFormat
@@ -142,17 +142,28 @@ def test_server_refuses_a_write_in_a_read_transaction(neo4j_kurikulum):
 @pytest.mark.parametrize("query,why", [
     ("CREATE (n:Intruder) RETURN n", "query type"),
     ("MATCH (m:MK) SET m.sks = 0", "query type"),
-    ("LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line", "LOAD CSV"),
-    ("LOAD CSV FROM 'http://127.0.0.1:9/x.csv' AS line RETURN line", "LOAD CSV"),
-    ("TERMINATE TRANSACTIONS 'neo4j-transaction-1'", "terminates"),
-    ("SHOW INDEXES", "SHOW command"),
+    ("LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line", "operator LoadCSV"),
+    ("LOAD CSV FROM 'http://127.0.0.1:9/x.csv' AS line RETURN line", "operator LoadCSV"),
+    ("TERMINATE TRANSACTIONS 'neo4j-transaction-1'", "operator TerminateTransactions"),
+    ("SHOW INDEXES", "operator ShowIndexes"),
     ("SHOW DATABASES", "query type"),
+    ("CALL db.info()", "operator ProcedureCall"),
+    ("CALL { MATCH (m:MK) RETURN m.nama AS n } IN TRANSACTIONS RETURN n", "operator"),
 ])
 def test_explain_wall_refuses_before_execution(neo4j_kurikulum, query, why):
-    with pytest.raises(QueryError) as info:
+    with pytest.raises(UnsafeQuery) as info:
         neo4j_kurikulum.query(query)
-    assert info.value.kind == "write"
+    assert info.value.kind == "unsafe"
     assert why in str(info.value)
+
+
+def test_allow_listed_schema_procedures_still_run(neo4j_kurikulum):
+    assert ["MK"] in neo4j_kurikulum.query("CALL db.labels()").rows
+
+
+def test_a_runaway_result_is_capped_on_neo4j(neo4j_kurikulum):
+    with pytest.raises(ResultTooLarge, match="more than the limit of 10,000 rows"):
+        neo4j_kurikulum.query("MATCH (a:topic), (b:topic) RETURN a.nama, b.nama", timeout_s=20)
 
 
 # --- errors and time limits ----------------------------------------------------------------
