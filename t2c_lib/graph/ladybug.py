@@ -1,6 +1,8 @@
 """The embedded store: LadybugDB (PyPI `ladybug`, the maintained fork of Kuzu), in process.
 
-Each dataset version gets its own database file under `.cache/ladybug/<dataset>/<hash>/`,
+Each dataset version gets its own database file under `.cache/ladybug/<dataset>-<folder>/<hash>/`
+(`<folder>`: a short hash of the dataset's directory, so a same-named dataset elsewhere never
+replaces it; `<hash>`: the dataset's content),
 built from scratch by `load()` (so reloading can never duplicate anything) and opened with
 `read_only=True` for queries: the database itself refuses writes, the second wall behind
 the guard.
@@ -9,6 +11,7 @@ the guard.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 from decimal import Decimal
 import shutil
 import tempfile
@@ -52,7 +55,7 @@ class LadybugStore:
     def __init__(self, dataset: Dataset, root: Path | None = None, auto_load: bool = True, variant: str = "") -> None:
         """`variant` names a differently built copy of the same version (its own directory, e.g. "reversed")."""
         self.dataset = dataset
-        self.root = Path(root or config.CACHE_DIR / "ladybug") / (f"{dataset.name}.{variant}" if variant else dataset.name)
+        self.root = Path(root or config.CACHE_DIR / "ladybug") / store_dir_name(dataset, variant)
         self._lock = threading.Lock()
         self._db: Any = None
         self._conn: Any = None
@@ -197,6 +200,16 @@ class LadybugStore:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+def store_dir_name(dataset: Dataset, variant: str = "") -> str:
+    """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
+
+    Inside it each content version has its own directory (`version_dir`), and loading one
+    version removes only older versions from the same folder.
+    """
+    folder = hashlib.sha256(str(Path(dataset.path).resolve()).encode()).hexdigest()[:8]
+    return f"{dataset.name}.{variant}-{folder}" if variant else f"{dataset.name}-{folder}"
+
 
 def _create_tables(conn: Any, dataset: Dataset) -> None:
     for label, props in dataset.schema_spec.nodes.items():
