@@ -66,6 +66,8 @@ def _echo_attempt(attempt: Attempt) -> None:
     if attempt.reasoning:
         click.echo("  reasoning: " + _indent(attempt.reasoning, 13).lstrip())
     click.echo("  query:     " + (_indent(attempt.query, 13).lstrip() if attempt.query else f"(none: {attempt.parse_note})"))
+    if not attempt.query:  # show why: what the model wrote instead of a query
+        click.echo("  reply:     " + trimmed_reply(attempt.raw_response))
     failed = next((v for v in attempt.validations if not v.ok), None)
     if failed is None:
         click.echo("  verdict:   passed " + " -> ".join(v.validator for v in attempt.validations))
@@ -76,6 +78,19 @@ def _echo_attempt(attempt: Attempt) -> None:
             sent = "feedback sent" if attempt.status == "REFINING" else "feedback (not sent: no iterations left)"
             click.echo(f"  {sent}:")
             click.echo(_indent(attempt.feedback.rstrip(), 4))
+
+
+def trimmed_reply(text: str, limit: int = 300) -> str:
+    """The model's reply on one line, cut at `limit` characters (so a failure shows what came back)."""
+    flat = " ".join((text or "").split())
+    if not flat:
+        return "(empty reply)"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+VERDICT_NOTE = ("SUCCESS means the query passed every validator (read-only, syntax, schema, properties, runs, "
+                "returns rows); KG-valid means syntax, schema and properties passed. Neither says the answer is "
+                "correct: that needs a gold query (`t2c evaluate` scores a run against the ground truth).")
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -96,6 +111,7 @@ def _summary(state: AgentState) -> None:
         click.echo("final query: " + _indent(state.final_query, 13).lstrip())
     if state.result is not None:
         click.echo(format_table(state.result))
+    click.echo(VERDICT_NOTE)
 
 
 @click.command("ask")
@@ -193,6 +209,7 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
             from t2c_lib.cli_common import format_table
 
             click.echo(format_table(result))
+            click.echo("valid: the query passed every step on this graph; whether it answers a question needs a gold query")
     if not passed:
         sys.exit(1)
 
