@@ -13,7 +13,7 @@ DATASET ?= kurikulum
 STORE  ?= ladybug
 RUN_ID := $(shell sed -n 's/^run_id:[[:space:]]*\([^#[:space:]]*\).*/\1/p' $(PARAMS) 2>/dev/null)
 
-PAPERMILL := $(VENV)/bin/papermill --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
+PAPERMILL := $(PY) -m t2c_lib.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
 .PHONY: help setup test all run evaluate analyze figures neo4j neo4j-stop clean clean-cache

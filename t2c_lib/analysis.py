@@ -156,6 +156,25 @@ def analyze_run(run_dir: Path, strata_columns: list[str]) -> RunTables:
     )
 
 
+SUMMARY_COLUMNS = ("configuration", "n", "pass_at_1_sp", "pass_at_1_ag", "pass_at_1_mcnemar_p_holm")
+
+
+def paired_note(tables: RunTables) -> str:
+    """Why a run has no paired tests (only one mode, or no common questions), or "" when it has them."""
+    if not tables.comparison.empty:
+        return ""
+    modes = sorted(tables.per_question["mode"].unique())
+    return (f"paired tests need both modes ({BASELINE} and {TREATMENT}) on the same questions; "
+            f"this run has {', '.join(modes) or 'none'}: the table shows each mode's means with bootstrap 95% CIs")
+
+
+def summary_view(tables: RunTables) -> pd.DataFrame:
+    """The comparison's headline columns, or each mode's means when there is nothing to pair."""
+    if tables.comparison.empty:
+        return tables.mode_means[["configuration", "mode", "n", "pass_at_1", "kg_valid", "llmetric_q"]]
+    return tables.comparison[list(SUMMARY_COLUMNS)]
+
+
 def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
     """CSV and LaTeX of each table under `<run>/analysis/` (floats at 10 significant digits)."""
     out_dir = run_dir / ANALYSIS_DIR

@@ -12,8 +12,11 @@ import time
 import click
 
 from t2c_lib import __version__
-from t2c_lib.cli_common import dataset_option, format_table, friendly_errors, open_dataset_store, store_option
+from t2c_lib.cli_common import (
+    SCHEMA_FORMAT, TIMEOUT, dataset_option, format_table, friendly_errors, open_dataset_store, store_option,
+)
 from t2c_lib.graph.schema import SchemaFormat
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="show full tracebacks and debug logs")
@@ -53,7 +56,8 @@ def db_load(dataset: str, store: str) -> None:
 @db.command("schema")
 @dataset_option
 @store_option
-@click.option("--format", "-f", "fmt", type=click.Choice([f.value for f in SchemaFormat]), default=SchemaFormat.FULL.value, show_default=True)
+@click.option("--format", "-f", "fmt", type=SCHEMA_FORMAT, default=SchemaFormat.FULL.value, show_default=True,
+              help="full_schema, nodes_paths, only_paths (or the thesis names Full, Nodes+Paths, Only-Paths)")
 @friendly_errors
 def db_schema(dataset: str, store: str, fmt: str) -> None:
     """Print the schema introspected from the live database in one of the three formats."""
@@ -66,7 +70,7 @@ def db_schema(dataset: str, store: str, fmt: str) -> None:
 @dataset_option
 @store_option
 @click.option("--json", "as_json", is_flag=True, help='print {"columns": [...], "rows": [[...], ...]}')
-@click.option("--timeout", default=10.0, show_default=True, help="seconds before the query is stopped")
+@click.option("--timeout", default=10.0, show_default=True, type=TIMEOUT, help="seconds before the query is stopped (> 0)")
 @click.argument("cypher")
 @friendly_errors
 def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import click
 
 from t2c_lib.agent import AgentLoop, AgentState, Attempt
+from t2c_lib.cli_common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, TEMPERATURE, TIMEOUT
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.graph.schema import SchemaFormat
@@ -65,6 +66,8 @@ def _echo_attempt(attempt: Attempt) -> None:
     if attempt.reasoning:
         click.echo("  reasoning: " + _indent(attempt.reasoning, 13).lstrip())
     click.echo("  query:     " + (_indent(attempt.query, 13).lstrip() if attempt.query else f"(none: {attempt.parse_note})"))
+    if not attempt.query:  # show why: what the model wrote instead of a query
+        click.echo("  reply:     " + trimmed_reply(attempt.raw_response))
     failed = next((v for v in attempt.validations if not v.ok), None)
     if failed is None:
         click.echo("  verdict:   passed " + " -> ".join(v.validator for v in attempt.validations))
@@ -75,6 +78,19 @@ def _echo_attempt(attempt: Attempt) -> None:
             sent = "feedback sent" if attempt.status == "REFINING" else "feedback (not sent: no iterations left)"
             click.echo(f"  {sent}:")
             click.echo(_indent(attempt.feedback.rstrip(), 4))
+
+
+def trimmed_reply(text: str, limit: int = 300) -> str:
+    """The model's reply on one line, cut at `limit` characters (so a failure shows what came back)."""
+    flat = " ".join((text or "").split())
+    if not flat:
+        return "(empty reply)"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+VERDICT_NOTE = ("SUCCESS means the query passed every validator (read-only, syntax, schema, properties, runs, "
+                "returns rows); KG-valid means syntax, schema and properties passed. Neither says the answer is "
+                "correct: that needs a gold query (`t2c evaluate` scores a run against the ground truth).")
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -95,23 +111,24 @@ def _summary(state: AgentState) -> None:
         click.echo("final query: " + _indent(state.final_query, 13).lstrip())
     if state.result is not None:
         click.echo(format_table(state.result))
+    click.echo(VERDICT_NOTE)
 
 
 @click.command("ask")
 @click.argument("question")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
 @click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")
-@click.option("--prompt", "-p", "prompt_type", default=PromptType.ZERO_SHOT.value, show_default=True,
-              help="prompt type: Zero-Shot, Few-Shot or CoT")
-@click.option("--schema", "schema_format", default=SchemaFormat.FULL.config_label, show_default=True,
-              help="schema format: Full, Nodes+Paths or Only-Paths (or full_schema, nodes_paths, only_paths)")
-@click.option("--max-iterations", "-n", default=3, show_default=True, type=click.IntRange(min=1),
+@click.option("--prompt", "-p", "prompt_type", type=PROMPT_TYPE, default=PromptType.ZERO_SHOT.value, show_default=True,
+              help="prompt type: Zero-Shot, Few-Shot or CoT (or zero_shot, few_shot, cot)")
+@click.option("--schema", "schema_format", type=SCHEMA_FORMAT, default=SchemaFormat.FULL.value, show_default=True,
+              help="schema format: full_schema, nodes_paths or only_paths (or Full, Nodes+Paths, Only-Paths)")
+@click.option("--max-iterations", "-n", default=3, show_default=True, type=POSITIVE_INT,
               help="1 = single-pass baseline")
 @click.option("--model", "-m", default=None, help="`local` (packaged Gemma 3 270M) or a model name of the endpoint [default: $T2C_MODEL or local]")
-@click.option("--temperature", default=0.0, show_default=True, type=float, help="first attempt")
-@click.option("--refine-temperature", default=0.1, show_default=True, type=float, help="refinement attempts")
-@click.option("--max-tokens", default=512, show_default=True, type=int)
-@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=float, help="seconds before a query is stopped")
+@click.option("--temperature", default=0.0, show_default=True, type=TEMPERATURE, help="first attempt (0 to 2)")
+@click.option("--refine-temperature", default=0.1, show_default=True, type=TEMPERATURE, help="refinement attempts (0 to 2)")
+@click.option("--max-tokens", default=512, show_default=True, type=POSITIVE_INT, help="tokens the model may write per attempt (>= 1)")
+@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=TIMEOUT, help="seconds before a query is stopped (> 0)")
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--refresh", is_flag=True, help="call the model and overwrite the cached response")
 @click.option("--json", "as_json", is_flag=True, help="print the whole run (attempts, result) as JSON")
@@ -157,7 +174,7 @@ def ask(
 @click.argument("cypher")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
 @click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")
-@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=float, help="seconds before the query is stopped")
+@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=TIMEOUT, help="seconds before the query is stopped (> 0)")
 @click.option("--json", "as_json", is_flag=True, help="print the list of ValidationResults as JSON")
 @click.option("--feedback", "show_feedback", is_flag=True, help="also print the feedback the model would get")
 @_friendly
@@ -192,6 +209,7 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
             from t2c_lib.cli_common import format_table
 
             click.echo(format_table(result))
+            click.echo("valid: the query passed every step on this graph; whether it answers a question needs a gold query")
     if not passed:
         sys.exit(1)
 

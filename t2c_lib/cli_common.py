@@ -37,6 +37,68 @@ def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+# --- option types: every command takes the same spellings and checks the same ranges ------------
+
+class SchemaFormatType(click.ParamType):
+    """A schema format by its snake_case name (`nodes_paths`) or thesis name (`Nodes+Paths`); yields the snake_case name."""
+
+    name = "schema format"
+
+    def get_metavar(self, param: click.Parameter, *args: Any) -> str:
+        from t2c_lib.graph.schema import SchemaFormat
+
+        return "[" + "|".join(f.value for f in SchemaFormat) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from t2c_lib.graph.schema import SchemaFormat
+
+        try:
+            return SchemaFormat.parse(str(value).strip()).value
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class PromptTypeType(click.ParamType):
+    """A prompt type by its thesis name (`Zero-Shot`) or snake_case name (`zero_shot`); yields the thesis name."""
+
+    name = "prompt type"
+
+    def get_metavar(self, param: click.Parameter, *args: Any) -> str:
+        from t2c_lib.prompts.config import PromptType
+
+        return "[" + "|".join(p.value for p in PromptType) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from t2c_lib.prompts.config import PromptType
+
+        try:
+            return PromptType.parse(str(value)).value
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class LimitType(click.ParamType):
+    """A number of questions (a positive integer) or `all`."""
+
+    name = "N|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        text = str(value).strip().lower()
+        if text == "all":
+            return "all"
+        if text.isdigit() and int(text) >= 1:
+            return int(text)
+        self.fail(f"{value!r} is not a positive integer or 'all'", param, ctx)
+
+
+SCHEMA_FORMAT = SchemaFormatType()
+PROMPT_TYPE = PromptTypeType()
+LIMIT = LimitType()
+TIMEOUT = click.FloatRange(min=0, min_open=True, max=86400)
+TEMPERATURE = click.FloatRange(min=0.0, max=2.0)
+POSITIVE_INT = click.IntRange(min=1)
+
+
 def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")(func)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli_common import friendly_errors
-from t2c_lib.params import MODES, PROMPT_TYPES, SCHEMA_FORMATS
+from t2c_lib.cli_common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
+from t2c_lib.params import MODES
 
 
 def _params(params_file: str, **overrides: object):
@@ -29,8 +29,9 @@ def _cells(params, prompt_type: str | None, schema_format: str | None, mode: str
 params_option = click.option("--params", "-p", "params_file", default="params/thesis.yaml", show_default=True,
                              help="parameter file (YAML)")
 cell_options = [
-    click.option("--prompt", "prompt_type", type=click.Choice(PROMPT_TYPES), help="only this prompt type"),
-    click.option("--schema", "schema_format", type=click.Choice(SCHEMA_FORMATS), help="only this schema format"),
+    click.option("--prompt", "prompt_type", type=PROMPT_TYPE, help="only this prompt type (Zero-Shot, Few-Shot, CoT or zero_shot, ...)"),
+    click.option("--schema", "schema_format", type=SCHEMA_FORMAT,
+                 help="only this schema format (full_schema, nodes_paths, only_paths or Full, Nodes+Paths, Only-Paths)"),
     click.option("--mode", type=click.Choice(MODES), help="only this mode"),
 ]
 
@@ -46,7 +47,7 @@ def with_cell_options(func):
 @with_cell_options
 @click.option("--store", type=click.Choice(["ladybug", "neo4j"]), help="override the parameter file's store")
 @click.option("--model", help="override the parameter file's model")
-@click.option("--limit", help="number of questions, or 'all'")
+@click.option("--limit", type=LIMIT, help="number of questions (a positive integer), or 'all'")
 @click.option("--run-id", help="override the parameter file's run_id")
 @click.option("--no-cache", is_flag=True, help="neither read nor write the response cache")
 @click.option("--refresh", is_flag=True, help="call the model again and overwrite cached responses")
@@ -56,24 +57,43 @@ def run_command(params_file, prompt_type, schema_format, mode, store, model, lim
     from t2c_lib.llm.cache import CacheMode
     from t2c_lib.study import infer
 
-    limit_value = None if limit is None else (limit if limit == "all" else int(limit))
-    params = _params(params_file, store=store, model=model, limit=limit_value, run_id=run_id)
+    params = _params(params_file, store=store, model=model, limit=limit, run_id=run_id)
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
     for cell in _cells(params, prompt_type, schema_format, mode):
         report = infer(params, cell.prompt_type, cell.schema_format, cell.mode, cache_mode=cache_mode)
         click.echo(report.line())
 
 
+run_id_option = click.option("--run-id", help="the run to use (results/<run_id>/); its recorded parameters replace --params")
+
+
+def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
+    """(cell, params) pairs: from the run's own manifests with --run-id, else from the parameter file's grid."""
+    if run_id:
+        from t2c_lib.study import recorded_cells
+
+        _params(params_file, run_id=run_id)  # checks the run id's spelling
+        pairs = recorded_cells(run_id)
+    else:
+        params = _params(params_file)
+        pairs = [(cell, params) for cell in _cells(params, None, None, None)]
+    chosen = [(c, p) for c, p in pairs
+              if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format)) and (mode in (None, c.mode))]
+    if not chosen:
+        raise ValueError("no configuration of the run matches --prompt/--schema/--mode")
+    return chosen
+
+
 @click.command("evaluate")
 @params_option
+@run_id_option
 @with_cell_options
 @friendly_errors
-def evaluate_command(params_file, prompt_type, schema_format, mode):
+def evaluate_command(params_file, run_id, prompt_type, schema_format, mode):
     """Score finished cells: metrics.csv and summary.json per cell."""
     from t2c_lib.study import evaluate
 
-    params = _params(params_file)
-    for cell in _cells(params, prompt_type, schema_format, mode):
+    for cell, params in _run_cells(params_file, run_id, prompt_type, schema_format, mode):
         summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.mode)
         click.echo(f"{cell.mode}/{cell.configuration}: Pass@1 {summary['pass_at_1']:.3f}  KG-valid {summary['kg_valid']:.3f}  "
                    f"LLMetric {summary['llmetric']:.3f} [{summary['weights']}]")
@@ -81,15 +101,19 @@ def evaluate_command(params_file, prompt_type, schema_format, mode):
 
 @click.command("analyze")
 @params_option
+@run_id_option
 @friendly_errors
-def analyze_command(params_file):
+def analyze_command(params_file, run_id):
     """Compare agentic with single-pass: tables, paired tests and figures."""
+    from t2c_lib.analysis import paired_note, summary_view
     from t2c_lib.study import analyze
 
-    params = _params(params_file)
+    params = _run_cells(params_file, run_id, None, None, None)[0][1] if run_id else _params(params_file)
     tables = analyze(params)
-    click.echo(tables.comparison[["configuration", "n", "pass_at_1_sp", "pass_at_1_ag", "pass_at_1_mcnemar_p_holm"]]
-               .to_string(index=False))
+    click.echo(summary_view(tables).to_string(index=False))
+    note = paired_note(tables)
+    if note:
+        click.echo(note)
 
 
 @click.group("study")

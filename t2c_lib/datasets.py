@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -409,7 +410,7 @@ def _read_yaml(path: Path, required: bool) -> Any:
             raise DatasetError(path, "file is missing")
         return None
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:
         raise DatasetError(path, f"not valid YAML: {exc}") from None
 
@@ -418,7 +419,7 @@ def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Header and (row number, row) pairs; row numbers count data rows from 1."""
     if not path.is_file():
         raise DatasetError(path, "file is missing")
-    with path.open(encoding="utf-8", newline="") as handle:
+    with io.StringIO(read_text(path, header_lines=1), newline="") as handle:
         reader = csv.reader(handle)
         try:
             header = [h.strip() for h in next(reader)]
@@ -437,6 +438,23 @@ def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
         except csv.Error as exc:
             raise DatasetError(path, f"not valid CSV: {exc}", reader.line_num) from None
     return header, rows
+
+
+def read_text(path: Path, header_lines: int = 0) -> str:
+    """A file's text as UTF-8, a leading byte-order mark dropped; a bad byte is named with its line and column.
+
+    `header_lines` turns the line number into a data-row number (CSV: the header is line 1).
+    """
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        row = line - header_lines if line > header_lines else None
+        where = f"line {line}, byte {column} of the line (offset {exc.start})"
+        raise DatasetError(path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at {where}; save the file as UTF-8",
+                           row) from None
 
 
 def _require_columns(path: Path, header: list[str], required: list[str], allowed: list[str] | None = None) -> None:

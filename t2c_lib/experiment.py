@@ -4,7 +4,10 @@ Each attempt is appended to `attempts.jsonl` as it happens (flush + fsync), each
 question to `questions.jsonl`. A rerun resumes: finished questions are skipped and the
 partial attempts of an interrupted question are dropped and redone (the response cache
 makes the redo free and identical). A question that raises is recorded as failed with its
-error; the run goes on. Layout: `results/<run_id>/<mode>/<configuration>/`.
+error and the run goes on, except for a configuration error (`LLMConfigError`: bad key,
+unknown model, malformed URL), which no question can get past: the run stops at once and
+records nothing for that question, so a run resumed after the fix asks it. A torn last line
+(a writer killed mid-line) is moved to `<file>.torn` before anything is appended. Layout: `results/<run_id>/<mode>/<configuration>/`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from t2c_lib.agent import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.llm.base import LLMConfigError
 from t2c_lib.params import StudyParams
 
 ATTEMPTS_FILE = "attempts.jsonl"
@@ -77,6 +81,7 @@ class AttemptLog:
         self.attempts_path = directory / ATTEMPTS_FILE
         self.questions_path = directory / QUESTIONS_FILE
         self._lock = threading.Lock()
+        self.torn = {path.name: set_aside_torn_tail(path) for path in (self.attempts_path, self.questions_path)}
 
     def finished_ids(self) -> set[str]:
         return {rec["question_id"] for rec in read_jsonl(self.questions_path)}
@@ -108,6 +113,41 @@ class AttemptLog:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
+
+
+TORN_SUFFIX = ".torn"
+
+
+def set_aside_torn_tail(path: Path) -> int:
+    """Move an unterminated, unparsable last line (a writer killed mid-line) to `<path>.torn`; return its bytes.
+
+    Without this the next append would glue its record onto the torn bytes and both would be lost.
+    A complete record that only lacks its newline gets the newline instead.
+    """
+    if not path.is_file():
+        return 0
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return 0
+    cut = data.rfind(b"\n") + 1
+    tail = data[cut:]
+    try:
+        complete = isinstance(json.loads(tail.decode("utf-8")), dict)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        complete = False
+    with path.open("r+b") as handle:
+        if complete:
+            handle.seek(0, os.SEEK_END)
+            handle.write(b"\n")
+        else:
+            with path.with_name(path.name + TORN_SUFFIX).open("ab") as torn:
+                torn.write(tail + b"\n")
+                torn.flush()
+                os.fsync(torn.fileno())
+            handle.truncate(cut)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return 0 if complete else len(tail)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -218,6 +258,8 @@ def run_cell(
     def one(item: GroundTruthItem) -> None:
         try:
             record = solve(item, on_attempt)
+        except LLMConfigError:
+            raise  # no question can succeed until the configuration is fixed: record nothing, stop
         except Exception as exc:  # a question that raises is recorded, the run goes on
             with counter_lock:
                 counters["raised"] += 1
@@ -234,10 +276,13 @@ def run_cell(
                 one(item)
                 bar.update(1)
         else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
+            pool = ThreadPoolExecutor(max_workers=workers)
+            try:
                 for future in as_completed([pool.submit(one, item) for item in todo]):
                     future.result()
                     bar.update(1)
+            finally:  # on a stop, questions not yet started are not started
+                pool.shutdown(wait=True, cancel_futures=True)
     finally:
         bar.close()
     return CellReport(

@@ -91,6 +91,24 @@ def params_from_dict(raw: dict[str, Any], source: str = "params") -> StudyParams
     return StudyParams(**values)
 
 
+def _canonical(key: str, value: Any) -> Any:
+    """Thesis and snake_case spellings alike: `Nodes+Paths` -> `nodes_paths`, `zero_shot` -> `Zero-Shot`."""
+    if not isinstance(value, str):
+        return value
+    try:
+        if key == "schema_formats":
+            from t2c_lib.graph.schema import SchemaFormat
+
+            return SchemaFormat.parse(value.strip()).value
+        if key == "prompt_types":
+            from t2c_lib.prompts.config import PromptType
+
+            return PromptType.parse(value).value
+    except ValueError:
+        pass
+    return value
+
+
 def _check(key: str, value: Any, source: str) -> Any:
     def fail(why: str) -> ParamsError:
         return ParamsError(f"{source}: {key}={value!r}: {why}")
@@ -100,6 +118,7 @@ def _check(key: str, value: Any, source: str) -> Any:
         items = [value] if isinstance(value, str) else list(value or [])
         if not items:
             raise fail("needs at least one value")
+        items = [_canonical(key, v) for v in items]
         bad = [v for v in items if v not in choices[key]]
         if bad:
             raise fail(f"unknown value(s) {', '.join(map(str, bad))} (valid: {', '.join(choices[key])})")

@@ -109,9 +109,13 @@ def fig_cumulative_success(tables: RunTables) -> plt.Figure:
     """Cumulative success rate after iteration 1..N, one line per configuration (agentic)."""
     fig, ax = plt.subplots(figsize=(4.2, 3.0))
     data = tables.cumulative
-    for configuration in config_order(data["configuration"].tolist()) if not data.empty else []:
+    configurations = config_order(data["configuration"].tolist()) if not data.empty else []
+    for i, configuration in enumerate(configurations):
         rows = data[data["configuration"] == configuration].sort_values("iteration")
-        ax.plot(rows["iteration"], rows["success_rate"], marker="o", label=configuration)
+        # dodged sideways so that configurations with equal rates stay visible (y is exact)
+        dodge = (i - (len(configurations) - 1) / 2) * (0.3 / max(1, len(configurations) - 1))
+        ax.plot(rows["iteration"] + dodge, rows["success_rate"], marker="o", label=configuration, linewidth=1.0,
+                linestyle=("-", "--", ":")[i % 3], alpha=0.9)
     ax.set_xlabel("iteration")
     ax.set_ylabel("cumulative success rate")
     ax.set_ylim(0, 1.02)
@@ -135,7 +139,8 @@ def fig_errors(tables: RunTables) -> plt.Figure:
             axes[0].bar(range(len(shares)), shares[error_type], bottom=bottom, label=error_type)
             bottom += shares[error_type].to_numpy()
         axes[0].set_xticks(range(len(shares)), list(shares.index), rotation=45, ha="right", fontsize=6)
-        axes[0].legend(fontsize=6, loc="upper left", bbox_to_anchor=(0.0, -0.25), ncol=3)
+        fig.legend(*axes[0].get_legend_handles_labels(), fontsize=6, loc="lower left", bbox_to_anchor=(0.06, 0.0),
+                   ncol=min(4, len(shares.columns)))
     axes[0].set_title("error types of failed attempts (agentic)")
     axes[0].set_ylabel("share of failed attempts")
     recovery = tables.recovery
@@ -151,7 +156,7 @@ def fig_errors(tables: RunTables) -> plt.Figure:
     axes[1].set_ylim(0, 1.1)
     axes[1].set_title("recovery by first error type (all configurations)")
     axes[1].set_ylabel("recovered / initially failed")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))  # room for the error-type legend under the tick labels
     return fig
 
 
@@ -179,23 +184,67 @@ def fig_strata(tables: RunTables) -> plt.Figure:
     return fig
 
 
+SCHEMA_MARKERS = {"Full": "o", "Nodes+Paths": "s", "Only-Paths": "^"}
+
+
 def fig_cost_gain(tables: RunTables) -> plt.Figure:
-    """Extra tokens and model calls per question (agentic - single-pass) against the Pass@1 gain."""
+    """Extra tokens and model calls per question (agentic - single-pass) against the Pass@1 gain.
+
+    Configurations are numbered (key on the right); configurations at the same point share
+    one label, and labels that would collide are moved up until they do not.
+    """
     comp = tables.comparison
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
-    if not comp.empty:
-        gain = comp["pass_at_1_ag"] - comp["pass_at_1_sp"]
-        for ax, (column, label) in zip(axes, (("tokens_per_question", "extra tokens per question"),
-                                              ("model_calls_per_question", "extra model calls per question"))):
-            extra = comp[f"{column}_ag"] - comp[f"{column}_sp"]
-            ax.scatter(extra, gain, color="#4C72B0")
-            for x, y, name in zip(extra, gain, comp["configuration"]):
-                ax.annotate(name, (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points")
-            ax.axhline(0, color="black", linewidth=0.5)
-            ax.set_xlabel(label)
+    if comp.empty:
+        axes[0].set_ylabel("Pass@1 gain (agentic - single-pass)")
+        fig.tight_layout()
+        return fig
+    order = config_order(comp["configuration"].tolist())
+    comp = comp.set_index("configuration").loc[order]
+    number = {name: i + 1 for i, name in enumerate(order)}
+    gain = (comp["pass_at_1_ag"] - comp["pass_at_1_sp"]).to_numpy(dtype=float)
+    columns = (("tokens_per_question", "extra tokens per question"), ("model_calls_per_question", "extra model calls per question"))
+    points = []
+    for ax, (column, label) in zip(axes, columns):
+        extra = (comp[f"{column}_ag"] - comp[f"{column}_sp"]).to_numpy(dtype=float)
+        for i, name in enumerate(order):
+            prompt, _, schema = name.partition("_")
+            ax.scatter([extra[i]], [gain[i]], marker=SCHEMA_MARKERS.get(schema, "D"), s=22, alpha=0.8,
+                       color=MODE_COLORS[TREATMENT] if prompt == PROMPT_ORDER[0] else
+                       ("#DD8452" if prompt == PROMPT_ORDER[1] else "#55A868"), zorder=3)
+        groups: dict[tuple[float, float], list[int]] = {}
+        for i, name in enumerate(order):
+            groups.setdefault((round(float(extra[i]), 9), round(float(gain[i]), 9)), []).append(number[name])
+        points.append((ax, groups))
+        ax.axhline(0, color="black", linewidth=0.5)
+        ax.set_xlabel(label)
     axes[0].set_ylabel("Pass@1 gain (agentic - single-pass)")
+    handles = [plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
+               for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868"))]
+    handles += [plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s) for s, m in SCHEMA_MARKERS.items()]
+    axes[1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), title=None)
+    key = "\n".join(f"{number[name]:>2}  {name}" for name in order)
+    axes[1].text(1.04, 0.0, key, transform=axes[1].transAxes, fontsize=6, va="bottom", ha="left", family="DejaVu Sans Mono")
     fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    for ax, groups in points:
+        _place_labels(ax, groups, renderer)
     return fig
+
+
+def _place_labels(ax: plt.Axes, groups: dict[tuple[float, float], list[int]], renderer: object) -> None:
+    """One label per point (`1,4`), moved up in 6-point steps until it overlaps no label placed before."""
+    placed = []
+    for (x, y), numbers in sorted(groups.items()):
+        text = ",".join(str(n) for n in numbers)
+        for step in range(60):
+            label = ax.annotate(text, (x, y), xytext=(4, 2 + 6 * step), textcoords="offset points", fontsize=6,
+                                arrowprops={"arrowstyle": "-", "linewidth": 0.3, "color": "#999999"} if step else None)
+            box = matplotlib.text.Text.get_window_extent(label, renderer)  # the words, not the leader line
+            if not any(box.overlaps(other) for other in placed) or step == 59:
+                break
+            label.remove()
+        placed.append(box)
 
 
 FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {

@@ -260,5 +260,22 @@ def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
     return {"run_id": params.run_id, "parameters": params.to_dict(), "cells": cells}
 
 
+def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[Cell, StudyParams]]:
+    """The cells a run has started, each with the parameters its manifest records (so `--run-id` needs no params file)."""
+    import json
+
+    from t2c_lib.params import params_from_dict
+
+    run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
+    found = []
+    for path in sorted(run_dir.glob(f"*/*/{MANIFEST_FILE}")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        params = params_from_dict(manifest["parameters"], source=str(path))
+        found.append((Cell(manifest["mode"], manifest["prompt_type"], manifest["schema_format"]), params))
+    if not found:
+        raise FileNotFoundError(f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`")
+    return found
+
+
 def schema_format_names() -> list[str]:
     return [f.value for f in SchemaFormat]

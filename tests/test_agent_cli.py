@@ -61,8 +61,8 @@ def test_validate_refuses_writes_without_touching_the_graph(cache_dir):
 
 def test_ask_with_unknown_configuration_is_a_one_line_error(cache_dir):
     done = t2c("ask", "--prompt", "Two-Shot", "Berapa SKS 'Basis Data'?", cache_dir=cache_dir)
-    assert done.returncode == 1
-    assert done.stderr.strip().startswith("t2c: error: unknown prompt type 'Two-Shot'")
+    assert done.returncode == 2  # a usage error: the option, the bad value and the valid ones
+    assert "Invalid value for '--prompt' / '-p': unknown prompt type 'Two-Shot' (valid: Zero-Shot, Few-Shot, CoT)" in done.stderr
 
 
 def test_ask_through_a_loopback_endpoint_prints_every_attempt(cache_dir):
@@ -104,3 +104,23 @@ def test_ask_json_single_pass_failure_exits_non_zero(cache_dir):
     assert state["mode"] == "single-pass" and state["config"] == "Few-Shot_Only-Paths"
     assert state["iterations"] == 1 and state["attempts"][0]["error_type"] == "NO_QUERY"
     assert state["attempts"][0]["feedback"] and state["attempts"][0]["status"] == "FAILED"
+
+
+def test_ask_without_a_query_prints_the_reply_and_the_verdict_is_explained(cache_dir):
+    from llm_fault_server import FaultServer, ok
+
+    reply = "Maaf,   saya tidak bisa\n menulis query untuk pertanyaan ini. " + "x" * 400
+    with FaultServer() as server:
+        server.queue(ok(reply))
+        env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key"}
+        failed = t2c("ask", "--model", "loopback-model", "--no-cache", "--max-iterations", "1", "Apa kode 'Basis Data'?",
+                     cache_dir=cache_dir, extra_env=env)
+        server.queue(ok("<cypher>MATCH (m:MK) RETURN m.nama</cypher>"))
+        passed = t2c("ask", "--model", "loopback-model", "--no-cache", "--max-iterations", "1", "Apa kode 'Basis Data'?",
+                     cache_dir=cache_dir, extra_env=env)
+    assert failed.returncode == 1 and "FAILED (NO_QUERY)" in failed.stdout
+    reply_line = next(line for line in failed.stdout.splitlines() if line.startswith("  reply:"))
+    assert "Maaf, saya tidak bisa menulis query untuk pertanyaan ini." in reply_line and reply_line.endswith("…")
+    assert len(reply_line) < 330
+    assert passed.returncode == 0 and "SUCCESS after 1 attempt(s)" in passed.stdout
+    assert "Neither says the answer is correct: that needs a gold query" in passed.stdout

@@ -108,3 +108,36 @@ def test_tables_and_figures_are_byte_identical_on_rerun(scored_run, tiny_dataset
     assert "comparison.tex" in first
     comparison = pd.read_csv(scored_run / "analysis" / "comparison.csv")
     assert list(comparison["configuration"]) == ["Zero-Shot_Full", "Zero-Shot_Only-Paths"]
+
+
+def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
+    """Nine configurations, several at the same point and two close together: every label readable."""
+    import matplotlib
+
+    from t2c_lib.analysis import RunTables
+    from t2c_lib.plots import STYLE, fig_cost_gain
+
+    names = [f"{p}_{s}" for p in ("Zero-Shot", "Few-Shot", "CoT") for s in ("Full", "Nodes+Paths", "Only-Paths")]
+    extra = [0, 40, 40, 0, 80, 40, 0, 80, 41]  # 1,4,7 coincide; 2,3,6 coincide; 9 sits next to them
+    gain = [0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 0.34]
+    comparison = pd.DataFrame({
+        "configuration": names, "pass_at_1_sp": [0.3] * 9, "pass_at_1_ag": [0.3 + g for g in gain],
+        "tokens_per_question_sp": [100.0] * 9, "tokens_per_question_ag": [100.0 + e for e in extra],
+        "model_calls_per_question_sp": [1.0] * 9, "model_calls_per_question_ag": [1.0 + e / 100 for e in extra],
+    })
+    empty = pd.DataFrame()
+    tables = RunTables(empty, comparison, empty, empty, empty, empty, empty, empty, "kg-axel", "sig")
+    with matplotlib.pyplot.style.context(str(STYLE)):
+        fig = fig_cost_gain(tables)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            labels = [t for t in ax.texts if t.get_text() and "\n" not in t.get_text()]
+            numbers = sorted(int(n) for t in labels for n in t.get_text().split(","))
+            assert numbers == list(range(1, 10)), "every configuration is labelled exactly once per panel"
+            boxes = [matplotlib.text.Text.get_window_extent(t, renderer) for t in labels]
+            for i, a in enumerate(boxes):
+                assert not any(a.overlaps(b) for b in boxes[i + 1:]), [t.get_text() for t in labels]
+        key = next(t.get_text() for t in fig.axes[1].texts if "\n" in t.get_text())
+        assert all(name in key for name in names)
+        matplotlib.pyplot.close(fig)

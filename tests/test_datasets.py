@@ -83,3 +83,25 @@ def test_stray_csv_for_undeclared_label(tmp_path):
 def test_unknown_dataset_lists_valid_names():
     with pytest.raises(DatasetError, match=r"no such dataset"):
         load_dataset("no-such-dataset")
+
+
+def test_bad_utf8_byte_names_file_row_and_byte(tmp_path):
+    root = mutated(tmp_path, "nodes/Person.csv", lambda t: t)
+    path = root / "nodes" / "Person.csv"
+    data = path.read_bytes()
+    second_row = data.index(b"\n", data.index(b"\n") + 1) + 1  # start of data row 2 (line 3)
+    path.write_bytes(data[:second_row + 4] + b"\xff" + data[second_row + 4:])
+    with pytest.raises(DatasetError) as info:
+        load_dataset(root)
+    message = str(info.value)
+    assert "nodes/Person.csv, row 2: not valid UTF-8: byte 0xff at line 3, byte 5 of the line" in message
+
+
+def test_csv_and_yaml_with_a_utf8_bom_load(tmp_path, tiny_dataset):
+    root = mutated(tmp_path, "nodes/Person.csv", lambda t: t)
+    for relpath in ("nodes/Person.csv", "ground_truth.csv", "schema.yaml"):
+        path = root / relpath
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    loaded = load_dataset(root)
+    assert loaded.nodes["Person"] == tiny_dataset.nodes["Person"]
+    assert [q.id for q in loaded.questions] == [q.id for q in tiny_dataset.questions]

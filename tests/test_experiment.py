@@ -96,3 +96,83 @@ def test_make_rules_chain_single_pass_after_agentic():
     assert "\t$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__agentic__CoT_Only-Paths.ipynb" in rules
     assert "-p params_file params/x.yaml -p prompt_type CoT -p schema_format only_paths -p mode agentic" in rules
     assert "results/r/.analyzed: $(STUDY_EVALUATED)" in rules
+
+
+# --- faults (issue 17) ------------------------------------------------------------------------
+
+def test_configuration_error_stops_the_run_records_nothing_and_resume_asks_again(tiny_dataset, tmp_path):
+    import pytest
+
+    from t2c_lib.llm.base import LLMConfigError
+
+    params = params_from_dict({"run_id": "t"})
+    cell = Cell("agentic", "Zero-Shot", "full_schema")
+    calls: list[str] = []
+
+    def unauthorised_stand_in(item, on_attempt):
+        calls.append(item.id)
+        if item.id == "tiny-002":
+            raise LLMConfigError("authentication failed: check the API key (HTTP 401)")
+        return scripted_solve_stand_in()(item, on_attempt)
+
+    for workers in (1, 2):
+        calls.clear()
+        directory = tmp_path / f"w{workers}"
+        with pytest.raises(LLMConfigError, match="authentication failed"):
+            run_cell(cell, params, tiny_dataset.questions, unauthorised_stand_in, directory, workers=workers, progress=False)
+        recorded = {r["question_id"] for r in read_jsonl(cell.directory(directory) / "questions.jsonl")}
+        assert "tiny-002" not in recorded
+        if workers == 1:
+            assert calls == ["tiny-001", "tiny-002"] and recorded == {"tiny-001"}
+        fixed = scripted_solve_stand_in()
+        report = run_cell(cell, params, tiny_dataset.questions, fixed, directory, workers=workers, progress=False)
+        assert "tiny-002" in fixed.calls and report.failed_with_error == 0
+        assert sorted(r["question_id"] for r in read_jsonl(cell.directory(directory) / "questions.jsonl")) == [
+            "tiny-001", "tiny-002", "tiny-003"]
+
+
+WRITER = r"""
+import os, signal, sys, time
+path = sys.argv[1]
+fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+os.write(fd, b'{"question_id": "tiny-001", "status": "SUCCESS"}\n')
+os.write(fd, b'{"question_id": "tiny-002", "sta')   # killed before the rest of the line
+os.fsync(fd)
+print("torn", flush=True)
+time.sleep(60)
+"""
+
+
+def test_torn_last_line_from_a_killed_writer_is_set_aside_on_resume(tiny_dataset, tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    params = params_from_dict({"run_id": "t"})
+    cell = Cell("agentic", "Zero-Shot", "full_schema")
+    directory = cell.directory(tmp_path)
+    directory.mkdir(parents=True)
+    for name in ("questions.jsonl", "attempts.jsonl"):
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(directory / name)], stdout=subprocess.PIPE, text=True)
+        assert writer.stdout.readline().strip() == "torn"
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    solve = scripted_solve_stand_in()
+    report = run_cell(cell, params, tiny_dataset.questions, solve, tmp_path, progress=False)
+    assert solve.calls == ["tiny-002", "tiny-003"] and report.skipped == 1
+    for name in ("questions.jsonl", "attempts.jsonl"):
+        text = (directory / name).read_text()
+        assert all(json.loads(line) for line in text.splitlines()), name  # every line parses: nothing glued
+        assert (directory / (name + ".torn")).read_text() == '{"question_id": "tiny-002", "sta\n'
+    questions = [json.loads(line)["question_id"] for line in (directory / "questions.jsonl").read_text().splitlines()]
+    assert questions == ["tiny-001", "tiny-002", "tiny-003"]
+    assert len(read_jsonl(directory / "attempts.jsonl")) == 1 + 4  # the writer's whole line and two attempts each for 002 and 003
+
+
+def test_complete_last_record_without_newline_is_kept(tmp_path):
+    path = tmp_path / "questions.jsonl"
+    path.write_text('{"question_id": "q1"}')
+    log = AttemptLog(tmp_path)
+    log.append_question({"question_id": "q2"})
+    assert [r["question_id"] for r in read_jsonl(path)] == ["q1", "q2"]
+    assert not (tmp_path / "questions.jsonl.torn").exists()

@@ -212,7 +212,10 @@ def test_order_probe_drops_answers_that_depend_on_row_order(ordered_dataset, tmp
         unprobed = screen_gold(ordered_dataset, store)
         unexcluded = screen_gold(ordered_dataset, store, use_exclusions=False)
         probe.close()
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["tiny", "tiny.reversed"]
+    from t2c_lib.graph.ladybug import store_dir_name
+
+    stores = sorted(["tiny", store_dir_name(ordered_dataset), store_dir_name(ordered_dataset, "reversed")])
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == stores
     dropped = {d.id: d for d in screen.dropped}
     for offset, (_, _, kind) in enumerate(ORDER_ROWS):
         qid = f"tiny-{4 + offset:03d}"

@@ -91,3 +91,27 @@ def test_timeout_stops_a_long_query(tiny_store):
     with pytest.raises(QueryTimeout):
         tiny_store.query(LONG_QUERY, timeout_s=0.3)
     assert tiny_store.query("MATCH (m:Movie) RETURN count(m)").rows == [[2]]  # still usable afterwards
+
+
+def test_same_named_dataset_from_another_folder_does_not_replace_the_store(tmp_path):
+    import shutil
+
+    from t2c_lib.datasets import load_dataset
+    from tests.conftest import FIXTURES
+
+    shipped, elsewhere = tmp_path / "data" / "tiny", tmp_path / "elsewhere" / "tiny"
+    shutil.copytree(FIXTURES / "tiny", shipped)
+    shutil.copytree(FIXTURES / "tiny", elsewhere)
+    movies = elsewhere / "nodes" / "Movie.csv"
+    movies.write_text(movies.read_text().replace("The Matrix", "Not The Matrix"))
+    original, other = load_dataset(shipped), load_dataset(elsewhere)
+    assert original.name == other.name and original.hash != other.hash
+    first = LadybugStore(original, root=tmp_path / "stores")
+    first.close()
+    second = LadybugStore(other, root=tmp_path / "stores")
+    assert second.query("MATCH (m:Movie) WHERE m.title STARTS WITH 'Not' RETURN count(m)").rows == [[1]]
+    second.close()
+    assert first.is_loaded(), "loading the other folder's dataset removed the first store"
+    again = LadybugStore(original, root=tmp_path / "stores", auto_load=False)
+    assert again.query("MATCH (m:Movie {title: 'The Matrix'}) RETURN count(m)").rows == [[1]]
+    again.close()

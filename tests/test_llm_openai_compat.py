@@ -335,3 +335,48 @@ def test_llama_cpp_server_unknown_route_is_a_clear_error(llama_server: LlamaServ
         model.complete(MESSAGES, max_tokens=4)
     llama_server.check_alive()
     assert "HTTP 404" in str(err.value) and llama_server.base_url in str(err.value)
+
+
+# --- errors no retry can fix: one clear line, no retries (issue 17) --------------------------------
+
+@pytest.mark.parametrize("code,hint", [(401, "authentication failed"), (403, "access forbidden"), (404, "model name")])
+def test_auth_and_unknown_model_are_configuration_errors(server: FaultServer, code: int, hint: str) -> None:
+    from t2c_lib.llm.base import LLMConfigError
+
+    server.queue(status(code))
+    with pytest.raises(LLMConfigError) as err:
+        _model(server).complete(MESSAGES)
+    assert len(server.requests) == 1 and hint in str(err.value) and f"HTTP {code}" in str(err.value)
+
+
+def test_400_unknown_model_is_a_configuration_error_other_400s_are_not(server: FaultServer) -> None:
+    from t2c_lib.llm.base import LLMConfigError
+
+    server.queue(status(400, body='{"error": {"message": "foo is not a valid model ID"}}'),
+                 status(400, body='{"error": {"message": "context length exceeded"}}'))
+    with pytest.raises(LLMConfigError, match="unknown model"):
+        _model(server).complete(MESSAGES)
+    with pytest.raises(LLMError) as err:
+        _model(server).complete(MESSAGES)
+    assert not isinstance(err.value, LLMConfigError)
+
+
+@pytest.mark.parametrize("url", ["api.groq.com/openai/v1", "htp://127.0.0.1/v1", "http://", "127.0.0.1:8000"])
+def test_malformed_base_url_is_refused_before_any_request(url: str) -> None:
+    from t2c_lib.llm.base import LLMConfigError
+
+    with pytest.raises(LLMConfigError, match="malformed base URL"):
+        OpenAICompatModel("m", Endpoint(url, KEY, "custom"), FAST)
+
+
+@pytest.mark.parametrize("bad_key,why", [("sk-t2c-sécret-0123456789", "non-ASCII"), ("sk-t2c-secret\n", "line break"),
+                                         ("sk-t2c\tsecret", "control character")])
+def test_unsendable_key_is_reported_at_once_without_retries(server: FaultServer, bad_key: str, why: str) -> None:
+    from t2c_lib.llm.base import LLMConfigError
+
+    started = time.monotonic()
+    with pytest.raises(LLMConfigError) as err:
+        _model(server, policy=RetryPolicy(max_attempts=6, base_delay_s=1.0), key=bad_key).complete(MESSAGES)
+    assert str(err.value).startswith("invalid API key (") and why in str(err.value)
+    assert bad_key.strip() not in str(err.value)
+    assert server.requests == [] and time.monotonic() - started < 1.0

@@ -97,3 +97,33 @@ def test_no_unfilled_placeholders(setup):
             text = FeedbackBuilder(setup[1].schema, lang).build(last, query)
             assert "$" not in text and "{" not in text.replace(query, "").replace("{nama", ""), text
             assert "\n\n\n" not in text
+
+
+ENGLISH_MARKERS = ("the query", "returned", "row(s)", "does not exist", "did you mean", "closest stored values",
+                   "refused", "ran longer", "has no property", "direction", "is not allowed", "cannot be read")
+FAILING = [
+    "MATCH (m:MK {nama: 'basis data'}) RETURN m.sks",          # EMPTY_RESULT
+    "MATCH (m:MK)-[:PURSUED_IN]->(t:topic) RETURN t.nama",    # SCHEMA_ERROR (direction)
+    "MATCH (t:Topik) RETURN t.nama",                          # SCHEMA_ERROR (unknown label)
+    "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.semster",     # PROPERTIES_ERROR
+    "MATCH (s:SO) RETURN s.nama",                             # PROPERTIES_ERROR (another label's)
+    "MATCH (m:MK) DETACH DELETE m",                           # UNSAFE_QUERY
+    "MATCH p = (a)-[*1..12]-(b) RETURN count(p)",             # TIMEOUT
+    "MATCH (m:MK {nama: 'Basis Data' RETURN m",               # SYNTAX_ERROR (store's parser)
+    "MATCH (m:MK) WHERE m.nama = 'x RETURN m",                # SYNTAX_ERROR (guard's lexer)
+]
+
+
+@pytest.mark.parametrize("query", FAILING)
+def test_indonesian_feedback_says_everything_in_indonesian(setup, query):
+    last = failure(setup, query)
+    text = FeedbackBuilder(setup[1].schema, "id").build(last, query)
+    first_line = text.splitlines()[0]
+    quoted = "pesan asli dari database (tidak diterjemahkan): "
+    own_words = first_line.split(quoted)[0] if quoted in first_line else first_line
+    body = "\n".join(line for line in text.splitlines()[1:] if query not in line)
+    for marker in ENGLISH_MARKERS:
+        assert marker not in own_words.lower() and marker not in body.lower(), (marker, text)
+    assert last.message.strip().rstrip(".") not in own_words
+    if quoted in first_line:  # only the database's own words are quoted, and labelled as such
+        assert last.error_type is ErrorType.SYNTAX_ERROR and "offset" not in (last.details or {})

@@ -40,12 +40,13 @@ class FeedbackBuilder:
             raise ValueError(f"validator {result.validator!r} passed; there is nothing to feed back")
         details = result.details or {}
         used = self._labels_used(details)
+        suggestions = self._suggestions(details)
         values = {
-            "message": result.message.strip().rstrip("."),
+            "message": self._message(result, bool(suggestions)),
             "query": query.strip(),
             "clause": str(details.get("clause", "")),
             "timeout": f"{float(details.get('timeout_s', self.timeout_s)):g}",
-            "suggestions": self._suggestions(details),
+            "suggestions": suggestions,
             "labels": self._labels_block(),
             "patterns": self._patterns_block(used),
             "properties": self._properties_block(used),
@@ -55,6 +56,32 @@ class FeedbackBuilder:
         if repeated:
             text = self.phrases["repeated" if query.strip() else "repeated_empty"] + "\n" + text
         return _tidy(text)
+
+    def _message(self, result: ValidationResult, has_suggestions: bool) -> str:
+        """The failure in the template's language: validators write English, so other languages rebuild it.
+
+        What only the database can say (a parser or runtime error) is quoted, labelled as the
+        database's own words; everything the validators explain is said in the phrases' language.
+        """
+        english = result.message.strip().rstrip(".")
+        if self.language == "en":
+            return english
+        details = result.details or {}
+        store_words = str(details.get("store_message") or english).strip().rstrip(".")
+        kind = result.error_type
+        if kind is ErrorType.EMPTY_RESULT:
+            rows = int(details.get("rows", 0) or 0)
+            return self._p("empty_all_null", rows=rows) if rows else self.phrases["empty_no_rows"]
+        if kind is ErrorType.TIMEOUT:
+            return self._p("timed_out", timeout=f"{float(details.get('timeout_s', self.timeout_s)):g}")
+        if kind is ErrorType.UNSAFE_QUERY:
+            clause = str(details.get("clause", "")).strip()
+            return self._p("clause_refused", clause=clause) if clause else self._p("store_message", message=store_words)
+        if kind in (ErrorType.SCHEMA_ERROR, ErrorType.PROPERTIES_ERROR) and has_suggestions:
+            return self.phrases["see_suggestions"]
+        if kind is ErrorType.SYNTAX_ERROR and "offset" in details:  # the guard's lexer could not read it
+            return self._p("unreadable", offset=int(details["offset"]) + 1)
+        return self._p("store_message", message=store_words)
 
     # -- blocks -----------------------------------------------------------------------
     def _p(self, key: str, **fields: Any) -> str:

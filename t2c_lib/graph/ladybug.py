@@ -1,6 +1,8 @@
 """The embedded store: LadybugDB (PyPI `ladybug`, the maintained fork of Kuzu), in process.
 
-Each dataset version gets its own database file under `.cache/ladybug/<dataset>/<hash>/`,
+Each dataset version gets its own database file under `.cache/ladybug/<dataset>-<folder>/<hash>/`
+(`<folder>`: a short hash of the dataset's directory, so a same-named dataset elsewhere never
+replaces it; `<hash>`: the dataset's content),
 built from scratch by `load()` (so reloading can never duplicate anything).
 
 Every query, generated or typed by a user, passes the database's own walls before it runs:
@@ -21,6 +23,7 @@ INSTALL/LOAD EXTENSION, ATTACH): walls 1 and 2 and the guard cover those.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import shutil
 import tempfile
 import threading
@@ -74,7 +77,7 @@ class LadybugStore:
         `max_rows` caps every result (default `T2C_MAX_ROWS`, else 10,000)."""
         self.dataset = dataset
         self.max_rows = max_rows if max_rows is not None else max_rows_setting()
-        self.root = Path(root or config.CACHE_DIR / "ladybug") / (f"{dataset.name}.{variant}" if variant else dataset.name)
+        self.root = Path(root or config.CACHE_DIR / "ladybug") / store_dir_name(dataset, variant)
         self._lock = threading.Lock()
         self._db: Any = None
         self._conn: Any = None
@@ -256,6 +259,16 @@ class LadybugStore:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+def store_dir_name(dataset: Dataset, variant: str = "") -> str:
+    """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
+
+    Inside it each content version has its own directory (`version_dir`), and loading one
+    version removes only older versions from the same folder.
+    """
+    folder = hashlib.sha256(str(Path(dataset.path).resolve()).encode()).hexdigest()[:8]
+    return f"{dataset.name}.{variant}-{folder}" if variant else f"{dataset.name}-{folder}"
+
 
 def _create_tables(conn: Any, dataset: Dataset) -> None:
     for label, props in dataset.schema_spec.nodes.items():

@@ -44,6 +44,10 @@ class LLMError(RuntimeError):
     """A model call failed for good (after retries); the message names endpoint and status."""
 
 
+class LLMConfigError(LLMError):
+    """No retry and no other question can succeed (bad key, forbidden, unknown model, bad URL): stop the run."""
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """Anything that turns chat messages into a completion."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from t2c_lib.llm.base import Completion, LLMError, Message, Usage
+from t2c_lib.llm.base import Completion, LLMConfigError, LLMError, Message, Usage
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,41 @@ def _own_preset_key(base_url: str, env: Mapping[str, str]) -> str:
     return ""
 
 
+def check_endpoint(endpoint: Endpoint) -> None:
+    """Refuse, before any request, a base URL or key that cannot be sent (no retry could help)."""
+    parts = urlsplit(endpoint.base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise LLMConfigError(
+            f"malformed base URL {redact(endpoint.base_url, endpoint.api_key)!r}: it needs http:// or https:// "
+            "and a host, e.g. http://127.0.0.1:8000/v1 (check T2C_LLM_BASE_URL)"
+        )
+    for position, char in enumerate(endpoint.api_key):
+        if ord(char) > 126:
+            why = f"non-ASCII character at position {position + 1}"
+        elif char in "\r\n":
+            why = f"line break at position {position + 1}"
+        elif ord(char) < 32 or ord(char) == 127:
+            why = f"control character at position {position + 1}"
+        else:
+            continue
+        raise LLMConfigError(f"invalid API key ({why}; HTTP headers cannot carry it) for {endpoint.label}")
+
+
+def config_error_hint(status: int, detail: str) -> str | None:
+    """Why a client error can never succeed on retry (auth, permission, unknown model), or None."""
+    lowered = detail.lower()
+    if status == 401:
+        return "authentication failed: check the API key"
+    if status == 403:
+        return "access forbidden: check the API key and its permissions"
+    if status == 404:
+        return "not found: check the model name (T2C_MODEL) and the base URL"
+    if status in (400, 422) and any(p in lowered for p in ("model_not_found", "not a valid model", "model not found",
+                                                            "does not exist", "unknown model", "invalid model")):
+        return "unknown model: check the model name (T2C_MODEL)"
+    return None
+
+
 def redact(text: str, secret: str | None) -> str:
     """Remove the key (and anything shaped like an API key, even partly masked) from text."""
     if secret and len(secret) >= 4:
@@ -158,6 +193,7 @@ class OpenAICompatModel:
 
         if not model:
             raise LLMError(f"no model name given for endpoint {endpoint.label}; set T2C_MODEL")
+        check_endpoint(endpoint)
         self.model = model
         self.endpoint = endpoint
         self.retry = retry or RetryPolicy()
@@ -178,8 +214,11 @@ class OpenAICompatModel:
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, endpoint={self.endpoint.label!r})"
 
-    def _fail(self, what: str, status: int | None, attempts: int, cause: BaseException | None = None) -> LLMError:
+    def _fail(self, what: str, status: int | None, attempts: int, hint: str | None = None) -> LLMError:
         status_text = f"HTTP {status}" if status is not None else "no HTTP status"
+        if hint:  # a configuration error: one line that says what to fix, and the run stops
+            message = f"{hint} (model {self.model!r} at {self.endpoint.label}: {status_text}: {what})"
+            return LLMConfigError(redact(message, self.endpoint.api_key))
         message = (
             f"model {self.model!r} at {self.endpoint.label} failed after {attempts} attempt(s): "
             f"{status_text}: {what}"
@@ -258,7 +297,7 @@ class OpenAICompatModel:
             detail = _short(exc)
             if status in RETRYABLE_STATUS or status >= 500:
                 raise _Retryable(detail, status, parse_retry_after(exc.response.headers)) from None
-            raise self._fail(detail, status, 1) from None
+            raise self._fail(detail, status, 1, config_error_hint(status, detail)) from None
         except (openai.APIResponseValidationError, ValueError) as exc:
             raise _Retryable(f"malformed response body: {_short(exc)}", 200) from None
         latency = time.perf_counter() - t0

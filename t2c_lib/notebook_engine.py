@@ -1,0 +1,61 @@
+"""papermill with the kernel on IPC sockets: `python -m t2c_lib.notebook_engine <papermill args>`.
+
+ipykernel warns "Kernel is running over TCP without encryption" whenever a kernel listens on
+TCP without CurveZMQ keys (once per notebook `make all` runs). The notebooks run on this
+machine only, so the kernel manager here uses Unix-domain (IPC) sockets in a private
+temporary directory instead: nothing listens on the network and there is nothing to warn
+about. Every other papermill option works as usual.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from typing import Any
+
+from jupyter_client.manager import AsyncKernelManager
+from papermill.engines import NBClientEngine, papermill_engines
+
+
+class IPCKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel talks over Unix-domain sockets in its own temporary directory."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.transport = "ipc"
+        self._socket_dir = tempfile.mkdtemp(prefix="t2c-kernel-")
+        os.chmod(self._socket_dir, 0o700)
+        self.ip = os.path.join(self._socket_dir, "kernel")
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart:
+            try:
+                os.rmdir(self._socket_dir)
+            except OSError:
+                pass
+
+    cleanup_resources = _async_cleanup_resources
+
+
+class IPCEngine(NBClientEngine):
+    """papermill's nbclient engine, with `IPCKernelManager` as the kernel manager."""
+
+    @classmethod
+    def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
+        kwargs.setdefault("kernel_manager_class", IPCKernelManager)
+        return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run papermill's own command line with the IPC engine as the default engine."""
+    from papermill.cli import papermill
+
+    papermill_engines.register(None, IPCEngine)
+    papermill_engines.register("t2c-ipc", IPCEngine)
+    papermill.main(args=sys.argv[1:] if argv is None else argv, prog_name="papermill")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,31 @@
+"""Notebooks run by `make all` start their kernel on IPC sockets: no "TCP without encryption" warning."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+NOTEBOOK = {
+    "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {"tags": ["parameters"]},
+               "outputs": [], "source": ["value = 1"]},
+              {"cell_type": "code", "execution_count": None, "id": "c2", "metadata": {}, "outputs": [],
+               "source": ["print('value', value * 2)"]}],
+    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+    "nbformat": 4, "nbformat_minor": 5,
+}
+
+
+def test_papermill_through_the_ipc_engine_runs_without_the_tcp_warning(tmp_path: Path) -> None:
+    source, out = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
+    source.write_text(json.dumps(NOTEBOOK))
+    done = subprocess.run([sys.executable, "-m", "t2c_lib.notebook_engine", "--no-progress-bar", "--log-output",
+                           "-k", "python3", str(source), str(out), "-p", "value", "21"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "without encryption" not in done.stdout + done.stderr
+    outputs = json.loads(out.read_text())["cells"][-1]["outputs"]
+    assert outputs[0]["text"] == ["value 42\n"]
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert "-m t2c_lib.notebook_engine" in makefile  # `make all` uses it

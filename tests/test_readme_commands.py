@@ -1,0 +1,59 @@
+"""The README's command blocks behave as printed: every `t2c` line parses against the real
+command line (options exist, values are valid), and the quick ones run with the exit status
+the README gives them. `tools/readme_commands.py` runs all of them (including `make all`).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from readme_commands import readme_commands  # noqa: E402
+
+
+def parse_like_the_shell(args: list[str]) -> click.Context:
+    """Resolve subcommands and parse every option and argument (types checked) without running anything."""
+    from t2c_lib.cli import main
+
+    ctx = main.make_context("t2c", list(args))
+    command: click.Command = main
+    while isinstance(command, click.Group):
+        rest = [*ctx._protected_args, *ctx.args] if hasattr(ctx, "_protected_args") else [*ctx.protected_args, *ctx.args]
+        name, command, rest = command.resolve_command(ctx, rest)
+        ctx = command.make_context(name, rest, parent=ctx)
+    return ctx
+
+
+def test_the_readme_lists_the_commands_of_the_documented_flows() -> None:
+    texts = [c.text for c in readme_commands(ROOT / "README.md")]
+    assert any(t.startswith("t2c evaluate --run-id my_run") for t in texts)
+    assert any(t.startswith("t2c analyze --run-id my_run") for t in texts)
+    failing = [c for c in readme_commands(ROOT / "README.md") if c.expected_exit != 0]
+    assert [c.text.split(" ")[1] for c in failing] == ["validate"], "the failing example is labelled (exit 1)"
+
+
+def test_every_t2c_line_of_the_readme_parses() -> None:
+    lines = [c.text for c in readme_commands(ROOT / "README.md") if c.text.startswith("t2c ")]
+    assert len(lines) >= 12
+    for text in lines:
+        args = shlex.split(text, comments=True)[1:]
+        ctx = parse_like_the_shell(args)
+        assert ctx.command.name == args[0] or ctx.command.name in args, text
+
+
+def test_quick_readme_commands_run_as_printed(tmp_path) -> None:
+    env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "readme_commands.py"), "--only", "t2c db load",
+                           "--only", "t2c db schema", "--only", "t2c db query", "--only", "t2c validate",
+                           "--skip", "t2c db load --store neo4j"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6 of 6 README commands behaved as printed" in done.stdout
