@@ -7,7 +7,7 @@ Input: every cell's `metrics.csv` and `summary.json`. Output: tables (CSV and La
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,39 @@ class RunTables:
     mode_means: pd.DataFrame
     weights: str
     signature: str
+    scoring: str = "t2c"  # the headline scoring preset
+    by_scoring: pd.DataFrame = field(default_factory=pd.DataFrame)
+    reference: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def col(self, metric: str, scoring: str | None = None) -> str:
+        """The column of a per-preset metric, under the headline preset unless named."""
+        return f"{metric}__{slug(scoring or self.scoring)}"
+
+    def headline_table(self) -> pd.DataFrame:
+        """Per configuration: Pass@1 final (every preset) and KG-valid chain/structural, both modes, Holm p."""
+        if self.comparison.empty:
+            return self.comparison
+        columns = ["configuration", "n"]
+        for metric in [*(f"pass_at_1_final__{s}" for s in presets_of(self.per_question)),
+                       "kg_valid_chain_final", "kg_valid_structural_final"]:
+            columns += [f"{metric}_sp", f"{metric}_ag", f"{metric}_mcnemar_p_holm"]
+        return self.comparison[columns]
+
+
+def slug(scoring: str) -> str:
+    return scoring.replace("-", "_")
+
+
+KG_VALID_METRICS = ("kg_valid_structural_final", "kg_valid_chain_final")
+
+
+def presets_of(per_question: pd.DataFrame) -> list[str]:
+    """The scoring presets (column slugs) a run was evaluated under, headline first."""
+    found = [c.split("__", 1)[1] for c in per_question.columns if c.startswith("pass_at_1_final__")]
+    if not found:
+        raise ValueError("metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; "
+                         "run the evaluation step again")
+    return found
 
 
 def load_per_question(run_dir: Path) -> pd.DataFrame:
@@ -60,20 +93,29 @@ def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame
 
 
 def compare(per_question: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration: means of both modes, exact McNemar, Wilcoxon, bootstrap CIs, Holm."""
+    """One row per configuration: means of both modes, exact McNemar, Wilcoxon, bootstrap CIs, Holm.
+
+    Every scoring preset's Pass@1 (first attempt and final) and LLMetric-Q, and both
+    KG-valid kinds, each under its own column name.
+    """
+    presets = presets_of(per_question)
+    binary = [*KG_VALID_METRICS, *(f"pass_at_1_final__{s}" for s in presets)]
+    means = [*binary, "success", *(f"{m}__{s}" for s in presets for m in ("pass_at_1_first", "jaccard_output", "llmetric_q"))]
+    graded = [f"llmetric_q__{s}" for s in presets]
     records = []
     for configuration in sorted(per_question["configuration"].unique()):
         pair = paired_frame(per_question, configuration)
         if pair.empty:
             continue
         row: dict[str, Any] = {"configuration": configuration, "n": len(pair)}
-        for metric in ("pass_at_1", "kg_valid", "llmetric_q", "jaccard_output", "success"):
+        for metric in means:
             row[f"{metric}_sp"] = float(pair[f"{metric}_sp"].mean())
             row[f"{metric}_ag"] = float(pair[f"{metric}_ag"].mean())
-        for metric in ("pass_at_1", "kg_valid"):
+        for metric in binary:
             row.update(as_row(f"{metric}_mcnemar", mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_ag"] > 0.5)))
-        row.update(as_row("llmetric_q_wilcoxon", wilcoxon_pratt(pair["llmetric_q_sp"], pair["llmetric_q_ag"])))
-        for metric in ("pass_at_1", "kg_valid", "llmetric_q"):
+        for metric in graded:
+            row.update(as_row(f"{metric}_wilcoxon", wilcoxon_pratt(pair[f"{metric}_sp"], pair[f"{metric}_ag"])))
+        for metric in [*binary, *graded]:
             row.update(as_row(f"{metric}_diff", paired_bootstrap_ci(pair[f"{metric}_sp"], pair[f"{metric}_ag"])))
         for mode, suffix in ((BASELINE, "sp"), (TREATMENT, "ag")):
             row[f"tokens_per_question_{suffix}"] = float((pair[f"prompt_tokens_{suffix}"] + pair[f"completion_tokens_{suffix}"]).mean())
@@ -81,39 +123,126 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         records.append(row)
     table = pd.DataFrame.from_records(records)
     if not table.empty:
-        for test in ("pass_at_1_mcnemar", "kg_valid_mcnemar", "llmetric_q_wilcoxon"):
+        tests = [f"{m}_mcnemar" for m in binary] + [f"{m}_wilcoxon" for m in graded]
+        for test in tests:
             table[f"{test}_p_holm"] = holm(table[f"{test}_p_value"].tolist())
     return table
 
 
-def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str]) -> pd.DataFrame:
-    """Pass@1, KG-valid and LLMetric-Q per stratum value and mode (all configurations pooled, and each)."""
+def _stratum_means(rows: pd.DataFrame, presets: list[str], headline: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"n": len(rows)}
+    for s in presets:
+        out[f"pass_at_1_final__{s}"] = rows[f"pass_at_1_final__{s}"].mean()
+    for metric in KG_VALID_METRICS:
+        out[metric] = rows[metric].mean()
+    out[f"llmetric_q__{headline}"] = rows[f"llmetric_q__{headline}"].mean()
+    return out
+
+
+def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str], headline: str | None = None) -> pd.DataFrame:
+    """Pass@1 final (every preset), KG-valid (both kinds) and LLMetric-Q per stratum value and mode."""
+    presets = presets_of(per_question)
+    headline = slug(headline) if headline else presets[0]
     records = []
     for column in strata_columns:
         if column not in per_question:
             continue
         for (configuration, value, mode), rows in per_question.groupby(["configuration", column, "mode"], sort=True):
             records.append({"stratum": column, "value": value, "configuration": configuration, "mode": mode,
-                            "n": len(rows), "pass_at_1": rows["pass_at_1"].mean(), "kg_valid": rows["kg_valid"].mean(),
-                            "llmetric_q": rows["llmetric_q"].mean()})
+                            **_stratum_means(rows, presets, headline)})
         for (value, mode), rows in per_question.groupby([column, "mode"], sort=True):
             records.append({"stratum": column, "value": value, "configuration": "ALL", "mode": mode,
-                            "n": len(rows), "pass_at_1": rows["pass_at_1"].mean(), "kg_valid": rows["kg_valid"].mean(),
-                            "llmetric_q": rows["llmetric_q"].mean()})
+                            **_stratum_means(rows, presets, headline)})
     return pd.DataFrame.from_records(records)
 
 
 def mode_means(per_question: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration and mode: mean Pass@1 / KG-valid / LLMetric-Q with bootstrap 95% CIs."""
+    """Per configuration and mode: mean Pass@1 (first/final, every preset), KG-valid (both), LLMetric-Q, with 95% CIs."""
+    presets = presets_of(per_question)
+    metrics = [*(f"{m}__{s}" for s in presets for m in ("pass_at_1_first", "pass_at_1_final", "llmetric_q")),
+               *KG_VALID_METRICS]
     records = []
     for (configuration, mode), rows in per_question.groupby(["configuration", "mode"], sort=True):
         record: dict[str, Any] = {"configuration": configuration, "mode": mode, "n": len(rows)}
-        for metric in ("pass_at_1", "kg_valid", "llmetric_q"):
+        for metric in metrics:
             values = rows[metric].to_numpy(dtype=float)
             ci = paired_bootstrap_ci(np.zeros_like(values), values)
             record.update({metric: ci.estimate, f"{metric}_low": ci.low, f"{metric}_high": ci.high})
         records.append(record)
     return pd.DataFrame.from_records(records)
+
+
+THESIS_COLUMNS = ("pass_at_1_final_pct", "kg_valid_chain_pct", "jaccard_output", "bleu", "rouge_l_f1", "jaro_winkler",
+                  "jaccard_tokens", "llmetric_pct", "mean_iterations", "first_attempt_pct", "recovery_pct")
+"""The thesis's summary columns, in its units (percent where it used percent)."""
+
+
+def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]) -> pd.DataFrame:
+    """Per preset, configuration and mode, the thesis's summary columns (its run-level definitions).
+
+    Pass@1 is of the final query; KG-valid is the chain one; first-attempt = attempt 1
+    passed the chain; recovery = later success among first failures; LLMetric in percent.
+    """
+    llm = {(s["configuration"], s["mode"], name): v["llmetric"]
+           for s in summaries for name, v in s.get("by_scoring", {}).items()}
+    records = []
+    for s in presets_of(per_question):
+        name = s.replace("_", "-")
+        for (configuration, mode), rows in per_question.groupby(["configuration", "mode"], sort=True):
+            failed_first = rows[rows["first_attempt_ok"] == 0]
+            recovery = 100.0 * failed_first["success"].mean() if len(failed_first) else float("nan")
+            records.append({
+                "scoring": name, "configuration": configuration, "mode": mode, "n": len(rows),
+                "pass_at_1_final_pct": 100.0 * rows[f"pass_at_1_final__{s}"].mean(),
+                "kg_valid_chain_pct": 100.0 * rows["kg_valid_chain_final"].mean(),
+                "kg_valid_structural_pct": 100.0 * rows["kg_valid_structural_final"].mean(),
+                "pass_at_1_first_pct": 100.0 * rows[f"pass_at_1_first__{s}"].mean(),
+                "jaccard_output": rows[f"jaccard_output__{s}"].mean(), "bleu": rows[f"bleu__{s}"].mean(),
+                "rouge_l_f1": rows[f"rouge_l_f1__{s}"].mean(), "jaro_winkler": rows[f"jaro_winkler__{s}"].mean(),
+                "jaccard_tokens": rows[f"jaccard_tokens__{s}"].mean(),
+                "llmetric_pct": 100.0 * llm.get((configuration, mode, name), float("nan")),
+                "mean_iterations": rows["iterations"].mean(), "first_attempt_pct": 100.0 * rows["first_attempt_ok"].mean(),
+                "recovery_pct": recovery,
+            })
+    return pd.DataFrame.from_records(records)
+
+
+PUBLISHED_FILE = Path("reference") / "thesis_published.csv"
+"""Inside a dataset folder: numbers a published study reported on its own graph and questions."""
+PUBLISHED_COLUMNS = ("source_repo", "commit", "source_file", "model", "endpoint", "configuration", "n", "denominator",
+                     "metric", "value")
+
+
+def load_published(dataset_dir: Path) -> pd.DataFrame:
+    """The dataset's published reference numbers (long format, with provenance); empty when it has none."""
+    path = dataset_dir / PUBLISHED_FILE
+    if not path.is_file():
+        return pd.DataFrame(columns=list(PUBLISHED_COLUMNS))
+    frame = pd.read_csv(path, keep_default_na=False)
+    missing = [c for c in PUBLISHED_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+    unknown = sorted(set(frame["metric"]) - set(THESIS_COLUMNS))
+    if unknown:
+        raise ValueError(f"{path}: unknown metric(s) {', '.join(unknown)} (valid: {', '.join(THESIS_COLUMNS)})")
+    frame["value"] = pd.to_numeric(frame["value"], errors="raise")
+    return frame
+
+
+def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_label: str) -> pd.DataFrame:
+    """This run's kg-axel numbers (agentic mode: the thesis ran its loop) beside the published ones, one row each."""
+    if published.empty or by_scoring.empty:
+        return pd.DataFrame()
+    ours = by_scoring[(by_scoring["scoring"] == "kg-axel") & (by_scoring["mode"] == TREATMENT)]
+    rows = [{"source": run_label, "model": "", "endpoint": "", "configuration": r["configuration"], "n": r["n"],
+             **{c: r[c] for c in THESIS_COLUMNS}} for r in ours.to_dict("records")]
+    wide = published.pivot_table(index=["source_file", "model", "endpoint", "configuration", "n"], columns="metric",
+                                 values="value", aggfunc="first").reset_index()
+    for r in wide.to_dict("records"):
+        rows.append({"source": f"published: {r['source_file']} (thesis graph and questions)", "model": r["model"],
+                     "endpoint": r["endpoint"], "configuration": r["configuration"], "n": int(r["n"]),
+                     **{c: r.get(c, float("nan")) for c in THESIS_COLUMNS}})
+    return pd.DataFrame.from_records(rows)
 
 
 def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -128,7 +257,7 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
             "first_attempt_success_rate": agentic["first_attempt_success_rate"],
             "mean_iterations": agentic["mean_iterations"], "recovery_rate": agentic["recovery_rate"],
             "n_initially_failed": agentic["n_initially_failed"], "n_recovered": agentic["n_recovered"],
-            "llmetric": summary["llmetric"], "weights": summary["weights"],
+            "llmetric": summary["llmetric"], "scoring": summary.get("scoring", ""), "weights": summary["weights"],
         })
         for iteration, rate in enumerate(agentic["cumulative_success"], start=1):
             cumulative.append({"configuration": configuration, "iteration": iteration, "success_rate": rate})
@@ -141,22 +270,27 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
             pd.DataFrame.from_records(errors), pd.DataFrame.from_records(recovery))
 
 
-def analyze_run(run_dir: Path, strata_columns: list[str]) -> RunTables:
-    """Build every table of a run from its cells' metrics."""
+def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFrame | None = None,
+                run_label: str = "this run (t2c graph and questions)") -> RunTables:
+    """Build every table of a run from its cells' metrics (and published numbers to set beside them)."""
     per_question = load_per_question(run_dir)
     summaries = load_summaries(run_dir)
     overview, cumulative, errors, recovery = agentic_tables(summaries)
     weights = sorted({s["weights"] for s in summaries})
+    schemes = sorted({s.get("scoring", "") for s in summaries})
+    if len(schemes) != 1 or not schemes[0]:
+        raise ValueError(f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
+                         f"({', '.join(schemes)}); run the evaluation step again")
     signatures = sorted({s["signature"] for s in summaries})
+    by_scoring = by_scoring_table(per_question, summaries)
     return RunTables(
         per_question=per_question, comparison=compare(per_question),
-        strata=strata_breakdown(per_question, strata_columns), agentic=overview, cumulative=cumulative,
+        strata=strata_breakdown(per_question, strata_columns, schemes[0]), agentic=overview, cumulative=cumulative,
         errors=errors, recovery=recovery, mode_means=mode_means(per_question),
         weights=",".join(weights), signature=" ; ".join(signatures) + f" ; bootstrap-seed:{BOOTSTRAP_SEED}",
+        scoring=schemes[0], by_scoring=by_scoring,
+        reference=beside_reference(by_scoring, published if published is not None else pd.DataFrame(), run_label),
     )
-
-
-SUMMARY_COLUMNS = ("configuration", "n", "pass_at_1_sp", "pass_at_1_ag", "pass_at_1_mcnemar_p_holm")
 
 
 def paired_note(tables: RunTables) -> str:
@@ -171,8 +305,11 @@ def paired_note(tables: RunTables) -> str:
 def summary_view(tables: RunTables) -> pd.DataFrame:
     """The comparison's headline columns, or each mode's means when there is nothing to pair."""
     if tables.comparison.empty:
-        return tables.mode_means[["configuration", "mode", "n", "pass_at_1", "kg_valid", "llmetric_q"]]
-    return tables.comparison[list(SUMMARY_COLUMNS)]
+        means = tables.mode_means
+        keep = ["configuration", "mode", "n"] + [c for c in means.columns
+                                                 if c.startswith(("pass_at_1_final__", "kg_valid_")) and not c.endswith(("_low", "_high"))]
+        return means[keep]
+    return tables.headline_table()
 
 
 def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
@@ -180,8 +317,11 @@ def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
     out_dir = run_dir / ANALYSIS_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("comparison", "strata", "agentic", "cumulative", "errors", "recovery", "mode_means"):
+    for name in ("comparison", "strata", "agentic", "cumulative", "errors", "recovery", "mode_means", "by_scoring",
+                 "reference"):
         frame: pd.DataFrame = getattr(tables, name)
+        if name == "reference" and frame.empty:
+            continue
         csv_path = out_dir / f"{name}.csv"
         frame.to_csv(csv_path, index=False, float_format="%.10g", lineterminator="\n")
         written.append(csv_path)
@@ -193,22 +333,30 @@ def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
 
 
 def comparison_latex(tables: RunTables) -> str:
-    """The paper's main table: per configuration, Pass@1 / KG-valid / LLMetric, both modes, Holm p."""
+    """The paper's main table: per configuration, Pass@1 final per preset, KG-valid chain and structural, LLMetric."""
+    h = slug(tables.scoring)
+    presets = [h, *(s for s in presets_of(tables.per_question) if s != h)]
+    groups = [(f"pass_at_1_final__{s}", f"Pass@1 final ({s.replace('_', '-')})", True) for s in presets]
+    groups += [("kg_valid_chain_final", "KG-valid chain", True), ("kg_valid_structural_final", "KG-valid structural", True),
+               (f"llmetric_q__{h}", f"LLMetric ({tables.scoring})", False)]
+    spec = "lr" + "".join("rrr" if tested else "rr" for _, _, tested in groups)
+    head = " & ".join(f"\\multicolumn{{{3 if t else 2}}}{{c}}{{{label}}}" for _, label, t in groups)
+    sub = " & ".join("SP & AG & $p_{\\mathrm{Holm}}$" if t else "SP & AG" for _, _, t in groups)
     lines = [
-        "% generated by t2c_lib.analysis; weights: " + tables.weights,
-        "\\begin{tabular}{lrrrrrrrrr}",
+        f"% generated by t2c_lib.analysis; scoring: {tables.scoring} (headline); weights: {tables.weights}",
+        f"\\begin{{tabular}}{{{spec}}}",
         "\\hline",
-        "Configuration & $n$ & \\multicolumn{2}{c}{Pass@1} & $p_{\\mathrm{Holm}}$ & \\multicolumn{2}{c}{KG-valid} & "
-        "$p_{\\mathrm{Holm}}$ & \\multicolumn{2}{c}{LLMetric} \\\\",
-        " & & SP & AG & & SP & AG & & SP & AG \\\\",
+        f"Configuration & $n$ & {head} \\\\",
+        f" & & {sub} \\\\",
         "\\hline",
     ]
     for row in tables.comparison.to_dict("records"):
-        lines.append(
-            f"{_tex(row['configuration'])} & {row['n']} & {row['pass_at_1_sp']:.3f} & {row['pass_at_1_ag']:.3f} & "
-            f"{_p(row['pass_at_1_mcnemar_p_holm'])} & {row['kg_valid_sp']:.3f} & {row['kg_valid_ag']:.3f} & "
-            f"{_p(row['kg_valid_mcnemar_p_holm'])} & {row['llmetric_q_sp']:.3f} & {row['llmetric_q_ag']:.3f} \\\\"
-        )
+        cells = [_tex(row["configuration"]), str(row["n"])]
+        for metric, _, tested in groups:
+            cells += [f"{row[f'{metric}_sp']:.3f}", f"{row[f'{metric}_ag']:.3f}"]
+            if tested:
+                cells.append(_p(row[f"{metric}_mcnemar_p_holm"]))
+        lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", ""]
     return "\n".join(lines)
 

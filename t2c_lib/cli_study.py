@@ -95,8 +95,17 @@ def evaluate_command(params_file, run_id, prompt_type, schema_format, mode):
 
     for cell, params in _run_cells(params_file, run_id, prompt_type, schema_format, mode):
         summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.mode)
-        click.echo(f"{cell.mode}/{cell.configuration}: Pass@1 {summary['pass_at_1']:.3f}  KG-valid {summary['kg_valid']:.3f}  "
-                   f"LLMetric {summary['llmetric']:.3f} [{summary['weights']}]")
+        click.echo(summary_line(summary))
+
+
+def summary_line(summary: dict) -> str:
+    """One cell's headline numbers, every scoring preset named, Pass@1 by attempt, KG-valid by kind."""
+    parts = [f"{summary['mode']}/{summary['configuration']}: KG-valid structural {summary['kg_valid_structural_final']:.3f}"
+             f" chain {summary['kg_valid_chain_final']:.3f}"]
+    for name, s in summary["by_scoring"].items():
+        parts.append(f"[{name}] Pass@1 first {s['pass_at_1_first']:.3f} final {s['pass_at_1_final']:.3f}"
+                     f" LLMetric {s['llmetric']:.3f}")
+    return " | ".join(parts) + f" (weights {summary['weights']})"
 
 
 @click.command("analyze")

@@ -48,6 +48,7 @@ class StudyParams:
     workers: int = 1
     requests_per_minute: float | None = None
     weights: str = "kg-axel"
+    scoring: str = "t2c"  # the headline scoring preset; every registered preset is computed beside it
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -130,6 +131,12 @@ def _check(key: str, value: Any, source: str) -> Any:
     if key == "weights":
         if value not in WEIGHT_PRESETS:
             raise fail(f"valid: {', '.join(WEIGHT_PRESETS)}")
+        return value
+    if key == "scoring":
+        from t2c_lib.metrics.scoring import scoring_names
+
+        if value not in scoring_names():
+            raise fail(f"valid: {', '.join(scoring_names())}")
         return value
     if key == "run_id":
         if not isinstance(value, str) or not _RUN_ID.match(value):

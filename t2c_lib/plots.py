@@ -65,7 +65,8 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
     x = np.arange(len(configs))
     width = 0.38
-    for ax, metric, title in ((axes[0], "pass_at_1", "Pass@1"), (axes[1], "kg_valid", "KG-valid")):
+    for ax, metric, title in ((axes[0], tables.col("pass_at_1_final"), f"Pass@1 final ({tables.scoring})"),
+                              (axes[1], "kg_valid_chain_final", "KG-valid chain")):
         for offset, mode in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
             rows = means[means["mode"] == mode].set_index("configuration").reindex(configs)
             values = rows[metric].to_numpy(dtype=float)
@@ -90,7 +91,7 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
     schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
     image = None
     for ax, mode in zip(axes, (BASELINE, TREATMENT)):
-        grid = (means[means["mode"] == mode].pivot(index="prompt", columns="schema", values="llmetric_q")
+        grid = (means[means["mode"] == mode].pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
                 .reindex(index=prompts, columns=schemas))
         image = ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.set_xticks(range(len(schemas)), schemas)
@@ -101,7 +102,7 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
             if not np.isnan(value):
                 ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < 0.6 else "black", fontsize=7)
     if image is not None:
-        fig.colorbar(image, ax=list(axes), shrink=0.9, label=f"LLMetric ({tables.weights})")
+        fig.colorbar(image, ax=list(axes), shrink=0.9, label=f"LLMetric ({tables.scoring}, weights {tables.weights})")
     return fig
 
 
@@ -173,12 +174,12 @@ def fig_strata(tables: RunTables) -> plt.Figure:
         values = list(dict.fromkeys(rows["value"]))
         x = np.arange(len(values))
         for offset, mode in ((-0.2, BASELINE), (0.2, TREATMENT)):
-            series = rows[rows["mode"] == mode].set_index("value").reindex(values)["pass_at_1"]
+            series = rows[rows["mode"] == mode].set_index("value").reindex(values)[tables.col("pass_at_1_final")]
             ax.bar(x + offset, series.to_numpy(dtype=float), 0.4, color=MODE_COLORS[mode], label=MODE_LABELS[mode])
         ax.set_xticks(x, values, fontsize=6, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_title(stratum, fontsize=8)
         ax.set_ylim(0, 1.05)
-    axes[0][0].set_ylabel("Pass@1")
+    axes[0][0].set_ylabel(f"Pass@1 final ({tables.scoring})")
     axes[0][0].legend(loc="upper right")
     fig.tight_layout()
     return fig
@@ -196,13 +197,13 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     comp = tables.comparison
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
     if comp.empty:
-        axes[0].set_ylabel("Pass@1 gain (agentic - single-pass)")
+        axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, agentic - single-pass)")
         fig.tight_layout()
         return fig
     order = config_order(comp["configuration"].tolist())
     comp = comp.set_index("configuration").loc[order]
     number = {name: i + 1 for i, name in enumerate(order)}
-    gain = (comp["pass_at_1_ag"] - comp["pass_at_1_sp"]).to_numpy(dtype=float)
+    gain = (comp[tables.col("pass_at_1_final") + "_ag"] - comp[tables.col("pass_at_1_final") + "_sp"]).to_numpy(dtype=float)
     columns = (("tokens_per_question", "extra tokens per question"), ("model_calls_per_question", "extra model calls per question"))
     points = []
     for ax, (column, label) in zip(axes, columns):
@@ -218,7 +219,7 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         points.append((ax, groups))
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel(label)
-    axes[0].set_ylabel("Pass@1 gain (agentic - single-pass)")
+    axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, agentic - single-pass)")
     handles = [plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
                for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868"))]
     handles += [plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s) for s, m in SCHEMA_MARKERS.items()]

@@ -154,7 +154,7 @@ def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
 
 
 NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute", "prompt_types", "schema_formats",
-                         "modes", "weights", "sample_seed")
+                         "modes", "weights", "scoring", "sample_seed")
 """Parameters that change which questions run or how fast, not what a question's attempts are."""
 
 
@@ -229,19 +229,20 @@ def evaluate(
     study = open_study(params, results_dir)
     gold_cache = GoldCache.for_dataset(study.dataset)
     summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
-                            cell.max_iterations(params), params.query_timeout_s, gold_cache)
+                            cell.max_iterations(params), params.query_timeout_s, gold_cache, scoring=params.scoring)
     study.store.close()
     return summary
 
 
 def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir: Path | None = None) -> Any:
     """Compare agentic with single-pass over the whole run: tables, tests and figures."""
-    from t2c_lib.analysis import analyze_run, write_tables
+    from t2c_lib.analysis import analyze_run, load_published, write_tables
     from t2c_lib.plots import export_figures
 
     dataset = load_dataset(params.dataset)
     run_dir = run_dir_for(params, results_dir)
-    tables = analyze_run(run_dir, dataset.strata_columns)
+    label = f"this run: {params.run_id}, {params.model} (t2c's graph and questions)"
+    tables = analyze_run(run_dir, dataset.strata_columns, load_published(dataset.path), label)
     write_tables(tables, run_dir)
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))

@@ -67,7 +67,7 @@ def scored_run(tiny_dataset, tiny_store, tmp_path):
             cell = Cell(mode, "Zero-Shot", schema_format)
             write_cell(run_dir, cell, questions, plan)
             evaluate_cell(cell, run_dir, questions, tiny_dataset, tiny_store, "kg-axel",
-                          1 if mode == "single-pass" else 3, 10.0)
+                          1 if mode == "single-pass" else 3, 10.0, scoring="kg-axel")
     return run_dir
 
 
@@ -75,13 +75,25 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     tables = analyze_run(scored_run, tiny_dataset.strata_columns)
     per_q = tables.per_question
     sp = per_q[(per_q["mode"] == "single-pass") & (per_q["configuration"] == "Zero-Shot_Full")].set_index("question_id")
-    assert sp["pass_at_1"].tolist() == [0.0, 1.0, 0.0]
-    assert sp["kg_valid"].tolist() == [0.0, 1.0, 1.0]
+    assert tables.scoring == "kg-axel"
+    for preset in ("kg_axel", "t2c"):  # every preset is computed, the headline first
+        assert sp[f"pass_at_1_final__{preset}"].tolist() == [0.0, 1.0, 0.0]
+        assert sp[f"pass_at_1_first__{preset}"].tolist() == [0.0, 1.0, 0.0]
+    assert [c for c in per_q.columns if c.startswith("pass_at_1_final__")] == ["pass_at_1_final__kg_axel", "pass_at_1_final__t2c"]
+    assert sp["kg_valid_structural_final"].tolist() == [0.0, 1.0, 1.0]
+    assert sp["kg_valid_chain_final"].tolist() == [0.0, 1.0, 1.0]
+    ag = per_q[(per_q["mode"] == "agentic") & (per_q["configuration"] == "Zero-Shot_Full")].set_index("question_id")
+    assert ag["pass_at_1_first__kg_axel"].tolist() == [0.0, 1.0, 0.0]  # the recovered question failed at first
+    assert ag["pass_at_1_final__kg_axel"].tolist() == [1.0, 1.0, 0.0]
+    assert ag["kg_valid_chain_first"].tolist() == [0.0, 1.0, 1.0] and ag["kg_valid_chain_final"].tolist() == [1.0, 1.0, 1.0]
     row = tables.comparison.set_index("configuration").loc["Zero-Shot_Full"]
     assert row["n"] == 3
-    assert row["pass_at_1_sp"] == pytest.approx(1 / 3) and row["pass_at_1_ag"] == pytest.approx(2 / 3)
-    assert (row["pass_at_1_mcnemar_b"], row["pass_at_1_mcnemar_c"]) == (0, 1)
-    assert row["pass_at_1_mcnemar_p_value"] == pytest.approx(1.0)
+    p = "pass_at_1_final__kg_axel"
+    assert row[f"{p}_sp"] == pytest.approx(1 / 3) and row[f"{p}_ag"] == pytest.approx(2 / 3)
+    assert row["pass_at_1_first__kg_axel_ag"] == pytest.approx(1 / 3)
+    assert (row[f"{p}_mcnemar_b"], row[f"{p}_mcnemar_c"]) == (0, 1)
+    assert row[f"{p}_mcnemar_p_value"] == pytest.approx(1.0)
+    assert row["kg_valid_chain_final_ag"] == pytest.approx(1.0) and row["kg_valid_structural_final_sp"] == pytest.approx(2 / 3)
     assert row["model_calls_per_question_ag"] == pytest.approx(4 / 3)
     agentic = tables.agentic.set_index("configuration").loc["Zero-Shot_Full"]
     assert agentic["recovery_rate"] == pytest.approx(1.0) and agentic["first_attempt_success_rate"] == pytest.approx(2 / 3)
@@ -89,7 +101,33 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     assert cumulative == pytest.approx([2 / 3, 1.0, 1.0])
     strata = tables.strata
     hard = strata[(strata["configuration"] == "ALL") & (strata["value"] == "hard") & (strata["mode"] == "agentic")]
-    assert hard["n"].tolist() == [2] and hard["pass_at_1"].tolist() == [0.0]
+    assert hard["n"].tolist() == [2] and hard["pass_at_1_final__kg_axel"].tolist() == [0.0]
+    by = tables.by_scoring.set_index(["scoring", "configuration", "mode"])
+    thesis_row = by.loc[("kg-axel", "Zero-Shot_Full", "agentic")]
+    assert thesis_row["pass_at_1_final_pct"] == pytest.approx(200 / 3) and thesis_row["recovery_pct"] == pytest.approx(100.0)
+    assert thesis_row["first_attempt_pct"] == pytest.approx(200 / 3) and thesis_row["mean_iterations"] == pytest.approx(4 / 3)
+
+
+def test_published_numbers_stand_beside_the_runs_kg_axel_numbers(scored_run, tiny_dataset):
+    from t2c_lib import config
+    from t2c_lib.analysis import load_published
+
+    published = load_published(config.DATA_DIR / "kurikulum")
+    assert len(published) == 13 * 11 and set(published["denominator"]) == {52}
+    tables = analyze_run(scored_run, tiny_dataset.strata_columns, published, "this run")
+    ref = tables.reference
+    ours = ref[ref["source"] == "this run"]
+    assert list(ours["configuration"]) == ["Zero-Shot_Full", "Zero-Shot_Only-Paths"]
+    theirs = ref[ref["source"].str.startswith("published: ")].set_index(["model", "configuration"])
+    assert len(theirs) == 13
+    qwen = theirs.loc[("qwen/qwen3-32b", "Zero-Shot_Full")]
+    assert (qwen["pass_at_1_final_pct"], qwen["kg_valid_chain_pct"], qwen["llmetric_pct"]) == (34.62, 69.23, 53.56)
+    assert theirs.loc[("qwen/qwen3-32b", "Few-Shot_Full")]["n"] == 26
+    # the published LLMetric is 0.3 Pass@1 + 0.4 KG-valid chain + 0.2 Jaccard output + 0.1 JaRou, in percent
+    for r in theirs.to_dict("records"):
+        jarou = (r["jaro_winkler"] + r["rouge_l_f1"]) / 2
+        llm = 0.3 * r["pass_at_1_final_pct"] + 0.4 * r["kg_valid_chain_pct"] + 20 * r["jaccard_output"] + 10 * jarou
+        assert llm == pytest.approx(r["llmetric_pct"], abs=0.02)
 
 
 def digest(paths) -> dict[str, str]:

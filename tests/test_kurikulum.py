@@ -43,6 +43,13 @@ def test_graph_meets_the_size_requirements(kurikulum_store):
     assert all(2 <= row[0] <= 5 and 3 <= row[3] <= 8 for row in per_course)
     deep = kurikulum_store.query("MATCH p = (a:MK)-[:PREREQUISITE*3..3]->(b:MK) RETURN count(p)").rows[0][0]
     assert deep > 0
+    # (p)-[:PREREQUISITE]->(c): p is a prerequisite of c, so it is taught in an earlier semester (the thesis's direction)
+    backwards = kurikulum_store.query(
+        "MATCH (p:MK)-[:PREREQUISITE]->(c:MK) WHERE p.semester >= c.semester RETURN count(*)").rows[0][0]
+    assert backwards == 0
+    needs = kurikulum_store.query(
+        "MATCH (p:MK)-[:PREREQUISITE]->(c:MK {nama: 'Basis Data'}) RETURN p.nama").rows
+    assert ["Struktur Data"] in needs
     det = kurikulum_store.query(
         "MATCH (t:topic)-[:PURSUED_IN]->(m:MK {nama: 'Aljabar Linear'}) WHERE t.deskripsi = 'Determinan' RETURN count(t)"
     ).rows

@@ -8,7 +8,7 @@ import pytest
 
 import t2c_lib
 from t2c_lib.metrics import composite, registry
-from t2c_lib.metrics.scores import SCORE_NAMES, QuestionScores, summarize
+from t2c_lib.metrics.scores import SCORE_NAMES, QuestionScores, llmetric_components, summarize
 
 # one question: Pass@1 1, KG-valid 1, Jaccard output 0.5, Jaro-Winkler 0.9, ROUGE-L F1 0.7 -> JaRou 0.8
 ONE = {"pass_at_1": 1.0, "kg_valid": 1.0, "jaccard_output": 0.5, "jaro_winkler": 0.9, "rouge_l_f1": 0.7, "jarou": 0.8}
@@ -19,8 +19,9 @@ def scores(pass_at_1, kg_valid, jaccard_output, jaro_winkler, rouge_l_f1, error=
     jarou = (jaro_winkler + rouge_l_f1) / 2
     parts = dict(pass_at_1=pass_at_1, kg_valid=kg_valid, jaccard_output=jaccard_output,
                  jaro_winkler=jaro_winkler, rouge_l_f1=rouge_l_f1, jarou=jarou)
-    return QuestionScores(bleu=0.5, rouge_l_p=0.5, rouge_l_r=0.5, jaccard_tokens=0.5,
-                          llmetric_q=composite.llmetric_q(parts), error=error, **parts)
+    return QuestionScores(bleu=0.5, rouge_l_p=0.5, rouge_l_r=0.5, jaccard_tokens=0.5, kg_valid_structural=kg_valid,
+                          kg_valid_chain=kg_valid, llmetric_q=composite.llmetric_q(parts), error=error,
+                          **{k: v for k, v in parts.items() if k != "kg_valid"})
 
 
 def test_kg_axel_question_weights():
@@ -76,7 +77,8 @@ def test_summary_means_and_llmetric_kg_axel():
     s = summarize(QUESTIONS)
     assert s["n"] == 4 and s["n_errors"] == 1 and s["weights"] == "kg-axel"
     assert s["pass_at_1"] == pytest.approx(0.5)
-    assert s["kg_valid"] == pytest.approx(0.5)
+    assert s["kg_valid_structural"] == pytest.approx(0.5) and s["kg_valid_chain"] == pytest.approx(0.5)
+    assert s["scoring"] == "t2c"
     assert s["jaccard_output"] == pytest.approx(0.4375)
     assert s["jarou"] == pytest.approx((1.0 + 0.7 + 0.3 + 0.7) / 4)
     # 0.3*0.5 + 0.4*0.5 + 0.2*0.4375 + 0.1*0.675
@@ -88,7 +90,7 @@ def test_summary_means_and_llmetric_kg_axel():
 def test_configuration_llmetric_is_the_mean_of_question_llmetrics(name):
     s = summarize(QUESTIONS, preset=name)
     assert s["llmetric"] == pytest.approx(s["llmetric_q"])
-    per_q = [composite.llmetric_q(q.to_dict(), name) for q in QUESTIONS]
+    per_q = [composite.llmetric_q(llmetric_components(q.to_dict(), "t2c"), name) for q in QUESTIONS]
     assert s["llmetric_q"] == pytest.approx(sum(per_q) / len(per_q))
     assert s["signature"] == registry.signature(name)
 
@@ -107,14 +109,29 @@ def test_summary_of_nothing_fails():
 def test_signature_names_every_setting():
     sig = registry.signature()
     assert sig == (
-        "t2c-metrics|weights:kg-axel|eq:v1|bleu:nltk-sentence-method1-ws|rouge:rougeL-ws"
-        f"|jw:textdistance-char|pkg:{t2c_lib.__version__}"
+        "t2c-metrics|scoring:t2c|eq:v1|bleu:nltk-sentence-method1-ws|rouge:rougeL-ws"
+        f"|jw:textdistance-char|llmetric-kg:structural|weights:kg-axel|pkg:{t2c_lib.__version__}"
     )
+    assert registry.signature("kg-axel", "kg-axel") == (
+        "t2c-metrics|scoring:kg-axel|out:kg-axel-greedy-rowsets|bleu:nltk-sentence-nosmooth-spaced"
+        "|rouge:rougeL-stem-spaced|jw:textdistance-upper-spaced|jaccard:upper-stripped|llmetric-kg:chain"
+        f"|weights:kg-axel|pkg:{t2c_lib.__version__}"
+    )
+
+
+def test_llmetric_takes_the_kg_valid_its_scoring_preset_names():
+    structural_only = scores(1, 1, 1.0, 1.0, 1.0)
+    structural_only.kg_valid_chain = 0.0  # structurally valid, but the chain failed later (e.g. empty result)
+    t2c = summarize([structural_only])
+    kg = summarize([QuestionScores(**{**structural_only.to_dict(), "scoring": "kg-axel"})])
+    assert t2c["llmetric"] == pytest.approx(1.0) and kg["llmetric"] == pytest.approx(0.6)
+    with pytest.raises(ValueError, match="several scoring presets"):
+        summarize([structural_only, QuestionScores(**{**structural_only.to_dict(), "scoring": "kg-axel"})])
 
 
 def test_registry_holds_every_metric_by_name():
     for name in ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens",
-                 "pass_at_1", "jaccard_output", "kg_valid", "jarou", "llmetric_q", "llmetric"):
+                 "pass_at_1", "jaccard_output", "kg_valid_structural", "kg_valid_chain", "jarou", "llmetric_q", "llmetric"):
         assert callable(registry.get_metric(name))
     with pytest.raises(ValueError, match="known metrics: bleu"):
         registry.get_metric("meteor")

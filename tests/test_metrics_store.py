@@ -40,6 +40,33 @@ def test_every_gold_query_scored_against_itself_is_perfect(ds, store, tmp_path):
     assert len(list(tmp_path.rglob("*.json"))) == len({q.cypher for q in ds.questions})
 
 
+ALL_CHAIN_OK = [ValidationResult(step, True) for step in (*KG_VALID_STEPS, "execution", "non_empty")]
+
+
+def test_every_gold_query_scored_against_itself_is_perfect_under_kg_axel(ds, store, tmp_path):
+    cache = GoldCache(ds.hash, tmp_path)
+    scores = [score_question(q.cypher, q.cypher, store, ALL_CHAIN_OK, cache, scoring="kg-axel", question_id=q.id)
+              for q in ds.questions]
+    bad = [(s.question_id, s.pass_at_1, s.jaccard_output, s.bleu, s.jaccard_tokens) for s in scores
+           if (s.pass_at_1, s.jaccard_output, s.bleu, s.jaccard_tokens, s.kg_valid_chain) != (1.0,) * 5]
+    assert bad == []
+    summary = summarize(scores)
+    assert summary["scoring"] == "kg-axel" and summary["llmetric"] == pytest.approx(1.0)
+    assert "scoring:kg-axel" in summary["signature"]
+
+
+def test_the_presets_disagree_where_their_rules_do(store):
+    # kg-axel compares row value *sets* by index: a duplicate value inside a row vanishes, eq:v1 keeps it
+    gold = "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks, m.sks"
+    gen = "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks"
+    t2c = score_question(gold, gen, store, ALL_CHAIN_OK)
+    kg = score_question(gold, gen, store, ALL_CHAIN_OK, scoring="kg-axel")
+    assert (t2c.pass_at_1, kg.pass_at_1) == (0.0, 1.0)
+    # integers and floats are one value to kg-axel (numbers as floats); eq:v1 compares by value too
+    both = "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks * 1.0"
+    assert score_question(gen, both, store, ALL_CHAIN_OK, scoring="kg-axel").pass_at_1 == 1.0
+
+
 def test_cached_gold_results_equal_fresh_ones(ds, store, tmp_path):
     queries = [q.cypher for q in ds.questions[:10]]
     for q in queries:
@@ -121,7 +148,8 @@ def test_empty_generated_query_scores_zero_everywhere(ds, store):
     s = score_question(q.cypher, "", store, [])
     assert s.error == "generated query failed: empty query"
     assert all(getattr(s, f) == 0.0 for f in ("bleu", "rouge_l_f1", "jaro_winkler", "jaccard_tokens",
-                                             "pass_at_1", "jaccard_output", "kg_valid", "jarou", "llmetric_q"))
+                                             "pass_at_1", "jaccard_output", "kg_valid_structural", "kg_valid_chain", "jarou",
+                                             "llmetric_q"))
     assert execute(store, None).error == "empty query"
 
 
@@ -130,7 +158,7 @@ def test_score_question_combines_parts_under_the_preset(ds, store):
     gen = q.cypher.replace("RETURN m.sks", "RETURN m.sks AS sks")
     a = score_question(q.cypher, gen, store, ALL_OK)
     b = score_question(q.cypher, gen, store, ALL_OK, preset="agentic-doc")
-    assert a.pass_at_1 == 1.0 and a.kg_valid == 1.0 and a.jaccard_output == 1.0 and a.bleu < 1.0
+    assert a.pass_at_1 == 1.0 and a.kg_valid_structural == 1.0 and a.jaccard_output == 1.0 and a.bleu < 1.0
     assert a.llmetric_q == pytest.approx(0.3 + 0.4 + 0.2 + 0.1 * a.jarou)
     assert b.llmetric_q == pytest.approx(0.4 + 0.2 + 0.2 + 0.1 * b.jaro_winkler + 0.1 * b.rouge_l_f1)
     assert (a.weights, b.weights) == ("kg-axel", "agentic-doc")

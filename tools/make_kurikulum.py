@@ -5,7 +5,8 @@ The curriculum of the Program Studi Teknologi Informasi (S1) is written out belo
 data: 63 courses (MK) over 8 semesters, each with one learning goal (LG), 2-5 learning
 outcomes (LO) and 3-8 topics, plus 11 student outcomes (SO, KP.1 ... KP.11).
 Derived edges: a course's SOs are the union of the SOs its LOs map to; each such SO is
-PURSUED_IN the course and PART_OF the course's LG.
+PURSUED_IN the course and PART_OF the course's LG. `(p:MK)-[:PREREQUISITE]->(c:MK)` means
+p is a prerequisite of c (as in the thesis's graph and queries).
 
     python tools/make_kurikulum.py            # writes data/kurikulum/nodes, data/kurikulum/rels
 
@@ -817,7 +818,8 @@ def build() -> tuple[dict[str, list[dict]], dict[str, list[dict]]]:
     for c in COURSES:
         for p in c["prereq"]:
             assert by_name[p]["sem"] < c["sem"], (c["nama"], p)
-            rel("PREREQUISITE", "MK", c["kode"], "MK", by_name[p]["kode"])
+            # (p)-[:PREREQUISITE]->(c): p is a prerequisite of c (the thesis's direction)
+            rel("PREREQUISITE", "MK", by_name[p]["kode"], "MK", c["kode"])
         for p in c["par"]:
             assert p not in c["prereq"], (c["nama"], p)
             rel("CAN_PARALLELIZED", "MK", c["kode"], "MK", by_name[p]["kode"])

@@ -18,6 +18,10 @@ from t2c_lib.agent import KG_VALID_STEPS, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
 from t2c_lib.metrics.equivalence import has_order_by, results_equivalent, rows_jaccard
 from t2c_lib.metrics.gold import GoldCache
+from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
+
+CHAIN_STEPS = (*KG_VALID_STEPS, "execution", "non_empty")
+"""Validator names that must all pass for KG-valid chain (the whole chain of `validation/chain.py`)."""
 
 
 @dataclass(frozen=True)
@@ -76,20 +80,37 @@ def jaccard_output(gold: Execution, generated: Execution) -> float:
     return rows_jaccard(gold.result, generated.result)
 
 
+def _verdicts(validations: Iterable[ValidationResult | Mapping[str, Any]]) -> dict[str, list[bool]]:
+    verdicts: dict[str, list[bool]] = {}
+    for v in validations:
+        if not isinstance(v, ValidationResult):
+            v = ValidationResult.from_dict(dict(v))
+        verdicts.setdefault(v.validator, []).append(v.ok)
+    return verdicts
+
+
+def _passed(verdicts: dict[str, list[bool]], steps: tuple[str, ...]) -> float:
+    return 1.0 if all(verdicts.get(step) and all(verdicts[step]) for step in steps) else 0.0
+
+
 def kg_valid(validations: Iterable[ValidationResult | Mapping[str, Any]]) -> float:
-    """1.0 when every KG-validity step (guard, syntax, schema, properties) ran and passed.
+    """KG-valid structural: 1.0 when every KG-validity step (guard, syntax, schema, properties) ran and passed.
 
     CyVer's definition: syntax valid, schema score 1, properties score 1 or not
     applicable; a properties validator with nothing to check reports ok. A step that
     did not run (the chain stopped earlier) counts as failed. Same rule as
     `Attempt.kg_valid`, over a bare list of verdicts (objects or attempts.jsonl dicts).
     """
-    verdicts: dict[str, list[bool]] = {}
-    for v in validations:
-        if not isinstance(v, ValidationResult):
-            v = ValidationResult.from_dict(dict(v))
-        verdicts.setdefault(v.validator, []).append(v.ok)
-    return 1.0 if all(verdicts.get(step) and all(verdicts[step]) for step in KG_VALID_STEPS) else 0.0
+    return _passed(_verdicts(validations), KG_VALID_STEPS)
+
+
+kg_valid_structural = kg_valid
+
+
+def kg_valid_chain(validations: Iterable[ValidationResult | Mapping[str, Any]]) -> float:
+    """KG-valid chain (the thesis's run-level KG-valid): every step ran and passed, execution and non-empty too."""
+    verdicts = _verdicts(validations)
+    return _passed(verdicts, CHAIN_STEPS) if all(all(v) for v in verdicts.values()) else 0.0
 
 
 @dataclass(frozen=True)
@@ -108,12 +129,15 @@ def execution_scores(
     store: GraphStore,
     gold_cache: GoldCache | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    scoring: str = DEFAULT_SCORING,
 ) -> ExecutionScores:
-    """Run gold (cached) and generated queries on one store and score the generated one."""
+    """Run gold (cached) and generated queries on one store and score the generated one under a scoring preset."""
+    preset = get_scoring(scoring)
     ordered = has_order_by(gold_query)
     gold = execute_gold(store, gold_query, gold_cache, timeout_s)
     if gold.error is not None:  # nothing to compare against: do not spend time on the generated query
         return ExecutionScores(0.0, 0.0, ordered, f"gold query failed: {gold.error}")
     generated = execute(store, generated_query, timeout_s)
     error = f"generated query failed: {generated.error}" if generated.error is not None else None
-    return ExecutionScores(pass_at_1(gold, generated, ordered), jaccard_output(gold, generated), ordered, error)
+    p, j = preset.output_scores(gold_query, gold.result, generated.result)
+    return ExecutionScores(p, j, ordered, error)

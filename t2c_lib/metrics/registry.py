@@ -8,7 +8,7 @@ Functions come in kinds with one call shape each:
 - validation metrics `(validations: list[ValidationResult]) -> float`;
 - composites over component scores (`jarou`, `llmetric_q`, `llmetric`).
 
-`signature(preset)` names every setting that can change a number; summaries carry it.
+`signature(preset, scoring)` names every setting that can change a number; summaries carry it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from t2c_lib import __version__
 from t2c_lib.metrics import composite, output, text
-from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION
+from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 
 TEXT_METRICS: dict[str, Callable[..., float]] = {
     "bleu": text.bleu,
@@ -33,7 +33,8 @@ EXECUTION_METRICS: dict[str, Callable[..., float]] = {
     "jaccard_output": output.jaccard_output,
 }
 VALIDATION_METRICS: dict[str, Callable[..., float]] = {
-    "kg_valid": output.kg_valid,
+    "kg_valid_structural": output.kg_valid_structural,
+    "kg_valid_chain": output.kg_valid_chain,
 }
 COMPOSITE_METRICS: dict[str, Callable[..., float]] = {
     "jarou": text.jarou,
@@ -51,17 +52,7 @@ def get_metric(name: str) -> Callable[..., Any]:
         raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRICS)}") from None
 
 
-def signature(preset: str = composite.DEFAULT_PRESET) -> str:
-    """The settings behind a set of numbers, e.g. `t2c-metrics|weights:kg-axel|eq:v1|...|pkg:0.1.0`."""
+def signature(preset: str = composite.DEFAULT_PRESET, scoring: str = DEFAULT_SCORING) -> str:
+    """The settings behind a set of numbers, e.g. `t2c-metrics|scoring:t2c|weights:kg-axel|eq:v1|...|pkg:0.1.0`."""
     p = composite.get_preset(preset)
-    return "|".join(
-        [
-            "t2c-metrics",
-            f"weights:{p.name}",
-            EQUIVALENCE_VERSION,
-            f"bleu:{text.BLEU_SETTING}",
-            f"rouge:{text.ROUGE_SETTING}",
-            f"jw:{text.JARO_WINKLER_SETTING}",
-            f"pkg:{__version__}",
-        ]
-    )
+    return "|".join(["t2c-metrics", get_scoring(scoring).signature(), f"weights:{p.name}", f"pkg:{__version__}"])

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from t2c_lib.agent import ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
-from t2c_lib.metrics import text
 from t2c_lib.metrics.composite import DEFAULT_PRESET, get_preset, llmetric, llmetric_q
 from t2c_lib.metrics.gold import GoldCache
-from t2c_lib.metrics.output import execution_scores, kg_valid
+from t2c_lib.metrics.output import Execution, execute, execute_gold, kg_valid, kg_valid_chain
+from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 from t2c_lib.metrics.registry import signature
 
 
 @dataclass
 class QuestionScores:
-    """Every metric of one generated query against its gold query (0-1 each)."""
+    """Every metric of one generated query against its gold query (0-1 each), under one scoring preset."""
 
     bleu: float
     rouge_l_p: float
@@ -28,37 +28,70 @@ class QuestionScores:
     jaccard_tokens: float
     pass_at_1: float
     jaccard_output: float
-    kg_valid: float
+    kg_valid_structural: float
+    kg_valid_chain: float
     jarou: float
     llmetric_q: float
     error: str | None = None
-    weights: str = DEFAULT_PRESET  # the preset behind llmetric_q
+    weights: str = DEFAULT_PRESET  # the weights preset behind llmetric_q
+    scoring: str = DEFAULT_SCORING  # the definitions behind every number
     question_id: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-SCORE_NAMES = (
-    "bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens",
-    "pass_at_1", "jaccard_output", "kg_valid", "jarou", "llmetric_q",
-)
+SCORE_NAMES = tuple(f.name for f in fields(QuestionScores) if f.type in ("float", float))
 """The numeric fields, in order: the per-configuration means of `summarize`."""
 
 
-def text_scores(gold_query: str | None, generated_query: str | None) -> dict[str, float]:
-    """All query-text metrics of one pair, plus JaRou."""
-    r = text.rouge_l(gold_query, generated_query)
-    jw = text.jaro_winkler(gold_query, generated_query)
-    return {
-        "bleu": text.bleu(gold_query, generated_query),
-        "rouge_l_p": r.precision,
-        "rouge_l_r": r.recall,
-        "rouge_l_f1": r.f1,
-        "jaro_winkler": jw,
-        "jaccard_tokens": text.jaccard_tokens(gold_query, generated_query),
-        "jarou": text.jarou(jw, r.f1),
-    }
+def text_scores(gold_query: str | None, generated_query: str | None, scoring: str = DEFAULT_SCORING) -> dict[str, float]:
+    """All query-text metrics of one pair under a scoring preset, plus JaRou."""
+    return get_scoring(scoring).text_scores(gold_query, generated_query)
+
+
+def llmetric_components(parts: Mapping[str, float], scoring: str) -> dict[str, float]:
+    """The components LLMetric weighs: `kg_valid` is the KG-valid the scoring preset names."""
+    return {**parts, "kg_valid": parts[get_scoring(scoring).llmetric_kg_valid.value]}
+
+
+@dataclass(frozen=True)
+class ExecutedPair:
+    """Both queries run once on a store, so several presets can score the same results."""
+
+    gold: Execution
+    generated: Execution
+    error: str | None
+
+
+def run_pair(
+    gold_query: str, generated_query: str | None, store: GraphStore, gold_cache: GoldCache | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ExecutedPair:
+    """Run the gold query (cached) and, when it succeeded, the generated one."""
+    gold = execute_gold(store, gold_query, gold_cache, timeout_s)
+    if gold.error is not None:
+        return ExecutedPair(gold, Execution(error="not run"), f"gold query failed: {gold.error}")
+    generated = execute(store, generated_query, timeout_s)
+    error = f"generated query failed: {generated.error}" if generated.error is not None else None
+    return ExecutedPair(gold, generated, error)
+
+
+def score_executed(
+    gold_query: str, generated_query: str | None, pair: ExecutedPair,
+    validations: Iterable[ValidationResult | Mapping[str, Any]], *, preset: str = DEFAULT_PRESET,
+    scoring: str = DEFAULT_SCORING, question_id: str = "",
+) -> QuestionScores:
+    """Score one generated query from results already run (`run_pair`) under a scoring preset."""
+    get_preset(preset)
+    checks = list(validations)
+    parts: dict[str, float] = dict(text_scores(gold_query, generated_query, scoring))
+    p, j = get_scoring(scoring).output_scores(gold_query, pair.gold.result, pair.generated.result)
+    parts.update(pass_at_1=p, jaccard_output=j, kg_valid_structural=kg_valid(checks), kg_valid_chain=kg_valid_chain(checks))
+    return QuestionScores(
+        **parts, llmetric_q=llmetric_q(llmetric_components(parts, scoring), preset), error=pair.error,
+        weights=preset, scoring=scoring, question_id=question_id,
+    )
 
 
 def score_question(
@@ -69,17 +102,16 @@ def score_question(
     gold_cache: GoldCache | None = None,
     *,
     preset: str = DEFAULT_PRESET,
+    scoring: str = DEFAULT_SCORING,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     question_id: str = "",
 ) -> QuestionScores:
     """Score one generated query: text metrics, execution on `store`, KG-valid, LLMetric-Q."""
     get_preset(preset)  # fail on an unknown preset before running anything
-    parts: dict[str, float] = text_scores(gold_query, generated_query)
-    ex = execution_scores(gold_query, generated_query, store, gold_cache, timeout_s)
-    parts.update(pass_at_1=ex.pass_at_1, jaccard_output=ex.jaccard_output, kg_valid=kg_valid(validations))
-    return QuestionScores(
-        **parts, llmetric_q=llmetric_q(parts, preset), error=ex.error, weights=preset, question_id=question_id
-    )
+    get_scoring(scoring)
+    pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s)
+    return score_executed(gold_query, generated_query, pair, validations, preset=preset, scoring=scoring,
+                          question_id=question_id)
 
 
 def summarize(scores: Sequence[QuestionScores], preset: str = DEFAULT_PRESET) -> dict[str, Any]:
@@ -88,18 +120,24 @@ def summarize(scores: Sequence[QuestionScores], preset: str = DEFAULT_PRESET) ->
     `llmetric_q` is the mean of LLMetric-Q recomputed under `preset` (whatever preset
     the per-question scores were made with); `llmetric` applies the preset's aggregate
     weights to the means (equal to the `llmetric_q` mean for both shipped presets).
+    All scores must come from one scoring preset.
     """
     p = get_preset(preset)
     if not scores:
         raise ValueError("no question scores to summarize")
+    schemes = sorted({s.scoring for s in scores})
+    if len(schemes) != 1:
+        raise ValueError(f"question scores from several scoring presets ({', '.join(schemes)}); summarize each apart")
+    scoring = schemes[0]
     n = len(scores)
     means = {name: math.fsum(getattr(s, name) for s in scores) / n for name in SCORE_NAMES if name != "llmetric_q"}
-    means["llmetric_q"] = math.fsum(llmetric_q(asdict(s), p.name) for s in scores) / n
+    means["llmetric_q"] = math.fsum(llmetric_q(llmetric_components(asdict(s), scoring), p.name) for s in scores) / n
     return {
         "n": n,
         **means,
-        "llmetric": llmetric(means, p.name),
+        "llmetric": llmetric(llmetric_components(means, scoring), p.name),
         "n_errors": sum(1 for s in scores if s.error),
         "weights": p.name,
-        "signature": signature(p.name),
+        "scoring": scoring,
+        "signature": signature(p.name, scoring),
     }

@@ -1,0 +1,142 @@
+"""Scoring presets: which definitions of the text and output metrics a number was made with.
+
+A preset is one record in a plain registry (like sacrebleu's metric dict); adding a third
+is one `register_scoring(ScoringPreset(...))` call. Every preset gives, for one (gold,
+generated) pair, the text metrics `TEXT_NAMES` and, from the two results, Pass@1 and
+Jaccard output; it also says which KG-valid enters LLMetric. Shipped:
+
+- `t2c`: this package's definitions (`text.py`, result equivalence eq:v1 in
+  `equivalence.py`: columns permutable, rows as bags, order only under ORDER BY);
+  LLMetric takes KG-valid structural (guard, syntax, schema, properties).
+- `kg-axel`: the thesis's definitions (`kg_axel.py`); LLMetric takes KG-valid chain (the
+  final attempt passed every validator, execution and non-empty result included), as
+  the thesis's run-level numbers do.
+
+A query that errors scores 0 on Pass@1 and Jaccard output under every preset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+
+from t2c_lib.graph.base import QueryResult
+from t2c_lib.metrics import kg_axel, text
+from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION, has_order_by, results_equivalent, rows_jaccard
+
+TEXT_NAMES = ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens", "jarou")
+"""The text metrics every preset returns (rouge_l_p / rouge_l_r are 0 where a preset has only F1)."""
+
+
+class KgValid(str, Enum):
+    """Which KG-valid a number means: the structural checks, or the whole validator chain."""
+
+    STRUCTURAL = "kg_valid_structural"  # guard, syntax, schema, properties (CyVer's definition)
+    CHAIN = "kg_valid_chain"  # every step: also execution and a non-empty result
+
+
+TextScorer = Callable[[str | None, str | None], dict[str, float]]
+OutputScorer = Callable[[str, QueryResult | None, QueryResult | None], tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class ScoringPreset:
+    """One named set of metric definitions, with the settings string its signature records."""
+
+    name: str
+    description: str
+    text_scores: TextScorer
+    output_scores: OutputScorer  # (gold query, gold result, generated result) -> (pass_at_1, jaccard_output)
+    llmetric_kg_valid: KgValid
+    settings: tuple[str, ...]
+
+    @property
+    def slug(self) -> str:
+        """The name as used in column names (`pass_at_1_final__kg_axel`)."""
+        return self.name.replace("-", "_")
+
+    def signature(self) -> str:
+        return "|".join((f"scoring:{self.name}", *self.settings))
+
+
+SCORING_PRESETS: dict[str, ScoringPreset] = {}
+DEFAULT_SCORING = "t2c"
+
+
+def register_scoring(preset: ScoringPreset) -> ScoringPreset:
+    """Add a preset to the registry; a second preset of the same name fails."""
+    if preset.name in SCORING_PRESETS:
+        raise ValueError(f"scoring preset {preset.name!r} is already registered")
+    SCORING_PRESETS[preset.name] = preset
+    return preset
+
+
+def get_scoring(name: str = DEFAULT_SCORING) -> ScoringPreset:
+    """The preset of that name; an unknown name fails listing the known ones."""
+    try:
+        return SCORING_PRESETS[name]
+    except KeyError:
+        raise ValueError(f"unknown scoring preset {name!r}; valid: {', '.join(SCORING_PRESETS)}") from None
+
+
+def scoring_names() -> tuple[str, ...]:
+    return tuple(SCORING_PRESETS)
+
+
+# ---------------------------------------------------------------- t2c
+
+
+def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
+    r = text.rouge_l(gold, generated)
+    jw = text.jaro_winkler(gold, generated)
+    return {
+        "bleu": text.bleu(gold, generated), "rouge_l_p": r.precision, "rouge_l_r": r.recall, "rouge_l_f1": r.f1,
+        "jaro_winkler": jw, "jaccard_tokens": text.jaccard_tokens(gold, generated), "jarou": text.jarou(jw, r.f1),
+    }
+
+
+def _t2c_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None) -> tuple[float, float]:
+    if gold is None or generated is None:
+        return 0.0, 0.0
+    same = results_equivalent(gold, generated, ordered=has_order_by(gold_query))
+    return (1.0 if same else 0.0), rows_jaccard(gold, generated)
+
+
+register_scoring(ScoringPreset(
+    name="t2c",
+    description="published result-equivalence rules (eq:v1); whitespace tokens, smoothed BLEU",
+    text_scores=_t2c_text,
+    output_scores=_t2c_output,
+    llmetric_kg_valid=KgValid.STRUCTURAL,
+    settings=(EQUIVALENCE_VERSION, f"bleu:{text.BLEU_SETTING}", f"rouge:{text.ROUGE_SETTING}",
+              f"jw:{text.JARO_WINKLER_SETTING}", "llmetric-kg:structural"),
+))
+
+
+# ---------------------------------------------------------------- kg-axel
+
+
+def _kg_axel_text(gold: str | None, generated: str | None) -> dict[str, float]:
+    r = kg_axel.rouge_l(gold, generated)
+    jw = kg_axel.jaro_winkler(gold, generated)
+    return {
+        "bleu": kg_axel.bleu(gold, generated), "rouge_l_p": r.precision, "rouge_l_r": r.recall, "rouge_l_f1": r.f1,
+        "jaro_winkler": jw, "jaccard_tokens": kg_axel.jaccard_tokens(gold, generated), "jarou": text.jarou(jw, r.f1),
+    }
+
+
+def _kg_axel_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None) -> tuple[float, float]:
+    j = kg_axel.output_jaccard(gold_query, gold, generated)
+    return (1.0 if j == 1.0 else 0.0), j
+
+
+register_scoring(ScoringPreset(
+    name="kg-axel",
+    description="the thesis's own definitions (kg-axel's metric code): Pass@1 = output Jaccard 1.0",
+    text_scores=_kg_axel_text,
+    output_scores=_kg_axel_output,
+    llmetric_kg_valid=KgValid.CHAIN,
+    settings=("out:kg-axel-greedy-rowsets", "bleu:nltk-sentence-nosmooth-spaced", "rouge:rougeL-stem-spaced",
+              "jw:textdistance-upper-spaced", "jaccard:upper-stripped", "llmetric-kg:chain"),
+))
