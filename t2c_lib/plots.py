@@ -140,8 +140,9 @@ def fig_errors(tables: RunTables) -> plt.Figure:
             axes[0].bar(range(len(shares)), shares[error_type], bottom=bottom, label=error_type)
             bottom += shares[error_type].to_numpy()
         axes[0].set_xticks(range(len(shares)), list(shares.index), rotation=45, ha="right", fontsize=6)
-        fig.legend(*axes[0].get_legend_handles_labels(), fontsize=6, loc="lower left", bbox_to_anchor=(0.06, 0.0),
-                   ncol=min(4, len(shares.columns)))
+        if len(shares.columns):  # a run without failed attempts has no error types to name
+            fig.legend(*axes[0].get_legend_handles_labels(), fontsize=6, loc="lower left", bbox_to_anchor=(0.06, 0.0),
+                       ncol=min(4, len(shares.columns)))
     axes[0].set_title("error types of failed attempts (agentic)")
     axes[0].set_ylabel("share of failed attempts")
     recovery = tables.recovery

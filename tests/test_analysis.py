@@ -159,7 +159,7 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
     extra = [0, 40, 40, 0, 80, 40, 0, 80, 41]  # 1,4,7 coincide; 2,3,6 coincide; 9 sits next to them
     gain = [0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 0.34]
     comparison = pd.DataFrame({
-        "configuration": names, "pass_at_1_sp": [0.3] * 9, "pass_at_1_ag": [0.3 + g for g in gain],
+        "configuration": names, "pass_at_1_final__t2c_sp": [0.3] * 9, "pass_at_1_final__t2c_ag": [0.3 + g for g in gain],
         "tokens_per_question_sp": [100.0] * 9, "tokens_per_question_ag": [100.0 + e for e in extra],
         "model_calls_per_question_sp": [1.0] * 9, "model_calls_per_question_ag": [1.0 + e / 100 for e in extra],
     })
