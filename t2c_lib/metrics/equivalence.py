@@ -27,7 +27,7 @@ test-suite-sql-eval and CypherBench's execution accuracy:
 
 Matching is exact on normalised values first, then on values with floats rounded to 9
 significant digits (float noise); only rows still left over, and only when they hold
-floats, are paired up under the float tolerance by a maximum bipartite matching among
+floats (on either side: an int against a float counts), are paired up under the float tolerance by a maximum bipartite matching among
 rows of the same shape (equal apart from their numbers), within a budget of
 `MAX_TOLERANT_PAIRS` comparisons: past it, left-over rows count as unmatched, so two
 large results that differ everywhere by more than float noise (yet within 1e-6) may be
@@ -143,8 +143,8 @@ def match_count(a: Sequence[Any], b: Sequence[Any]) -> int:
     `approx_equal` among items of the same shape (equal apart from their numbers).
     """
     matched, rest_a, rest_b = _exact_pass(list(a), list(b), key=None)
-    if not rest_a or not rest_b or not (any(map(_has_float, rest_a)) and any(map(_has_float, rest_b))):
-        return matched
+    if not rest_a or not rest_b or not (any(map(_has_float, rest_a)) or any(map(_has_float, rest_b))):
+        return matched  # tolerance can only matter when a float is on either side (int 3 vs 3.0000000000000004)
     more, rest_a, rest_b = _exact_pass(rest_a, rest_b, key=_rounded)
     matched += more
     by_shape: dict[Any, tuple[list[Any], list[Any]]] = {}
