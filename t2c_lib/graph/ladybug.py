@@ -26,6 +26,7 @@ from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
     StoreUnavailable,
 )
+from t2c_lib.graph.dialect import normalise
 from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
 
 DB_FILE = "graph.lbdb"
@@ -130,7 +131,7 @@ class LadybugStore:
             conn.set_query_timeout(max(1, int(timeout_s * 1000)))
             started = time.perf_counter()
             try:
-                raw = conn.execute(cypher)
+                raw = conn.execute(normalise(cypher).query)  # Neo4j-only forms -> LadybugDB's (graph/dialect.py)
             except RuntimeError as exc:
                 raise _query_error(exc, timeout_s) from None
             if isinstance(raw, list):
@@ -146,7 +147,7 @@ class LadybugStore:
         with self._lock:
             conn = self._connection()
             try:
-                raw = conn.execute(f"EXPLAIN {cypher}")
+                raw = conn.execute(f"EXPLAIN {normalise(cypher).query}")
             except RuntimeError as exc:
                 raise _query_error(exc, 0.0) from None
             if isinstance(raw, list):
