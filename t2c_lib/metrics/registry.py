@@ -52,7 +52,7 @@ def get_metric(name: str) -> Callable[..., Any]:
 
 
 def signature(preset: str = composite.DEFAULT_PRESET) -> str:
-    """The settings behind a set of numbers, e.g. `t2c-metrics|weights:kg-axel|eq:v1|...|pkg:0.1.0`."""
+    """The settings behind a set of numbers, e.g. `t2c-metrics|weights:kg-axel|eq:v2|...|pkg:0.1.0`."""
     p = composite.get_preset(preset)
     return "|".join(
         [
