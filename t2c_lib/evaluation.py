@@ -19,6 +19,7 @@ from t2c_lib.experiment import ATTEMPTS_FILE, QUESTIONS_FILE, Cell, read_jsonl, 
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, score_question, summarize
 from t2c_lib.metrics.scores import SCORE_NAMES
+from t2c_lib.metrics.testsuite import TestSuite
 
 METRICS_FILE = "metrics.csv"
 SUMMARY_FILE = "summary.json"
@@ -27,6 +28,9 @@ BASE_COLUMNS = (
     "first_attempt_ok", "iterations", "model_calls", "prompt_tokens", "completion_tokens", "final_error_type",
     "first_error_type", "error",
 )
+
+
+SUITE_COLUMNS = ("pass_at_1_ts", "failed_copies")
 
 
 class EvaluationError(RuntimeError):
@@ -48,8 +52,13 @@ def load_cell_attempts(directory: Path) -> tuple[dict[str, list[Attempt]], dict[
 def evaluate_cell(
     cell: Cell, run_dir: Path, questions: list[GroundTruthItem], dataset: Dataset, store: GraphStore,
     weights: str, max_iterations: int, timeout_s: float, gold_cache: GoldCache | None = None,
+    suite: TestSuite | None = None,
 ) -> dict[str, Any]:
-    """Write `metrics.csv` and `summary.json` for one cell and return the summary."""
+    """Write `metrics.csv` and `summary.json` for one cell and return the summary.
+
+    With a `suite` of perturbed copies, `pass_at_1_ts` (test-suite Pass@1) and the copies a
+    prediction failed join the metrics, and the summary gains `pass_at_1_ts` and `n_coincidental`.
+    """
     directory = cell.directory(run_dir)
     attempts, finished = load_cell_attempts(directory)
     missing = [q.id for q in questions if q.id not in finished]
@@ -66,7 +75,7 @@ def evaluate_cell(
         record = finished[item.id]
         score = score_question(
             item.cypher, final.query if final else "", store, final.validations if final else [],
-            gold_cache, preset=weights, timeout_s=timeout_s, question_id=item.id,
+            gold_cache, preset=weights, timeout_s=timeout_s, question_id=item.id, suite=suite,
         )
         scores.append(score)
         rows.append({
@@ -83,8 +92,9 @@ def evaluate_cell(
             **{col: item.strata.get(col, "") for col in strata_columns},
             **{name: getattr(score, name) for name in SCORE_NAMES},
             "execution_error": score.error or "",
+            **({"pass_at_1_ts": score.pass_at_1_ts, "failed_copies": " ".join(score.failed_copies)} if suite else {}),
         })
-    columns = [*BASE_COLUMNS, *strata_columns, *SCORE_NAMES, "execution_error"]
+    columns = [*BASE_COLUMNS, *strata_columns, *SCORE_NAMES, "execution_error", *(SUITE_COLUMNS if suite else ())]
     (directory / METRICS_FILE).write_text(rows_to_csv(rows, columns), encoding="utf-8")
     summary = summarize(scores, preset=weights)
     agentic = agentic_metrics([a for q in questions for a in attempts.get(q.id, [])], max_iterations=max_iterations)

@@ -14,6 +14,7 @@ from t2c_lib.metrics.composite import DEFAULT_PRESET, get_preset, llmetric, llme
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import execution_scores, kg_valid
 from t2c_lib.metrics.registry import signature
+from t2c_lib.metrics.testsuite import TestSuite
 
 
 @dataclass
@@ -34,6 +35,8 @@ class QuestionScores:
     error: str | None = None
     weights: str = DEFAULT_PRESET  # the preset behind llmetric_q
     question_id: str = ""
+    pass_at_1_ts: float | None = None  # test-suite Pass@1 (None: no perturbed copies were used)
+    failed_copies: tuple[str, ...] = ()  # copies a prediction right on the original graph fails (a coincidental match)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,14 +74,25 @@ def score_question(
     preset: str = DEFAULT_PRESET,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     question_id: str = "",
+    suite: TestSuite | None = None,
 ) -> QuestionScores:
-    """Score one generated query: text metrics, execution on `store`, KG-valid, LLMetric-Q."""
+    """Score one generated query: text metrics, execution on `store`, KG-valid, LLMetric-Q.
+
+    With a `suite` of perturbed copies, also test-suite Pass@1: a prediction right on
+    `store` must be right on every copy where the gold answers (`metrics/testsuite.py`).
+    """
     get_preset(preset)  # fail on an unknown preset before running anything
     parts: dict[str, float] = text_scores(gold_query, generated_query)
     ex = execution_scores(gold_query, generated_query, store, gold_cache, timeout_s)
     parts.update(pass_at_1=ex.pass_at_1, jaccard_output=ex.jaccard_output, kg_valid=kg_valid(validations))
+    pass_ts, failed = None, ()
+    if suite is not None:
+        verdict = suite.check(gold_query, generated_query, timeout_s) if ex.pass_at_1 else None
+        pass_ts = 1.0 if verdict is not None and verdict.passed else 0.0
+        failed = verdict.failed if verdict is not None else ()
     return QuestionScores(
-        **parts, llmetric_q=llmetric_q(parts, preset), error=ex.error, weights=preset, question_id=question_id
+        **parts, llmetric_q=llmetric_q(parts, preset), error=ex.error, weights=preset, question_id=question_id,
+        pass_at_1_ts=pass_ts, failed_copies=failed,
     )
 
 
@@ -95,6 +109,10 @@ def summarize(scores: Sequence[QuestionScores], preset: str = DEFAULT_PRESET) ->
     n = len(scores)
     means = {name: math.fsum(getattr(s, name) for s in scores) / n for name in SCORE_NAMES if name != "llmetric_q"}
     means["llmetric_q"] = math.fsum(llmetric_q(asdict(s), p.name) for s in scores) / n
+    suite = [s for s in scores if s.pass_at_1_ts is not None]
+    if suite:  # test-suite accuracy beside Pass@1, and how many original-graph matches were coincidental
+        means["pass_at_1_ts"] = math.fsum(s.pass_at_1_ts or 0.0 for s in suite) / len(suite)
+        means["n_coincidental"] = sum(1 for s in suite if s.pass_at_1 and not s.pass_at_1_ts)
     return {
         "n": n,
         **means,
