@@ -97,6 +97,8 @@ def evaluate_cell(
     columns = [*BASE_COLUMNS, *strata_columns, *SCORE_NAMES, "execution_error", *(SUITE_COLUMNS if suite else ())]
     (directory / METRICS_FILE).write_text(rows_to_csv(rows, columns), encoding="utf-8")
     summary = summarize(scores, preset=weights)
+    if suite is not None:
+        summary["test_suite"] = suite.names  # kind, index, seed and perturbation version of every copy
     agentic = agentic_metrics([a for q in questions for a in attempts.get(q.id, [])], max_iterations=max_iterations)
     summary.update({
         "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
