@@ -25,6 +25,15 @@ def test_cypherbench_ex(case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
+def test_cypherbench_score_over_executions(case):
+    def run(side):
+        return Execution(error=side["error"]) if "error" in side else Execution(result=decode_result(side))
+
+    got = cb.cypherbench_score(case["gold_query"], case["generated_query"], run(case["gold"]), run(case["generated"]))
+    assert got == case["cypherbench"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
 def test_t2c_verdict_on_the_same_case(case):
     gold, gen = Execution(result=result(case["gold"])), Execution(result=result(case["generated"]))
     assert pass_at_1(gold, gen, ordering(case["gold_query"]) or False) == case["t2c"]

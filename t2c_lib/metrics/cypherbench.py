@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from typing import Any, Sequence
 
 from t2c_lib.graph.base import INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryResult
+from t2c_lib.metrics.output import Execution
 
 CYPHERBENCH_VERSION = "cypherbench-ex:v1"
 
@@ -151,7 +152,12 @@ def cypherbench_pass_at_1(
     return 1.0 if cypherbench_equivalent(gold_query, generated_query, gold, generated) else 0.0
 
 
+def cypherbench_score(gold_query: str, generated_query: str | None, gold: Execution, generated: Execution) -> float:
+    """`cypherbench_pass_at_1` over `Execution`s (what `output.execute` returns): the scoring-preset form."""
+    return cypherbench_pass_at_1(gold_query, generated_query, gold.result, generated.result)
+
+
 __all__ = [
-    "CYPHERBENCH_VERSION", "Unhashable", "cypherbench_equivalent", "cypherbench_pass_at_1", "hashable",
+    "CYPHERBENCH_VERSION", "cypherbench_score", "Unhashable", "cypherbench_equivalent", "cypherbench_pass_at_1", "hashable",
     "order_matters", "rows_equal",
 ]
