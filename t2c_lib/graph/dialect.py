@@ -113,7 +113,7 @@ def _type_function(query: str, masked: str) -> list[Edit]:
 
 
 _SIZE = re.compile(r"(?<![\w.$])size\s*\(\s*\(", re.IGNORECASE)
-_REL_AFTER_NODE = re.compile(r"\)\s*<?-")
+_REL_AFTER_NODE = re.compile(r"\)\s*(?:<-|-\[|--|->)")  # a relationship, not a minus sign
 
 
 def _size_of_pattern(query: str, masked: str) -> list[Edit]:
