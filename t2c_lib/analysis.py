@@ -111,6 +111,11 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         for metric in means:
             row[f"{metric}_sp"] = float(pair[f"{metric}_sp"].mean())
             row[f"{metric}_ag"] = float(pair[f"{metric}_ag"].mean())
+        if "pass_at_1_ts_sp" in pair:  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
+            for suffix in ("sp", "ag"):
+                ts = pair[f"pass_at_1_ts_{suffix}"].astype(float)
+                row[f"pass_at_1_ts_{suffix}"] = float(ts.mean())
+                row[f"n_coincidental_{suffix}"] = int(((pair[f"pass_at_1_final__{presets[0]}_{suffix}"] > 0.5) & (ts < 0.5)).sum())
         for metric in binary:
             row.update(as_row(f"{metric}_mcnemar", mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_ag"] > 0.5)))
         for metric in graded:

@@ -21,6 +21,7 @@ from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
 from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
+from t2c_lib.metrics.testsuite import TestSuite
 
 METRICS_FILE = "metrics.csv"
 SUMMARY_FILE = "summary.json"
@@ -49,6 +50,9 @@ def presets_in_order(headline: str) -> list[str]:
     return [headline, *(name for name in scoring_names() if name != headline)]
 
 
+SUITE_COLUMNS = ("pass_at_1_ts", "failed_copies")
+
+
 class EvaluationError(RuntimeError):
     """A cell cannot be evaluated (not run yet, or incomplete)."""
 
@@ -69,12 +73,16 @@ def evaluate_cell(
     cell: Cell, run_dir: Path, questions: list[GroundTruthItem], dataset: Dataset, store: GraphStore,
     weights: str, max_iterations: int, timeout_s: float, gold_cache: GoldCache | None = None,
     scoring: str = DEFAULT_SCORING,
+    suite: TestSuite | None = None,
 ) -> dict[str, Any]:
     """Write `metrics.csv` and `summary.json` for one cell and return the summary.
 
     Every registered scoring preset is computed (`scoring` is the headline, written first);
     Pass@1 is reported for the first attempt and the final query, KG-valid as structural
-    and chain, so no number needs a footnote to be read.
+    and chain, so no number needs a footnote to be read. With a `suite` of perturbed copies,
+    `pass_at_1_ts` (test-suite Pass@1 of the final query under the headline preset) and the
+    copies a prediction failed join the metrics, and the summary gains `pass_at_1_ts` and
+    `n_coincidental`.
     """
     presets = presets_in_order(scoring)
     directory = cell.directory(run_dir)
@@ -114,7 +122,8 @@ def evaluate_cell(
         }
         for name in presets:
             score = score_executed(item.cypher, final_query, final_pair, final.validations if final else [],
-                                   preset=weights, scoring=name, question_id=item.id)
+                                   preset=weights, scoring=name, question_id=item.id,
+                                   suite=suite if name == scoring else None, timeout_s=timeout_s)
             p_first = get_scoring(name).output_scores(item.cypher, first_pair.gold.result, first_pair.generated.result)[0]
             final_scores[name].append(score)
             first_pass[name].append(p_first)
@@ -122,9 +131,12 @@ def evaluate_cell(
                        execution_error=score.error or "")
             values = {**score.to_dict(), "pass_at_1_first": p_first, "pass_at_1_final": score.pass_at_1}
             row.update({preset_column(metric, name): values[metric] for metric in PRESET_COLUMNS})
+            if suite is not None and name == scoring:
+                row.update(pass_at_1_ts=score.pass_at_1_ts, failed_copies=" ".join(score.failed_copies))
         rows.append(row)
     columns = [*BASE_COLUMNS, *strata_columns, *KG_VALID_COLUMNS,
-               *(preset_column(metric, name) for name in presets for metric in PRESET_COLUMNS), "execution_error"]
+               *(preset_column(metric, name) for name in presets for metric in PRESET_COLUMNS), "execution_error",
+               *(SUITE_COLUMNS if suite else ())]
     (directory / METRICS_FILE).write_text(rows_to_csv(rows, columns), encoding="utf-8")
     by_scoring = {name: _preset_summary(final_scores[name], first_pass[name], weights) for name in presets}
     headline = by_scoring[scoring]
@@ -139,6 +151,8 @@ def evaluate_cell(
         "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
         "schema_format": cell.schema_format, "max_iterations": max_iterations,
         "agentic": agentic.to_dict(),
+        **({"pass_at_1_ts": headline.get("pass_at_1_ts"), "n_coincidental": headline.get("n_coincidental"),
+            "test_suite": suite.names} if suite is not None else {}),
         "tokens_per_question": _mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows]),
         "model_calls_per_question": _mean([r["model_calls"] for r in rows]),
         "questions_raised": sum(1 for r in rows if r["error"]),

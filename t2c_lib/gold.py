@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
-from t2c_lib.metrics.equivalence import has_order_by, results_equivalent
+from t2c_lib.metrics.equivalence import ordering, results_equivalent
 from t2c_lib.validation.guard import check_read_only
 
 REPORT_CSV = "gold_screen.csv"
@@ -305,10 +305,10 @@ def _compare(
 
 def _mismatch(ours: QueryResult, theirs: QueryResult, cypher: str) -> str | None:
     """None if equivalent (in order when the gold sorts its final RETURN), "order" if only the row order differs, else "rows"."""
-    ordered = has_order_by(cypher)
-    if results_equivalent(ours, theirs, ordered=ordered):
+    order = ordering(cypher)  # tied rows may come in any order (eq:v2), so ties alone are no mismatch
+    if results_equivalent(ours, theirs, ordered=order or False):
         return None
-    if ordered and results_equivalent(ours, theirs, ordered=False):
+    if order is not None and results_equivalent(ours, theirs, ordered=False):
         return "order"
     return "rows"
 

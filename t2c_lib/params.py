@@ -49,6 +49,7 @@ class StudyParams:
     requests_per_minute: float | None = None
     weights: str = "kg-axel"
     scoring: str = "t2c"  # the headline scoring preset; every registered preset is computed beside it
+    test_suite_copies: int = 4  # perturbed graph copies behind pass_at_1_ts (0: none; t2c_lib/perturb.py)
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -155,6 +156,10 @@ def _check(key: str, value: Any, source: str) -> Any:
     if key in ("max_iterations", "max_tokens", "workers"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise fail("a positive integer")
+        return value
+    if key == "test_suite_copies":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise fail("a non-negative integer (0: no test-suite accuracy)")
         return value
     if key in ("seed", "sample_seed"):
         if isinstance(value, bool) or not isinstance(value, int):

@@ -227,10 +227,17 @@ def evaluate(
 
     cell = cell_for(params, prompt_type, schema_format, mode)
     study = open_study(params, results_dir)
+    from t2c_lib.metrics.testsuite import TestSuite
+
     gold_cache = GoldCache.for_dataset(study.dataset)
-    summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
-                            cell.max_iterations(params), params.query_timeout_s, gold_cache, scoring=params.scoring)
-    study.store.close()
+    suite = TestSuite.open(study.dataset, k=params.test_suite_copies, seed=params.seed) if params.test_suite_copies else None
+    try:
+        summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
+                                cell.max_iterations(params), params.query_timeout_s, gold_cache, scoring=params.scoring, suite=suite)
+    finally:
+        if suite is not None:
+            suite.close()
+        study.store.close()
     return summary
 
 

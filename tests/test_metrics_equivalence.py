@@ -31,9 +31,10 @@ def as_execution(side: dict) -> Execution:
     return Execution(result=decode_result(side))
 
 
-def is_ordered(case: dict) -> bool:
+def is_ordered(case: dict) -> bool | eq.Ordering:
+    """The gold query's ordering (ties free, eq:v2) when given, else strict order if `ordered: true`."""
     if "gold_query" in case:
-        return eq.has_order_by(case["gold_query"])
+        return eq.ordering(case["gold_query"]) or False
     return bool(case.get("ordered", False))
 
 
@@ -62,7 +63,7 @@ def test_equivalence_is_symmetric_without_order(case):
 def test_fixture_covers_the_required_situations():
     names = " | ".join(c["name"] for c in CASES)
     for needle in ("permuted columns", "renamed columns", "duplicate", "ORDER BY present", "ORDER BY absent",
-                   "NULL", "tolerance", "nested", "nodes", "both empty", "errored"):
+                   "NULL", "tolerance", "nested", "nodes", "both empty", "errored", "tie", "LIMIT cuts"):
         assert needle in names, needle
 
 
@@ -155,3 +156,20 @@ def test_tolerance_beyond_float_noise_is_matched_pairwise():
     assert eq.results_equivalent(gold, gen)
     off = QueryResult(["k", "v"], [[f"s{i}", i / 7 + 3e-6] for i in range(300)])
     assert not eq.results_equivalent(gold, off)
+
+
+@pytest.mark.parametrize("case", FIXTURE["ordering"], ids=lambda c: c["query"])
+def test_ordering_finds_the_sort_key_columns(case):
+    got = eq.ordering(case["query"])
+    if case["keys"] == "none":
+        assert got is None
+        return
+    assert got is not None
+    assert got.key_columns == (None if case["keys"] is None else tuple(case["keys"]))
+    assert got.limited is case.get("limited", got.limited) and got.skipped is case.get("skipped", False)
+
+
+def test_tie_groups_split_gold_rows_on_the_sort_keys():
+    rows = [eq.row_key(r) for r in [["A", 1], ["B", 2], ["C", 2], ["D", 3], ["E", 3]]]
+    groups = eq.tie_groups(rows, eq.Ordering((1,), limited=True))
+    assert [(g.start, g.end, g.cut) for g in groups] == [(0, 1, False), (1, 3, False), (3, 5, True)]

@@ -42,6 +42,7 @@ from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
     ResultTooLarge, StoreUnavailable, UnsafeQuery, max_rows_setting,
 )
+from t2c_lib.graph.dialect import normalise
 from t2c_lib.graph.ladybug_plan import DatabaseReading, read_plan
 from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
 
@@ -200,7 +201,11 @@ class LadybugStore:
         return statement
 
     def _read_statement(self, conn: Any, cypher: str, deadline: float, timeout_s: float) -> tuple[Any, DatabaseReading]:
-        """The prepared statement and the database's plan of it; raise UnsafeQuery for several statements."""
+        """The prepared statement and the database's plan of it; raise UnsafeQuery for several statements.
+
+        The text is first normalised from Neo4j's dialect (graph/dialect.py); the walls judge
+        exactly the text that would run."""
+        cypher = normalise(cypher).query
         statement = _prepare(conn, cypher)
         plan_statement = _prepare(conn, f"EXPLAIN {cypher}")
         _set_timeout(conn, deadline, timeout_s)

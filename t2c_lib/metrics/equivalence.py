@@ -1,4 +1,4 @@
-"""Result equivalence (rules "eq:v1"): when do two query results denote the same answer?
+"""Result equivalence (rules "eq:v2"): when do two query results denote the same answer?
 
 Pure functions over `QueryResult`s; running queries lives in `output.py`. The rules follow
 test-suite-sql-eval and CypherBench's execution accuracy:
@@ -12,8 +12,16 @@ test-suite-sql-eval and CypherBench's execution accuracy:
   its final RETURN (`has_order_by`: `ORDER BY` outside string literals, quoted names and
   comments, after the last RETURN at bracket depth 0; so `WITH ... ORDER BY` before the
   RETURN, `CALL { ... }` subqueries and, under UNION, all but the last branch do not
-  count). Ties under ORDER BY are not special-cased: the
-  engine's order of tied rows must then match too, as in the published rules.
+  count).
+- Ties under ORDER BY (`ordering`, eq:v2). When every sort key of the final ORDER BY is a
+  returned column (by its alias or its expression), gold rows with equal sort keys form a
+  tie group, and the generated rows at a group's positions may come in any order (a bag
+  per group). When the final RETURN has a LIMIT, the last tie group may have been cut: the
+  generated rows there need only the gold's sort-key values (any of the tied rows is
+  right; the rows past the LIMIT are unknown to the comparison); likewise the first group
+  under a SKIP. When a sort key is not a returned column the ties cannot be seen in the
+  result, and rows must come in the gold's order, as under eq:v1. The cases are fixtures
+  (`tests/fixtures/metrics/equivalence.yaml`, "tie").
 - Different column counts are not equivalent; two empty results are equivalent whatever
   their columns (there is no row to disagree on); one empty result is not.
 - Values are normalised (`normalize`): NULL is a value of its own; booleans are not
@@ -27,11 +35,15 @@ test-suite-sql-eval and CypherBench's execution accuracy:
 
 Matching is exact on normalised values first, then on values with floats rounded to 9
 significant digits (float noise); only rows still left over, and only when they hold
-floats, are paired up under the float tolerance by a maximum bipartite matching among
+floats (on either side: an int against a float counts), are paired up under the float tolerance by a maximum bipartite matching among
 rows of the same shape (equal apart from their numbers), within a budget of
 `MAX_TOLERANT_PAIRS` comparisons: past it, left-over rows count as unmatched, so two
 large results that differ everywhere by more than float noise (yet within 1e-6) may be
 judged different.
+
+History: eq:v1 -> eq:v2 adds the tie rules and applies the float tolerance in unordered
+comparisons when only one side holds a float (eq:v1 judged `[[3]]` and
+`[[3.0000000000000004]]` different unordered, equal ordered).
 """
 
 from __future__ import annotations
@@ -39,12 +51,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
 
-EQUIVALENCE_VERSION = "eq:v1"
+EQUIVALENCE_VERSION = "eq:v2"
 FLOAT_TOLERANCE = 1e-6
 MAX_MAPPINGS = 40_320  # 8! : every mapping of up to 8 interchangeable columns
 ROUND_DIGITS = 9  # floats equal at 9 significant digits differ by < 1e-8 relative: within tolerance
@@ -143,8 +156,8 @@ def match_count(a: Sequence[Any], b: Sequence[Any]) -> int:
     `approx_equal` among items of the same shape (equal apart from their numbers).
     """
     matched, rest_a, rest_b = _exact_pass(list(a), list(b), key=None)
-    if not rest_a or not rest_b or not (any(map(_has_float, rest_a)) and any(map(_has_float, rest_b))):
-        return matched
+    if not rest_a or not rest_b or not (any(map(_has_float, rest_a)) or any(map(_has_float, rest_b))):
+        return matched  # tolerance can only matter when a float is on either side (int 3 vs 3.0000000000000004)
     more, rest_a, rest_b = _exact_pass(rest_a, rest_b, key=_rounded)
     matched += more
     by_shape: dict[Any, tuple[list[Any], list[Any]]] = {}
@@ -252,11 +265,104 @@ def has_order_by(query: str | None) -> bool:
     return ordered
 
 
+_CLAUSE = re.compile(r"\bRETURN\b|\bORDER\s+BY\b|\bSKIP\b|\bLIMIT\b|\bUNION\b|[()\[\]{}]", re.IGNORECASE)
+_DIRECTION = re.compile(r"\s+(?:ASC|DESC|ASCENDING|DESCENDING)\s*$", re.IGNORECASE)
+_ALIAS = re.compile(r"^(?P<expr>.*?)\s+AS\s+(?P<alias>`[^`]+`|\w+)\s*$", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Ordering:
+    """How the gold query orders its final rows (eq:v2's tie rules need the sort keys).
+
+    `key_columns`: the result columns of the sort keys, in ORDER BY order, or None when a
+    sort key is not a returned column (ties are then invisible: rows must come in order).
+    `limited` / `skipped`: the final RETURN has a LIMIT / SKIP, which may cut a tie group.
+    """
+
+    key_columns: tuple[int, ...] | None
+    limited: bool = False
+    skipped: bool = False
+
+
+def ordering(query: str | None) -> Ordering | None:
+    """The ordering of the final top-level RETURN (None when it has no ORDER BY); see `Ordering`."""
+    if not has_order_by(query):
+        return None
+    masked = strip_literals(query or "")
+    depth, marks = 0, []  # (keyword, start, end) at depth 0 after the last RETURN
+    for m in _CLAUSE.finditer(masked):
+        tok = m.group(0)
+        if tok in "([{":
+            depth += 1
+        elif tok in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            word = " ".join(tok.upper().split())
+            if word in ("RETURN", "UNION"):
+                marks = []
+            marks.append((word, m.start(), m.end()))
+    bounds = [start for _, start, _ in marks[1:]] + [len(query or "")]
+    part = {word: (end, bounds[i]) for i, (word, _, end) in enumerate(marks)}
+    if "RETURN" not in part or "ORDER BY" not in part:
+        return None
+    text = query or ""
+    items = [_ALIAS.match(text[a:b].strip()) or text[a:b].strip() for a, b in _top_level_items(masked, *part["RETURN"], text)]
+    if items and isinstance(items[0], str) and items[0].upper().startswith("DISTINCT "):
+        items[0] = items[0][len("DISTINCT "):]
+    elif items and not isinstance(items[0], str) and items[0]["expr"].upper().startswith("DISTINCT "):
+        items[0] = _ALIAS.match(items[0].group(0)[len("DISTINCT "):].strip())
+    names: list[set[str]] = []
+    for item in items:
+        if isinstance(item, str):
+            names.append({_expr_key(item)})
+        else:
+            names.append({_expr_key(item["expr"]), _expr_key(item["alias"])})
+    keys: list[int] = []
+    if not items:
+        return Ordering(None, "LIMIT" in part, "SKIP" in part)
+    for a, b in _top_level_items(masked, *part["ORDER BY"], text):
+        key = _expr_key(_DIRECTION.sub("", text[a:b].strip()))
+        found = [i for i, n in enumerate(names) if key in n]
+        if not found or any(_expr_key(i) == "*" for i in items if isinstance(i, str)):
+            return Ordering(None, "LIMIT" in part, "SKIP" in part)
+        keys.append(found[0])
+    return Ordering(tuple(keys), "LIMIT" in part, "SKIP" in part)
+
+
+def _top_level_items(masked: str, start: int, end: int, text: str) -> list[tuple[int, int]]:
+    """Spans of the comma-separated items of a clause body (commas at bracket depth 0)."""
+    spans, depth, begin = [], 0, start
+    for i in range(start, end):
+        c = masked[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            spans.append((begin, i))
+            begin = i + 1
+    spans.append((begin, end))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _expr_key(expr: str) -> str:
+    """An expression's text without whitespace, lower-cased: how a sort key is matched to a returned item."""
+    expr = expr.strip()
+    if re.fullmatch(r"`[^`]+`", expr):  # a quoted name means the name itself
+        expr = expr[1:-1]
+    return "".join(expr.split()).lower()
+
+
 # ---------------------------------------------------------------- result comparison
 
 
-def results_equivalent(gold: QueryResult, generated: QueryResult, ordered: bool = False) -> bool:
-    """Whether `generated` denotes the same answer as `gold` under the eq:v1 rules."""
+def results_equivalent(gold: QueryResult, generated: QueryResult, ordered: bool | Ordering = False) -> bool:
+    """Whether `generated` denotes the same answer as `gold` under the eq:v2 rules.
+
+    `ordered`: False compares rows as bags; True in the gold's order; an `Ordering` (from
+    `ordering(gold_query)`) in order up to ties on its sort keys (strict order when its
+    key columns are unknown).
+    """
     g_rows = [row_key(r) for r in gold.rows]
     p_rows = [row_key(r) for r in generated.rows]
     if not g_rows and not p_rows:
@@ -266,14 +372,70 @@ def results_equivalent(gold: QueryResult, generated: QueryResult, ordered: bool 
     width = len(g_rows[0])
     if any(len(r) != width for r in g_rows) or any(len(r) != width for r in p_rows):
         return False
-    same = sequences_equal if ordered else bags_equal
+    ties = ordered if isinstance(ordered, Ordering) and ordered.key_columns is not None else None
+    if ties is not None and any(k >= width for k in ties.key_columns):
+        ties = None
+    if ties is not None:
+        groups = tie_groups(g_rows, ties)
+        loose = set(ties.key_columns) if (ties.limited or ties.skipped) else None
+
+        def same_rows(a: Sequence[Any], b: Sequence[Any]) -> bool:
+            return _tied_equal(a, b, groups, ties.key_columns)
+
+        def same_column(i: int, a: Sequence[Any], b: Sequence[Any]) -> bool:
+            return loose is not None and i not in loose or bags_equal(a, b)
+    else:
+        plain = sequences_equal if ordered else bags_equal
+
+        def same_rows(a: Sequence[Any], b: Sequence[Any]) -> bool:
+            return plain(a, b)
+
+        def same_column(i: int, a: Sequence[Any], b: Sequence[Any]) -> bool:
+            return plain(a, b)
     g_cols = [[r[i] for r in g_rows] for i in range(width)]
     p_cols = [[r[j] for r in p_rows] for j in range(width)]
-    candidates = [[j for j in _identity_first(i, width) if same(g_cols[i], p_cols[j])] for i in range(width)]
+    candidates = [[j for j in _identity_first(i, width) if same_column(i, g_cols[i], p_cols[j])] for i in range(width)]
     for mapping in _mappings(candidates):
-        if same(g_rows, [tuple(r[j] for j in mapping) for r in p_rows]):
+        if same_rows(g_rows, [tuple(r[j] for j in mapping) for r in p_rows]):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class TieGroup:
+    """Gold rows [start, end) tied on the sort keys; `cut`: a LIMIT or SKIP may have cut it."""
+
+    start: int
+    end: int
+    cut: bool = False
+
+
+def tie_groups(rows: Sequence[tuple[Key, ...]], order: Ordering) -> list[TieGroup]:
+    """Runs of consecutive gold rows with equal sort-key values (floats compared at `ROUND_DIGITS`)."""
+    keys = [_rounded(tuple(r[k] for k in order.key_columns or ())) for r in rows]
+    groups: list[TieGroup] = []
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i == len(rows) or keys[i] != keys[start]:
+            groups.append(TieGroup(start, i))
+            start = i
+    if groups and order.limited:
+        groups[-1] = TieGroup(groups[-1].start, groups[-1].end, cut=True)
+    if groups and order.skipped:
+        groups[0] = TieGroup(groups[0].start, groups[0].end, cut=True)
+    return groups
+
+
+def _tied_equal(gold: Sequence[tuple], generated: Sequence[tuple], groups: list[TieGroup], keys: tuple[int, ...]) -> bool:
+    """Rows equal group by group: a bag per tie group; a cut group on its sort-key values only."""
+    for g in groups:
+        a, b = gold[g.start:g.end], generated[g.start:g.end]
+        if g.cut:
+            a = [tuple(r[k] for k in keys) for r in a]
+            b = [tuple(r[k] for k in keys) for r in b]
+        if not bags_equal(a, b):
+            return False
+    return True
 
 
 def _identity_first(i: int, width: int) -> list[int]:

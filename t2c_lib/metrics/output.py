@@ -16,7 +16,7 @@ from typing import Any
 
 from t2c_lib.agent import KG_VALID_STEPS, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
-from t2c_lib.metrics.equivalence import has_order_by, results_equivalent, rows_jaccard
+from t2c_lib.metrics.equivalence import Ordering, ordering, results_equivalent, rows_jaccard
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 
@@ -66,8 +66,8 @@ def execute_gold(
     return run
 
 
-def pass_at_1(gold: Execution, generated: Execution, ordered: bool = False) -> float:
-    """1.0 when both ran and their results are equivalent (eq:v1), else 0.0."""
+def pass_at_1(gold: Execution, generated: Execution, ordered: bool | Ordering = False) -> float:
+    """1.0 when both ran and their results are equivalent (eq:v2; `ordered` as in `results_equivalent`), else 0.0."""
     if gold.result is None or generated.result is None:
         return 0.0
     return 1.0 if results_equivalent(gold.result, generated.result, ordered=ordered) else 0.0
@@ -133,7 +133,7 @@ def execution_scores(
 ) -> ExecutionScores:
     """Run gold (cached) and generated queries on one store and score the generated one under a scoring preset."""
     preset = get_scoring(scoring)
-    ordered = has_order_by(gold_query)
+    ordered = ordering(gold_query) is not None
     gold = execute_gold(store, gold_query, gold_cache, timeout_s)
     if gold.error is not None:  # nothing to compare against: do not spend time on the generated query
         return ExecutionScores(0.0, 0.0, ordered, f"gold query failed: {gold.error}")

@@ -14,6 +14,7 @@ from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import Execution, execute, execute_gold, kg_valid, kg_valid_chain
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 from t2c_lib.metrics.registry import signature
+from t2c_lib.metrics.testsuite import TestSuite
 
 
 @dataclass
@@ -36,6 +37,8 @@ class QuestionScores:
     weights: str = DEFAULT_PRESET  # the weights preset behind llmetric_q
     scoring: str = DEFAULT_SCORING  # the definitions behind every number
     question_id: str = ""
+    pass_at_1_ts: float | None = None  # test-suite Pass@1 (None: no perturbed copies were used)
+    failed_copies: tuple[str, ...] = ()  # copies a prediction right on the original graph fails (a coincidental match)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,17 +83,26 @@ def run_pair(
 def score_executed(
     gold_query: str, generated_query: str | None, pair: ExecutedPair,
     validations: Iterable[ValidationResult | Mapping[str, Any]], *, preset: str = DEFAULT_PRESET,
-    scoring: str = DEFAULT_SCORING, question_id: str = "",
+    scoring: str = DEFAULT_SCORING, question_id: str = "", suite: TestSuite | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> QuestionScores:
-    """Score one generated query from results already run (`run_pair`) under a scoring preset."""
+    """Score one generated query from results already run (`run_pair`) under a scoring preset.
+
+    With a `suite`, test-suite Pass@1: right under this preset on the original graph and
+    equivalent (t2c's eq rules) on every perturbed copy where the gold answers."""
     get_preset(preset)
     checks = list(validations)
     parts: dict[str, float] = dict(text_scores(gold_query, generated_query, scoring))
     p, j = get_scoring(scoring).output_scores(gold_query, pair.gold.result, pair.generated.result)
     parts.update(pass_at_1=p, jaccard_output=j, kg_valid_structural=kg_valid(checks), kg_valid_chain=kg_valid_chain(checks))
+    pass_ts, failed = None, ()
+    if suite is not None:
+        verdict = suite.check(gold_query, generated_query, timeout_s) if p else None
+        pass_ts = 1.0 if verdict is not None and verdict.passed else 0.0
+        failed = verdict.failed if verdict is not None else ()
     return QuestionScores(
         **parts, llmetric_q=llmetric_q(llmetric_components(parts, scoring), preset), error=pair.error,
-        weights=preset, scoring=scoring, question_id=question_id,
+        weights=preset, scoring=scoring, question_id=question_id, pass_at_1_ts=pass_ts, failed_copies=failed,
     )
 
 
@@ -105,13 +117,18 @@ def score_question(
     scoring: str = DEFAULT_SCORING,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     question_id: str = "",
+    suite: TestSuite | None = None,
 ) -> QuestionScores:
-    """Score one generated query: text metrics, execution on `store`, KG-valid, LLMetric-Q."""
+    """Score one generated query: text metrics, execution on `store`, KG-valid, LLMetric-Q.
+
+    With a `suite` of perturbed copies, also test-suite Pass@1: a prediction right on
+    `store` must be right on every copy where the gold answers (`metrics/testsuite.py`).
+    """
     get_preset(preset)  # fail on an unknown preset before running anything
     get_scoring(scoring)
     pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s)
     return score_executed(gold_query, generated_query, pair, validations, preset=preset, scoring=scoring,
-                          question_id=question_id)
+                          question_id=question_id, suite=suite, timeout_s=timeout_s)
 
 
 def summarize(scores: Sequence[QuestionScores], preset: str = DEFAULT_PRESET) -> dict[str, Any]:
@@ -132,6 +149,10 @@ def summarize(scores: Sequence[QuestionScores], preset: str = DEFAULT_PRESET) ->
     n = len(scores)
     means = {name: math.fsum(getattr(s, name) for s in scores) / n for name in SCORE_NAMES if name != "llmetric_q"}
     means["llmetric_q"] = math.fsum(llmetric_q(llmetric_components(asdict(s), scoring), p.name) for s in scores) / n
+    suite = [s for s in scores if s.pass_at_1_ts is not None]
+    if suite:  # test-suite accuracy beside Pass@1, and how many original-graph matches were coincidental
+        means["pass_at_1_ts"] = math.fsum(s.pass_at_1_ts or 0.0 for s in suite) / len(suite)
+        means["n_coincidental"] = sum(1 for s in suite if s.pass_at_1 and not s.pass_at_1_ts)
     return {
         "n": n,
         **means,

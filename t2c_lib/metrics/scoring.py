@@ -23,7 +23,7 @@ from enum import Enum
 
 from t2c_lib.graph.base import QueryResult
 from t2c_lib.metrics import kg_axel, text
-from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION, has_order_by, results_equivalent, rows_jaccard
+from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION, ordering, results_equivalent, rows_jaccard
 
 TEXT_NAMES = ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens", "jarou")
 """The text metrics every preset returns (rouge_l_p / rouge_l_r are 0 where a preset has only F1)."""
@@ -99,13 +99,13 @@ def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
 def _t2c_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None) -> tuple[float, float]:
     if gold is None or generated is None:
         return 0.0, 0.0
-    same = results_equivalent(gold, generated, ordered=has_order_by(gold_query))
+    same = results_equivalent(gold, generated, ordered=ordering(gold_query) or False)  # eq:v2 tie rules
     return (1.0 if same else 0.0), rows_jaccard(gold, generated)
 
 
 register_scoring(ScoringPreset(
     name="t2c",
-    description="published result-equivalence rules (eq:v1); whitespace tokens, smoothed BLEU",
+    description="published result-equivalence rules (eq:v2: ties under ORDER BY); whitespace tokens, smoothed BLEU",
     text_scores=_t2c_text,
     output_scores=_t2c_output,
     llmetric_kg_valid=KgValid.STRUCTURAL,

@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from t2c_lib.agent import ErrorType, ValidationResult
 from t2c_lib.graph.base import QueryError, QueryTimeout
+from t2c_lib.graph.dialect import normalise
 from t2c_lib.validation.base import ValidationContext
 from t2c_lib.validation.checks import property_problems, schema_problems
 from t2c_lib.validation.lexer import LexError
@@ -62,13 +63,28 @@ def _timed(name: str, fn: Callable[[], ValidationResult], query: str | None = No
     return result
 
 
+NORMALISING_STORES = frozenset({"ladybug"})
+"""Stores that rewrite Neo4j-only forms before planning (`t2c_lib.graph.dialect`)."""
+
+
+def dialect_rewrites(query: str, ctx: ValidationContext) -> list[str]:
+    """The Neo4j-dialect rules the store applied to `query` before planning it (none for Neo4j)."""
+    if getattr(ctx.store, "name", "") not in NORMALISING_STORES:
+        return []
+    return list(normalise(query).applied)
+
+
 class SyntaxStep:
     """The store parses and plans the query (EXPLAIN); name errors are deferred to the next steps."""
 
     name = "syntax"
 
     def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx), query, ctx)
+        result = _timed(self.name, lambda: self._check(query, ctx), query, ctx)
+        rewrites = dialect_rewrites(query, ctx)
+        if rewrites:
+            result.details["dialect_rewrites"] = rewrites
+        return result
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         try:
