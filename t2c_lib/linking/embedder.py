@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.special import erf
+from threadpoolctl import threadpool_limits
 
 from t2c_lib.linking.wordpiece import WordPiece
 
@@ -79,9 +80,10 @@ class MiniLM:
         out = np.zeros((len(texts), dim), dtype=np.float32)
         encoded = [self.tokenizer.encode(t, MAX_SEQ_LENGTH) for t in texts]
         order = sorted(range(len(texts)), key=lambda i: (len(encoded[i]), i))
-        for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
-            out[chunk] = self._embed_batch([encoded[i] for i in chunk])
+        with threadpool_limits(limits=1, user_api="blas"):  # small products: threads only contend
+            for start in range(0, len(order), batch_size):
+                chunk = order[start:start + batch_size]
+                out[chunk] = self._embed_batch([encoded[i] for i in chunk])
         return out
 
     def _embed_batch(self, batch: list[list[int]]) -> np.ndarray:

@@ -1,0 +1,81 @@
+"""Schema recall and prompt size of the `retrieved` schema format, per dataset and ranking.
+
+For every gold question: the retrieved sub-schema, the share of the labels, relationship
+types and properties its gold query uses that the sub-schema shows (schema recall), and
+the schema text's tokens (the packaged Gemma tokenizer) next to the three whole formats.
+
+Usage: python benchmarks/linking_recall.py [dataset ...] [--k K] [--rankings embedding,lexical,hybrid]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from t2c_lib.datasets import load_dataset
+from t2c_lib.graph import open_store
+from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.linking import LinkingSettings, Ranking, SchemaRetriever, ValueIndex, store_loader
+from t2c_lib.metrics.schema_recall import schema_recall
+
+
+def token_counter():
+    """Tokens of a text under the packaged local model's tokenizer (vocabulary only, no weights run)."""
+    from llama_cpp import Llama
+
+    from t2c_lib.llm.local import model_path
+
+    llama = Llama(str(model_path()), vocab_only=True, verbose=False)
+    return lambda text: len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("datasets", nargs="*", default=["kurikulum", "movies"])
+    parser.add_argument("--k", type=int, default=None)
+    parser.add_argument("--rel-k", type=int, default=None)
+    parser.add_argument("--induce", action="store_true", help="add every pattern between kept labels")
+    parser.add_argument("--rankings", default="embedding,lexical,hybrid")
+    parser.add_argument("--descriptions", action="store_true", help="render descriptions in every format")
+    parser.add_argument("--no-values", action="store_true", help="no value links")
+    args = parser.parse_args()
+    count = token_counter()
+    for name in args.datasets:
+        dataset = load_dataset(name)
+        store = open_store("ladybug", dataset)
+        schema = store.schema().described(dataset.schema_spec.descriptions)
+        whole = {fmt.value: count(schema.render(fmt, args.descriptions)) for fmt in SchemaFormat if not fmt.per_question}
+        print(f"\n== {name}: {len(dataset.questions)} gold questions; schema tokens "
+              + ", ".join(f"{k} {v}" for k, v in whole.items()) + (" (with descriptions)" if args.descriptions else ""))
+        values = ValueIndex(schema, store_loader(store))
+        for ranking in args.rankings.split(","):
+            settings = LinkingSettings(ranking=Ranking(ranking), value_hints=not args.no_values,
+                                       induce=args.induce, **({"k": args.k} if args.k else {}),
+                                       **({"rel_k": args.rel_k} if args.rel_k is not None else {}))
+            started = time.perf_counter()
+            retriever = SchemaRetriever(schema, values=values, settings=settings)
+            recalls, tokens, misses = [], [], {}
+            for item in dataset.questions:
+                got = retriever.retrieve(item.question)
+                recall = schema_recall(item.cypher, got.names())
+                recalls.append(recall)
+                tokens.append(count(got.render(args.descriptions, dataset.language)))
+                if recall < 1:
+                    from t2c_lib.metrics.schema_recall import used_elements
+
+                    for miss in used_elements(item.cypher) - got.names():
+                        misses[miss] = misses.get(miss, 0) + 1
+            elapsed = time.perf_counter() - started
+            full = whole["full_schema"]
+            print(f"{settings.signature():<40} recall mean {statistics.mean(recalls):.3f}, "
+                  f"complete {sum(r == 1 for r in recalls) / len(recalls):.3f}; tokens mean {statistics.mean(tokens):.1f} "
+                  f"(max {max(tokens)}) = {statistics.mean(tokens) / full:.2f} of full_schema; {elapsed:.1f} s")
+            top = sorted(misses.items(), key=lambda kv: -kv[1])[:6]
+            if top:
+                print("   most missed: " + ", ".join(f"{k} {v}" for k, v in top))
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
