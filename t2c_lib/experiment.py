@@ -281,7 +281,7 @@ def build_manifest(
         "package": "t2c", "package_version": __version__, "git_commit": git_commit(),
         "dataset": dataset.name, "dataset_hash": dataset.hash, "store": store.name,
         "model_id": model_id, "template_hashes": template_hashes, "validators": list(chain),
-        "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat},
+        "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat if not fmt.per_question},
         "parameters": params.to_dict(),
     }
     if cell is not None:

@@ -70,7 +70,7 @@ def write_schema_texts(store: GraphStore, dataset: Dataset, directory: Path) -> 
     """The three schema texts the prompts use, for the paper's appendix."""
     directory.mkdir(parents=True, exist_ok=True)
     schema = store.schema()
-    for fmt in SchemaFormat:
+    for fmt in (f for f in SchemaFormat if not f.per_question):
         path = directory / f"{dataset.name}_{fmt.value}.txt"
         text = schema.render(fmt)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
@@ -107,9 +107,14 @@ def infer(
     cell = cell_for(params, prompt_type, schema_format, mode)
     study = open_study(params, results_dir)
     chat = model or make_chat_model(params, cache_mode)
+    from t2c_lib.linking import schema_text_source, settings_from
+
     schema = study.store.schema()
     configuration = Configuration.from_name(cell.configuration)
-    prompts = PromptBuilder(configuration, schema.render(cell.schema_format), study.dataset.language, study.dataset.examples)
+    schema_text = schema_text_source(study.store, study.dataset.schema_spec.descriptions, cell.schema_format,
+                                     study.dataset.language, descriptions=params.schema_descriptions,
+                                     settings=settings_from(params), timeout_s=params.query_timeout_s)
+    prompts = PromptBuilder(configuration, schema_text, study.dataset.language, study.dataset.examples)
     feedback = FeedbackBuilder(schema, study.dataset.language, params.query_timeout_s)
     chain = build_chain(study.store)
     context = make_context(study.store, params.query_timeout_s)

@@ -8,7 +8,9 @@ suggests the closest stored values after an empty result. Imports flow graph -> 
 
 from __future__ import annotations
 
-from t2c_lib.graph.schema import GraphSchema
+from typing import Any, Callable
+
+from t2c_lib.graph.schema import GraphSchema, SchemaFormat
 from t2c_lib.linking.retriever import LinkingSettings, Ranking, Retrieved, SchemaRetriever
 from t2c_lib.linking.values import ValueIndex, ValueLink, store_loader
 
@@ -20,5 +22,24 @@ def retriever_for(store: object, schema: GraphSchema, settings: LinkingSettings 
     return SchemaRetriever(schema, values=values, settings=settings)
 
 
-__all__ = ["LinkingSettings", "Ranking", "Retrieved", "SchemaRetriever", "ValueIndex", "ValueLink",
+def schema_text_source(
+    store: Any, descriptions_spec: dict[str, str], fmt: SchemaFormat | str, language: str, *,
+    descriptions: bool = False, settings: LinkingSettings | None = None, timeout_s: float = 10.0,
+) -> str | Callable[[str], str]:
+    """What a prompt builder takes: the schema text, or (for `retrieved`) a function of the question."""
+    fmt = fmt if isinstance(fmt, SchemaFormat) else SchemaFormat.parse(fmt)
+    schema = store.schema().described(descriptions_spec)
+    if not fmt.per_question:
+        return schema.render(fmt, descriptions)
+    retriever = retriever_for(store, schema, settings, timeout_s)
+    return lambda question: retriever.retrieve(question).render(descriptions, language)
+
+
+def settings_from(params: Any) -> LinkingSettings:
+    """The linking settings of a study's parameters (`linking_k`, `linking_rel_k`, ...)."""
+    return LinkingSettings(k=params.linking_k, rel_k=params.linking_rel_k, ranking=Ranking(params.linking_ranking),
+                           value_hints=params.value_hints)
+
+
+__all__ = ["schema_text_source", "settings_from", "LinkingSettings", "Ranking", "Retrieved", "SchemaRetriever", "ValueIndex", "ValueLink",
            "retriever_for", "store_loader"]
