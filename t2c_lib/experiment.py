@@ -289,6 +289,11 @@ def build_manifest(
             "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
             "schema_format": cell.schema_format, "max_iterations": cell.max_iterations(params),
         })
+        if SchemaFormat.parse(cell.schema_format).per_question:
+            from t2c_lib.linking import settings_from
+            from t2c_lib.linking.embedder import weights_version
+
+            manifest["linking"] = {"signature": settings_from(params).signature(), "embedding_weights": weights_version()}
     manifest["signature"] = run_signature(manifest)
     return manifest
 

