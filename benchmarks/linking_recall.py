@@ -74,7 +74,28 @@ def main() -> None:
             top = sorted(misses.items(), key=lambda kv: -kv[1])[:6]
             if top:
                 print("   most missed: " + ", ".join(f"{k} {v}" for k, v in top))
+            if ranking == args.rankings.split(",")[0]:
+                texts = {item.question: got_text for item, got_text in zip(
+                    dataset.questions, (retriever.retrieve(i.question).render(args.descriptions, dataset.language)
+                                        for i in dataset.questions))}
+                prompt_tokens(dataset, schema, texts, args.descriptions, count)
         store.close()
+
+
+def prompt_tokens(dataset, schema, retrieved_texts, descriptions, count) -> None:
+    """Mean tokens of the first request (system + examples + question) per configuration."""
+    from t2c_lib.prompts import Configuration, PromptBuilder, all_configurations
+
+    rows = []
+    for config in all_configurations(with_retrieved=True):
+        if config.schema_format.per_question:
+            source = retrieved_texts.__getitem__
+        else:
+            source = schema.render(config.schema_format, descriptions)
+        builder = PromptBuilder(config, source, dataset.language, dataset.examples)
+        sizes = [sum(count(m.content) for m in builder.initial(item.question)) for item in dataset.questions]
+        rows.append((config.name, statistics.mean(sizes)))
+    print("   prompt tokens (first request, mean): " + ", ".join(f"{n} {v:.0f}" for n, v in rows))
 
 
 if __name__ == "__main__":
