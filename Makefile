@@ -32,7 +32,7 @@ $(STUDY_MK): $(PARAMS) $(STAMP)
 help: ## show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet pip
 	$(PY) -m pip install --quiet -e '.[dev]'
