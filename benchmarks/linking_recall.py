@@ -84,7 +84,7 @@ def main() -> None:
 
 def prompt_tokens(dataset, schema, retrieved_texts, descriptions, count) -> None:
     """Mean tokens of the first request (system + examples + question) per configuration."""
-    from t2c_lib.prompts import Configuration, PromptBuilder, all_configurations
+    from t2c_lib.prompts import PromptBuilder, all_configurations
 
     rows = []
     for config in all_configurations(with_retrieved=True):
