@@ -17,7 +17,7 @@ from t2c_lib.datasets import load_dataset
 from t2c_lib.graph import open_store
 from t2c_lib.graph.schema import SchemaFormat
 from t2c_lib.linking import LinkingSettings, Ranking, SchemaRetriever, ValueIndex, store_loader
-from t2c_lib.metrics.schema_recall import schema_recall
+from t2c_lib.metrics.schema_recall import schema_recall, used_elements
 
 
 def token_counter():
@@ -39,8 +39,11 @@ def main() -> None:
     parser.add_argument("--rankings", default="embedding,lexical,hybrid")
     parser.add_argument("--descriptions", action="store_true", help="render descriptions in every format")
     parser.add_argument("--no-values", action="store_true", help="no value links")
+    parser.add_argument("--lexical-weight", type=float, default=None, help="BM25's weight in hybrid ranking")
+    parser.add_argument("--out", default=None, help="also write one CSV row per question and ranking here")
     args = parser.parse_args()
     count = token_counter()
+    rows: list[list[object]] = []
     for name in args.datasets:
         dataset = load_dataset(name)
         store = open_store("ladybug", dataset)
@@ -52,6 +55,7 @@ def main() -> None:
         for ranking in args.rankings.split(","):
             settings = LinkingSettings(ranking=Ranking(ranking), value_hints=not args.no_values,
                                        induce=args.induce, **({"k": args.k} if args.k else {}),
+                                       **({"lexical_weight": args.lexical_weight} if args.lexical_weight is not None else {}),
                                        **({"rel_k": args.rel_k} if args.rel_k is not None else {}))
             started = time.perf_counter()
             retriever = SchemaRetriever(schema, values=values, settings=settings)
@@ -61,9 +65,9 @@ def main() -> None:
                 recall = schema_recall(item.cypher, got.names())
                 recalls.append(recall)
                 tokens.append(count(got.render(args.descriptions, dataset.language)))
+                rows.append([name, settings.signature(), item.id, f"{recall:.4f}", tokens[-1],
+                             " ".join(sorted(used_elements(item.cypher) - got.names()))])
                 if recall < 1:
-                    from t2c_lib.metrics.schema_recall import used_elements
-
                     for miss in used_elements(item.cypher) - got.names():
                         misses[miss] = misses.get(miss, 0) + 1
             elapsed = time.perf_counter() - started
@@ -80,6 +84,13 @@ def main() -> None:
                                         for i in dataset.questions))}
                 prompt_tokens(dataset, schema, texts, args.descriptions, count)
         store.close()
+    if args.out:
+        import csv
+
+        with open(args.out, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(["dataset", "settings", "question_id", "schema_recall", "schema_tokens", "missing"])
+            writer.writerows(rows)
 
 
 def prompt_tokens(dataset, schema, retrieved_texts, descriptions, count) -> None:
