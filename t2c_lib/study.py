@@ -235,8 +235,37 @@ def evaluate(
     gold_cache = GoldCache.for_dataset(study.dataset)
     summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
                             cell.max_iterations(params), params.query_timeout_s, gold_cache)
+    write_schema_recall(cell, study, params)
     study.store.close()
     return summary
+
+
+SCHEMA_RECALL_FILE = "schema_recall.csv"
+
+
+def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) -> Path:
+    """`schema_recall.csv` of a cell: per question, the share of the gold query's elements its schema text showed."""
+    from t2c_lib.evaluation import rows_to_csv
+    from t2c_lib.metrics.schema_recall import schema_recall, used_elements, whole_schema_names
+
+    fmt = SchemaFormat.parse(cell.schema_format)
+    schema = study.store.schema().described(study.dataset.schema_spec.descriptions)
+    if fmt.per_question:
+        from t2c_lib.linking import retriever_for, settings_from
+
+        retriever = retriever_for(study.store, schema, settings_from(params), params.query_timeout_s)
+        shown_for = lambda question: retriever.retrieve(question).names()  # noqa: E731
+    else:
+        names = whole_schema_names(schema, fmt)
+        shown_for = lambda question: names  # noqa: E731
+    rows = []
+    for item in study.questions:
+        shown = shown_for(item.question)
+        rows.append({"question_id": item.id, "schema_recall": schema_recall(item.cypher, shown),
+                     "missing": " ".join(sorted(used_elements(item.cypher) - shown))})
+    path = cell.directory(study.run_dir) / SCHEMA_RECALL_FILE
+    path.write_text(rows_to_csv(rows, ["question_id", "schema_recall", "missing"]), encoding="utf-8")
+    return path
 
 
 def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir: Path | None = None) -> Any:

@@ -164,3 +164,30 @@ def test_cli_prints_the_retrieved_schema(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "t2c_lib.cli", "db", "schema", "-d", "movies", "--format", "retrieved"],
                              env=env, **env_args)
     assert missing.returncode != 0 and "needs --question" in missing.stderr
+
+
+@pytest.mark.parametrize("fmt, perfect", [("retrieved", None), ("nodes_paths", True), ("only_paths", False)])
+def test_study_writes_schema_recall_per_question(tmp_path, fmt, perfect):
+    import csv
+
+    from t2c_lib.params import load_params
+    from t2c_lib.study import SCHEMA_RECALL_FILE, cell_for, open_study, write_schema_recall
+
+    params = load_params(ROOT / "params" / "linking.yaml").with_overrides(limit=4)
+    study = open_study(params, tmp_path)
+    try:
+        cell = cell_for(params, "Zero-Shot", fmt, "agentic")
+        cell.directory(study.run_dir).mkdir(parents=True, exist_ok=True)
+        path = write_schema_recall(cell, study, params)
+    finally:
+        study.store.close()
+    assert path.name == SCHEMA_RECALL_FILE
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert [r["question_id"] for r in rows] == [q.id for q in study.questions]
+    recalls = [float(r["schema_recall"]) for r in rows]
+    if perfect is True:
+        assert recalls == [1.0] * len(rows)
+    elif perfect is False:  # only_paths shows no properties, and every gold query reads one
+        assert all(r < 1.0 for r in recalls) and all("." in r["missing"] for r in rows)
+    else:
+        assert min(recalls) >= 0.5

@@ -7,6 +7,7 @@ bound to). A query the extractor cannot read uses nothing, and scores 1.0 by con
 
 from __future__ import annotations
 
+from t2c_lib.graph.schema import GraphSchema, SchemaFormat
 from t2c_lib.validation.lexer import LexError
 from t2c_lib.validation.patterns import extract
 
@@ -32,3 +33,11 @@ def schema_recall(cypher: str, shown: set[str]) -> float:
     """|used ∩ shown| / |used| for one gold query (1.0 when it uses nothing readable)."""
     used = used_elements(cypher)
     return len(used & shown) / len(used) if used else 1.0
+
+
+def whole_schema_names(schema: GraphSchema, fmt: SchemaFormat) -> set[str]:
+    """What a whole-schema format shows: every element, or (`only_paths`) labels and types without properties."""
+    names = set(schema.labels) | set(schema.rel_types)
+    if fmt is SchemaFormat.ONLY_PATHS:
+        return names
+    return names | {f"{owner}.{prop}" for owner in names for prop in schema.properties_of(owner)}
