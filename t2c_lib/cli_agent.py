@@ -121,7 +121,8 @@ def _summary(state: AgentState) -> None:
 @click.option("--prompt", "-p", "prompt_type", type=PROMPT_TYPE, default=PromptType.ZERO_SHOT.value, show_default=True,
               help="prompt type: Zero-Shot, Few-Shot or CoT (or zero_shot, few_shot, cot)")
 @click.option("--schema", "schema_format", type=SCHEMA_FORMAT, default=SchemaFormat.FULL.value, show_default=True,
-              help="schema format: full_schema, nodes_paths or only_paths (or Full, Nodes+Paths, Only-Paths)")
+              help="schema format: full_schema, nodes_paths, only_paths or retrieved (or Full, Nodes+Paths, Only-Paths, Retrieved)")
+@click.option("--descriptions", is_flag=True, help="render schema.yaml's descriptions into the schema text")
 @click.option("--max-iterations", "-n", default=3, show_default=True, type=POSITIVE_INT,
               help="1 = single-pass baseline")
 @click.option("--model", "-m", default=None, help="`local` (packaged Gemma 3 270M) or a model name of the endpoint [default: $T2C_MODEL or local]")
@@ -135,7 +136,7 @@ def _summary(state: AgentState) -> None:
 @click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
 @_friendly
 def ask(
-    question: str, dataset: str, store: str, prompt_type: str, schema_format: str, max_iterations: int,
+    question: str, dataset: str, store: str, prompt_type: str, schema_format: str, descriptions: bool, max_iterations: int,
     model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
     no_cache: bool, refresh: bool, as_json: bool, debug: bool,
 ) -> None:
@@ -150,7 +151,11 @@ def ask(
     ds, graph = _open(dataset, store)
     try:
         ctx = make_context(graph, timeout_s=timeout)
-        prompts = PromptBuilder(config, ctx.schema.render(config.schema_format), ds.language, ds.examples)
+        from t2c_lib.linking import schema_text_source
+
+        schema_text = schema_text_source(graph, ds.schema_spec.descriptions, config.schema_format, ds.language,
+                                         descriptions=descriptions, timeout_s=timeout)
+        prompts = PromptBuilder(config, schema_text, ds.language, ds.examples)
         loop = AgentLoop(
             open_model(model, no_cache=no_cache, refresh=refresh), build_chain(graph), ctx, prompts,
             FeedbackBuilder(ctx.schema, ds.language, timeout), max_iterations=max_iterations,

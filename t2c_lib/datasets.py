@@ -46,10 +46,15 @@ class RelSpec:
 
 @dataclass(frozen=True)
 class SchemaSpec:
-    """The declared schema (`schema.yaml`); used to create tables, never shown to a model."""
+    """The declared schema (`schema.yaml`): creates the tables; only its descriptions reach a prompt.
+
+    `descriptions` maps `Label`, `REL_TYPE`, `Label.property` and `REL_TYPE.property` to the
+    hand-written text that says what the element means (rendered when `schema_descriptions`).
+    """
 
     nodes: dict[str, dict[str, PropType]]
     rels: dict[str, RelSpec]
+    descriptions: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -215,11 +220,14 @@ def _read_schema(path: Path) -> SchemaSpec:
     if unknown:
         raise DatasetError(path, f"unknown top-level key(s) {sorted(unknown)} (valid: nodes, relationships)")
     nodes: dict[str, dict[str, PropType]] = {}
+    descriptions: dict[str, str] = {}
     for label, body in (raw.get("nodes") or {}).items():
-        nodes[str(label)] = _read_props(path, f"node {label}", (body or {}).get("properties"))
+        body = _element_body(path, f"node {label}", body)
+        nodes[str(label)] = _read_props(path, f"node {label}", body.get("properties"))
+        descriptions.update(_read_descriptions(path, f"node {label}", str(label), body, nodes[str(label)]))
     rels: dict[str, RelSpec] = {}
     for rel_type, body in (raw.get("relationships") or {}).items():
-        body = body or {}
+        body = _element_body(path, f"relationship {rel_type}", body)
         endpoints = []
         for pair in body.get("endpoints") or []:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
@@ -231,7 +239,45 @@ def _read_schema(path: Path) -> SchemaSpec:
         if not endpoints:
             raise DatasetError(path, f"relationship {rel_type}: no endpoints declared")
         rels[str(rel_type)] = RelSpec(tuple(endpoints), _read_props(path, f"relationship {rel_type}", body.get("properties")))
-    return SchemaSpec(nodes=nodes, rels=rels)
+        descriptions.update(_read_descriptions(path, f"relationship {rel_type}", str(rel_type), body, rels[str(rel_type)].properties))
+    return SchemaSpec(nodes=nodes, rels=rels, descriptions=dict(sorted(descriptions.items())))
+
+
+_ELEMENT_KEYS = {"properties", "endpoints", "description", "property_descriptions"}
+
+
+def _element_body(path: Path, owner: str, body: Any) -> dict[str, Any]:
+    body = body or {}
+    if not isinstance(body, dict):
+        raise DatasetError(path, f"{owner}: expected a mapping")
+    allowed = _ELEMENT_KEYS - ({"endpoints"} if owner.startswith("node") else set())
+    unknown = sorted(set(map(str, body)) - allowed)
+    if unknown:
+        raise DatasetError(path, f"{owner}: unknown key(s) {unknown} (valid: {', '.join(sorted(allowed))})")
+    return body
+
+
+def _read_descriptions(path: Path, owner: str, name: str, body: dict[str, Any], props: dict[str, PropType]) -> dict[str, str]:
+    """`description` of the element and `property_descriptions` of its declared properties."""
+    out: dict[str, str] = {}
+    text = body.get("description")
+    if text is not None:
+        if not isinstance(text, str) or not text.strip():
+            raise DatasetError(path, f"{owner}: description must be non-empty text")
+        out[name] = " ".join(text.split())
+    raw = body.get("property_descriptions")
+    if raw is None:
+        return out
+    if not isinstance(raw, dict):
+        raise DatasetError(path, f"{owner}: property_descriptions must map property -> text")
+    for prop, text in raw.items():
+        if str(prop) not in props:
+            raise DatasetError(path, f"{owner}: property_descriptions names {prop!r}, which is not a declared property "
+                                     f"(properties: {', '.join(props) or 'none'})")
+        if not isinstance(text, str) or not text.strip():
+            raise DatasetError(path, f"{owner}: the description of {prop!r} must be non-empty text")
+        out[f"{name}.{prop}"] = " ".join(text.split())
+    return out
 
 
 def _read_props(path: Path, owner: str, raw: Any) -> dict[str, PropType]:

@@ -326,7 +326,7 @@ def build_manifest(
         "package": "t2c", "package_version": __version__, "git_commit": git_commit(),
         "dataset": dataset.name, "dataset_hash": dataset.hash, "store": store.name,
         "model_id": model_id, "template_hashes": template_hashes, "validators": list(chain),
-        "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat},
+        "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat if not fmt.per_question},
         "parameters": params.to_dict(),
     }
     if cell is not None:
@@ -334,6 +334,11 @@ def build_manifest(
             "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
             "schema_format": cell.schema_format, "max_iterations": cell.max_iterations(params),
         })
+        if SchemaFormat.parse(cell.schema_format).per_question:
+            from t2c_lib.linking import settings_from
+            from t2c_lib.linking.embedder import weights_version
+
+            manifest["linking"] = {"signature": settings_from(params).signature(), "embedding_weights": weights_version()}
     manifest["signature"] = run_signature(manifest)
     return manifest
 

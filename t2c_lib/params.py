@@ -15,7 +15,9 @@ from typing import Any
 import yaml
 
 PROMPT_TYPES = ("Zero-Shot", "Few-Shot", "CoT")
-SCHEMA_FORMATS = ("full_schema", "nodes_paths", "only_paths")
+THESIS_SCHEMA_FORMATS = ("full_schema", "nodes_paths", "only_paths")
+SCHEMA_FORMATS = (*THESIS_SCHEMA_FORMATS, "retrieved")
+RANKINGS = ("embedding", "lexical", "hybrid")
 MODES = ("single-pass", "agentic")
 STORES = ("ladybug", "neo4j")
 WEIGHT_PRESETS = ("kg-axel", "agentic-doc")
@@ -35,7 +37,7 @@ class StudyParams:
     store: str = "ladybug"
     model: str = "local"
     prompt_types: tuple[str, ...] = PROMPT_TYPES
-    schema_formats: tuple[str, ...] = SCHEMA_FORMATS
+    schema_formats: tuple[str, ...] = THESIS_SCHEMA_FORMATS
     modes: tuple[str, ...] = MODES
     max_iterations: int = 3
     limit: int | str = "all"
@@ -50,6 +52,11 @@ class StudyParams:
     weights: str = "kg-axel"
     scoring: str = "t2c"  # the headline scoring preset; every registered preset is computed beside it
     test_suite_copies: int = 4  # perturbed graph copies behind pass_at_1_ts (0: none; t2c_lib/perturb.py)
+    schema_descriptions: bool = False  # render schema.yaml's descriptions into the schema text
+    linking_k: int = 6  # `retrieved`: elements kept per question
+    linking_rel_k: int = 2  # `retrieved`: relationship types always kept
+    linking_ranking: str = "embedding"  # `retrieved`: embedding, lexical or hybrid
+    value_hints: bool = True  # `retrieved`: name the stored values a question mentions
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -153,7 +160,19 @@ def _check(key: str, value: Any, source: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise fail("a positive integer or 'all'")
         return value
-    if key in ("max_iterations", "max_tokens", "workers"):
+    if key in ("schema_descriptions", "value_hints"):
+        if not isinstance(value, bool):
+            raise fail("true or false")
+        return value
+    if key == "linking_ranking":
+        if value not in RANKINGS:
+            raise fail(f"valid: {', '.join(RANKINGS)}")
+        return value
+    if key == "linking_rel_k":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise fail("a non-negative integer")
+        return value
+    if key in ("max_iterations", "max_tokens", "workers", "linking_k"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise fail("a positive integer")
         return value

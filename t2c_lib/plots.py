@@ -24,7 +24,7 @@ FORMATS = ("pdf", "svg", "png")
 MODE_LABELS = {BASELINE: "single-pass", TREATMENT: "agentic"}
 MODE_COLORS = {BASELINE: "#8C8C8C", TREATMENT: "#4C72B0"}
 PROMPT_ORDER = ("Zero-Shot", "Few-Shot", "CoT")
-SCHEMA_ORDER = ("Full", "Nodes+Paths", "Only-Paths")
+SCHEMA_ORDER = ("Full", "Nodes+Paths", "Only-Paths", "Retrieved")
 _METADATA = {
     "pdf": {"CreationDate": None, "ModDate": None},
     "svg": {"Date": None},

@@ -70,7 +70,7 @@ def write_schema_texts(store: GraphStore, dataset: Dataset, directory: Path) -> 
     """The three schema texts the prompts use, for the paper's appendix."""
     directory.mkdir(parents=True, exist_ok=True)
     schema = store.schema()
-    for fmt in SchemaFormat:
+    for fmt in (f for f in SchemaFormat if not f.per_question):
         path = directory / f"{dataset.name}_{fmt.value}.txt"
         text = schema.render(fmt)
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
@@ -107,9 +107,14 @@ def infer(
     cell = cell_for(params, prompt_type, schema_format, mode)
     study = open_study(params, results_dir)
     chat = model or make_chat_model(params, cache_mode)
+    from t2c_lib.linking import schema_text_source, settings_from
+
     schema = study.store.schema()
     configuration = Configuration.from_name(cell.configuration)
-    prompts = PromptBuilder(configuration, schema.render(cell.schema_format), study.dataset.language, study.dataset.examples)
+    schema_text = schema_text_source(study.store, study.dataset.schema_spec.descriptions, cell.schema_format,
+                                     study.dataset.language, descriptions=params.schema_descriptions,
+                                     settings=settings_from(params), timeout_s=params.query_timeout_s)
+    prompts = PromptBuilder(configuration, schema_text, study.dataset.language, study.dataset.examples)
     feedback = FeedbackBuilder(schema, study.dataset.language, params.query_timeout_s)
     chain = build_chain(study.store)
     context = make_context(study.store, params.query_timeout_s)
@@ -234,11 +239,40 @@ def evaluate(
     try:
         summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
                                 cell.max_iterations(params), params.query_timeout_s, gold_cache, scoring=params.scoring, suite=suite)
+        write_schema_recall(cell, study, params)
     finally:
+        study.store.close()
         if suite is not None:
             suite.close()
-        study.store.close()
     return summary
+
+
+SCHEMA_RECALL_FILE = "schema_recall.csv"
+
+
+def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) -> Path:
+    """`schema_recall.csv` of a cell: per question, the share of the gold query's elements its schema text showed."""
+    from t2c_lib.evaluation import rows_to_csv
+    from t2c_lib.metrics.schema_recall import schema_recall, used_elements, whole_schema_names
+
+    fmt = SchemaFormat.parse(cell.schema_format)
+    schema = study.store.schema().described(study.dataset.schema_spec.descriptions)
+    if fmt.per_question:
+        from t2c_lib.linking import retriever_for, settings_from
+
+        retriever = retriever_for(study.store, schema, settings_from(params), params.query_timeout_s)
+        shown_for = lambda question: retriever.retrieve(question).names()  # noqa: E731
+    else:
+        names = whole_schema_names(schema, fmt)
+        shown_for = lambda question: names  # noqa: E731
+    rows = []
+    for item in study.questions:
+        shown = shown_for(item.question)
+        rows.append({"question_id": item.id, "schema_recall": schema_recall(item.cypher, shown),
+                     "missing": " ".join(sorted(used_elements(item.cypher) - shown))})
+    path = cell.directory(study.run_dir) / SCHEMA_RECALL_FILE
+    path.write_text(rows_to_csv(rows, ["question_id", "schema_recall", "missing"]), encoding="utf-8")
+    return path
 
 
 def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir: Path | None = None) -> Any:

@@ -43,6 +43,11 @@ def test_thesis_grid_is_nine_configurations_by_two_modes():
         ({"max_iterations": "3"}, "a positive integer"),
         ({"run_id": "../escape"}, "names a folder"),
         ({"temperature_refine": 5}, "between 0 and 2"),
+        ({"schema_formats": ["retreived"]}, "valid: full_schema, nodes_paths, only_paths, retrieved"),
+        ({"schema_descriptions": "yes"}, "true or false"),
+        ({"linking_ranking": "bm25"}, "valid: embedding, lexical, hybrid"),
+        ({"linking_k": 0}, "a positive integer"),
+        ({"linking_rel_k": -1}, "a non-negative integer"),
     ],
 )
 def test_bad_values_fail_with_the_valid_ones(raw, message):
@@ -50,6 +55,15 @@ def test_bad_values_fail_with_the_valid_ones(raw, message):
         params_from_dict(raw, source="test.yaml")
     assert message in str(info.value)
     assert str(info.value).startswith("test.yaml: ")
+
+
+def test_linking_grid_puts_retrieved_beside_the_thesis_formats():
+    from t2c_lib.experiment import expand_grid
+
+    params = load_params(ROOT / "params" / "linking.yaml")
+    configurations = {c.configuration for c in expand_grid(params)}
+    assert len(configurations) == 12 and "CoT_Retrieved" in configurations and "CoT_Full" in configurations
+    assert load_params(ROOT / "params" / "thesis.yaml").schema_formats == ("full_schema", "nodes_paths", "only_paths")
 
 
 def test_overrides_are_checked_too():

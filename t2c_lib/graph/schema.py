@@ -2,7 +2,9 @@
 
 `full_schema`: labels with typed properties, then every relationship pattern with both
 endpoints' properties. `nodes_paths`: labels with typed properties, then `(A)-[:R]->(B)`
-patterns. `only_paths`: only the patterns. Everything is sorted, so a schema always
+patterns. `only_paths`: only the patterns. `retrieved` is per question: the elements
+`t2c_lib.linking` picks, rendered like `nodes_paths`. With descriptions on, each format ends
+with the meanings of the elements it shows. Everything is sorted, so a schema always
 renders to the same text and hash.
 """
 
@@ -43,16 +45,23 @@ class PropType(str, Enum):
 
 
 class SchemaFormat(str, Enum):
-    """The three schema representations of the thesis; values are the config-name parts."""
+    """The three schema representations of the thesis plus `retrieved`; values are the config-name parts."""
 
     FULL = "full_schema"
     NODES_PATHS = "nodes_paths"
     ONLY_PATHS = "only_paths"
+    RETRIEVED = "retrieved"
 
     @property
     def config_label(self) -> str:
         """The name used in configuration names like `Zero-Shot_Full`."""
-        return {"full_schema": "Full", "nodes_paths": "Nodes+Paths", "only_paths": "Only-Paths"}[self.value]
+        return {"full_schema": "Full", "nodes_paths": "Nodes+Paths", "only_paths": "Only-Paths",
+                "retrieved": "Retrieved"}[self.value]
+
+    @property
+    def per_question(self) -> bool:
+        """True when the text depends on the question (built by `t2c_lib.linking`)."""
+        return self is SchemaFormat.RETRIEVED
 
     @classmethod
     def parse(cls, text: str) -> "SchemaFormat":
@@ -83,6 +92,14 @@ class GraphSchema:
     node_props: dict[str, dict[str, PropType]] = field(default_factory=dict)
     rel_props: dict[str, dict[str, PropType]] = field(default_factory=dict)
     patterns: list[RelPattern] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)  # `Label`, `TYPE`, `Label.prop` -> meaning
+
+    def described(self, descriptions: dict[str, str]) -> "GraphSchema":
+        """The same schema carrying the dataset's descriptions (kept only for elements it has)."""
+        names = set(self.labels) | set(self.rel_types)
+        names |= {f"{owner}.{prop}" for owner in names for prop in self.properties_of(owner)}
+        kept = {k: v for k, v in sorted(descriptions.items()) if k in names}
+        return GraphSchema(dict(self.node_props), dict(self.rel_props), list(self.patterns), kept)
 
     @property
     def labels(self) -> list[str]:
@@ -96,9 +113,15 @@ class GraphSchema:
         """Properties of a node label or relationship type (empty if unknown)."""
         return self.node_props.get(label_or_type) or self.rel_props.get(label_or_type) or {}
 
-    def render(self, fmt: SchemaFormat | str) -> str:
-        """The schema text in one of the three formats."""
+    def render(self, fmt: SchemaFormat | str, descriptions: bool = False) -> str:
+        """The schema text in one of the whole-schema formats (`retrieved` renders a subset as `nodes_paths`).
+
+        `descriptions` appends the meaning of every label and relationship type shown (and of
+        every property, in the formats that list properties).
+        """
         fmt = fmt if isinstance(fmt, SchemaFormat) else SchemaFormat.parse(fmt)
+        if fmt is SchemaFormat.RETRIEVED:
+            fmt = SchemaFormat.NODES_PATHS
         patterns = sorted(set(self.patterns))
         lines: list[str] = []
         if fmt in (SchemaFormat.FULL, SchemaFormat.NODES_PATHS):
@@ -121,11 +144,22 @@ class GraphSchema:
                 )
             else:
                 lines.append(f"- {p.render()}")
+        if descriptions:
+            lines += self._description_lines(with_properties=fmt is not SchemaFormat.ONLY_PATHS)
         return "\n".join(lines) + "\n"
 
-    def text_hash(self, fmt: SchemaFormat | str) -> str:
+    def _description_lines(self, with_properties: bool) -> list[str]:
+        names = [*self.labels, *self.rel_types]
+        if with_properties:
+            names = [n for owner in names for n in (owner, *(f"{owner}.{p}" for p in sorted(self.properties_of(owner))))]
+        described = [n for n in names if n in self.descriptions]
+        if not described:
+            return []
+        return ["", "Descriptions:", *(f"- {n}: {self.descriptions[n]}" for n in described)]
+
+    def text_hash(self, fmt: SchemaFormat | str, descriptions: bool = False) -> str:
         """sha256 of the rendered text (first 16 hex digits), recorded in run signatures."""
-        return hashlib.sha256(self.render(fmt).encode("utf-8")).hexdigest()[:16]
+        return hashlib.sha256(self.render(fmt, descriptions).encode("utf-8")).hexdigest()[:16]
 
 
 def _props_text(props: dict[str, PropType]) -> str:

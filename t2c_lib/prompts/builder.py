@@ -1,7 +1,8 @@
 """Build chat messages for a configuration: the first request and each refinement request.
 
 The system message (instructions + schema text) comes first and is identical for every
-question of a configuration, so a local model's KV cache reuses that prefix.
+question of a configuration, so a local model's KV cache reuses that prefix. A per-question
+schema format (`retrieved`) passes a function of the question instead of a text.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts.config import Configuration, PromptType
@@ -42,7 +43,7 @@ class PromptBuilder:
     def __init__(
         self,
         config: Configuration,
-        schema_text: str,
+        schema_text: str | Callable[[str], str],
         language: str = "id",
         examples: Iterable[Any] = (),
     ) -> None:
@@ -52,13 +53,29 @@ class PromptBuilder:
         self.examples = tuple(Example.coerce(e) for e in examples) if config.prompt_type.uses_examples else ()
         if config.prompt_type.uses_examples and not self.examples:
             raise ValueError(f"{config.name} needs few-shot examples, but the dataset has none")
-        system = load_template(self.language, config.prompt_type.template_name).substitute(schema=schema_text.rstrip("\n") + "\n")
-        self._system = Message("system", system.strip() + "\n")
+        self._system = None if callable(schema_text) else self._system_message(schema_text)
+        self._per_question: dict[str, Message] = {}
         self._example_messages = tuple(self._render_examples())
+
+    def _system_message(self, schema_text: str) -> Message:
+        system = load_template(self.language, self.config.prompt_type.template_name).substitute(schema=schema_text.rstrip("\n") + "\n")
+        return Message("system", system.strip() + "\n")
 
     @property
     def system(self) -> Message:
+        """The system message of a whole-schema configuration (per-question ones: `system_for`)."""
+        if self._system is None:
+            raise ValueError(f"{self.config.name}: the schema text depends on the question; use system_for(question)")
         return self._system
+
+    def system_for(self, question: str) -> Message:
+        """The system message for one question (the same for every question unless the schema is retrieved)."""
+        if self._system is not None:
+            return self._system
+        key = question.strip()
+        if key not in self._per_question:
+            self._per_question[key] = self._system_message(self.schema_text(key))  # type: ignore[operator]
+        return self._per_question[key]
 
     def answer_text(self, example: Example) -> str:
         """How an assistant turn looks in this configuration's examples."""
@@ -76,7 +93,7 @@ class PromptBuilder:
 
     def initial(self, question: str) -> list[Message]:
         """System, the examples as alternating user/assistant turns, then the question."""
-        return [self._system, *self._example_messages, Message("user", question.strip())]
+        return [self.system_for(question), *self._example_messages, Message("user", question.strip())]
 
     def refinement(self, question: str, failed_query: str, feedback: str) -> list[Message]:
         """System, the same examples as the first attempt, then the question, failed query and feedback.
@@ -91,7 +108,7 @@ class PromptBuilder:
             query=failed_query.strip() or empty,
             feedback=feedback.strip(),
         )
-        return [self._system, *self._example_messages, Message("user", text.strip())]
+        return [self.system_for(question), *self._example_messages, Message("user", text.strip())]
 
 
 def prompt_hash(messages: Sequence[Message]) -> str:

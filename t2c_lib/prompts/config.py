@@ -58,15 +58,15 @@ class Configuration:
     @classmethod
     def from_name(cls, name: str) -> "Configuration":
         """Parse `Zero-Shot_Full` and friends; the error lists every valid name."""
-        for config in all_configurations():
+        for config in all_configurations(with_retrieved=True):
             if config.name.lower() == name.strip().lower():
                 return config
-        valid = ", ".join(c.name for c in all_configurations())
+        valid = ", ".join(c.name for c in all_configurations(with_retrieved=True))
         raise ValueError(f"unknown configuration {name!r} (valid: {valid})")
 
     parse = from_name
 
 
-def all_configurations() -> list[Configuration]:
-    """The nine configurations in a fixed order (prompt type major, schema format minor)."""
-    return [Configuration(p, s) for p in PromptType for s in SchemaFormat]
+def all_configurations(with_retrieved: bool = False) -> list[Configuration]:
+    """The thesis's nine configurations (plus the three `Retrieved` ones), prompt type major, schema format minor."""
+    return [Configuration(p, s) for p in PromptType for s in SchemaFormat if with_retrieved or not s.per_question]

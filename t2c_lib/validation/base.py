@@ -14,6 +14,7 @@ from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryResult
 from t2c_lib.graph.schema import GraphSchema
 
 if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.linking.values import ValueIndex
     from t2c_lib.validation.patterns import QueryShape
 
 CASE_INSENSITIVE_STORES = frozenset({"ladybug", "kuzu"})
@@ -29,6 +30,7 @@ class ValidationContext:
     timeout_s: float = DEFAULT_TIMEOUT_S
     result: QueryResult | None = field(default=None)  # set by the execution step for the next steps
     case_sensitive_names: bool | None = None  # None: decided by the store's name
+    values: "ValueIndex | None" = field(default=None)  # stored strings, read lazily (kept across queries)
     # Per-query scratch, cleared by `reset` (run_chain does it before every query):
     shape: "QueryShape | None" = field(default=None)  # what the query uses (patterns.extract), computed once
     deferred: tuple[ErrorType, str] | None = field(default=None)  # a binder error left for schema/properties

@@ -36,7 +36,6 @@ UNSAFE_KINDS = ("unsafe", "write")
 """QueryError kinds that mean the database itself refused the query as not a read."""
 
 MAX_VALUE_HINTS = 5
-VALUE_SCAN_LIMIT = 5000
 
 
 def shape_of(query: str, ctx: ValidationContext) -> QueryShape | None:
@@ -250,15 +249,20 @@ class NonEmptyStep:
 
 
 def value_hints(query: str, ctx: ValidationContext) -> list[dict[str, Any]]:
-    """String literals in filters that match no stored value, with the closest stored values."""
-    import difflib
+    """String literals in filters that match no stored value, with the closest stored values.
+
+    The stored values come from the same `linking.ValueIndex` that links a question's
+    literals before generation, kept on the context (the store is read-only).
+    """
+    from t2c_lib.linking.values import ValueIndex, store_loader
 
     shape = shape_of(query, ctx)
     if shape is None:
         return []
+    if ctx.values is None:
+        ctx.values = ValueIndex(ctx.schema, store_loader(ctx.store, ctx.timeout_s))
     labels = NameSet(ctx.schema.labels, ctx.names_case_sensitive)
     hints: list[dict[str, Any]] = []
-    cache: dict[tuple[str, str], list[str]] = {}
     for lit in shape.literal_filters[:MAX_VALUE_HINTS]:
         owners = set(lit.labels) or (shape.node_labels(lit.var) if lit.var else set())
         canon = sorted({labels.canonical(o) for o in owners} - {None})
@@ -268,37 +272,8 @@ def value_hints(query: str, ctx: ValidationContext) -> list[dict[str, Any]]:
         key = NameSet(ctx.schema.properties_of(label), ctx.names_case_sensitive).canonical(lit.key)
         if key is None:
             continue
-        if (label, key) not in cache:
-            cache[(label, key)] = _stored_strings(ctx, label, key)
-        stored = cache[(label, key)]
-        if not stored or any(_matches(v, lit.op, lit.value) for v in stored):
+        closest = ctx.values.closest(label, key, lit.op, lit.value)
+        if closest is None:
             continue
-        lowered = {v.lower(): v for v in stored}
-        closest = [v for v in stored if _matches(v.lower(), lit.op, lit.value.lower())][:3]
-        for low in difflib.get_close_matches(lit.value.lower(), list(lowered), n=3, cutoff=0.6):
-            if lowered[low] not in closest:
-                closest.append(lowered[low])
-        hints.append({"label": label, "property": key, "op": lit.op, "value": lit.value, "closest": closest[:3]})
+        hints.append({"label": label, "property": key, "op": lit.op, "value": lit.value, "closest": closest})
     return hints
-
-
-def _matches(stored: str, op: str, value: str) -> bool:
-    if op == "=":
-        return stored == value
-    if op == "CONTAINS":
-        return value in stored
-    if op == "STARTS WITH":
-        return stored.startswith(value)
-    return stored.endswith(value)
-
-
-def _stored_strings(ctx: ValidationContext, label: str, key: str) -> list[str]:
-    """Distinct string values of one property (names come from the schema, never from the query)."""
-    if ctx.schema.node_props.get(label, {}).get(key) is None or ctx.schema.node_props[label][key].value != "STRING":
-        return []
-    cypher = f"MATCH (n:`{label}`) WHERE n.`{key}` IS NOT NULL RETURN DISTINCT n.`{key}` LIMIT {VALUE_SCAN_LIMIT}"
-    try:
-        result = ctx.store.query(cypher, timeout_s=ctx.timeout_s)
-    except (QueryError, QueryTimeout):
-        return []
-    return [row[0] for row in result.rows if isinstance(row[0], str)]
