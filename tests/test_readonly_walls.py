@@ -167,3 +167,12 @@ def test_hostile_model_replies_through_t2c_ask_run_nothing(tmp_path, sandbox) ->
     assert len(requests) == 3  # the loop went on after each refusal, with feedback
     assert SECRET_MARKER not in done.stdout + done.stderr
     _untouched(sandbox)
+
+
+def test_every_movies_gold_query_and_example_passes_the_guard() -> None:
+    from t2c_lib.datasets import load_dataset
+
+    movies = load_dataset("movies")
+    refused = [q.id for q in movies.questions if not check_read_only(q.cypher).ok]
+    refused += [e.cypher for e in movies.examples if not check_read_only(e.cypher).ok]
+    assert refused == []
