@@ -2,7 +2,8 @@
 """Run the README's command blocks as printed, in order, and check each exit status.
 
 Every line (backslash continuations joined) of every ```bash block is one command. It must
-exit 0, unless its own comment or the comment line just above it says `(exit N)`. Commands
+exit 0, unless its own comment or the comment line just above it says `(exit N)`; a command
+whose comment says `(interactive` (e.g. `make lab`, which serves until stopped) is listed, not run. Commands
 run with `bash -c` in the checkout, `.venv/bin` first on PATH (what `source
 .venv/bin/activate` gives). On a clean clone run `make setup` first; the long ones (`make
 all`, `make test`, papermill) take as long as the README says.
@@ -87,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = select(readme_commands(args.readme), args.only, args.skip)
     failures = 0
     for command in commands:
+        if "(interactive" in command.text and not args.list:
+            print(f"README.md:{command.line}: interactive, not run: {command.text}")
+            continue
         if args.list:
             print(f"README.md:{command.line}: (exit {command.expected_exit}) {command.text}")
             continue
