@@ -86,9 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the commands and their expected exit status")
     args = parser.parse_args(argv)
     commands = select(readme_commands(args.readme), args.only, args.skip)
-    failures = 0
+    failures = interactive = 0
     for command in commands:
         if "(interactive" in command.text and not args.list:
+            interactive += 1
             print(f"README.md:{command.line}: interactive, not run: {command.text}")
             continue
         if args.list:
@@ -100,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             failures += 1
             print(f"README.md:{command.line}: exit {status}, expected {command.expected_exit}\n{output[-3000:]}", flush=True)
     if not args.list:
-        print(f"{len(commands) - failures} of {len(commands)} README commands behaved as printed")
+        ran = len(commands) - interactive
+        print(f"{ran - failures} of {ran} README commands behaved as printed" + (f" ({interactive} interactive, not run)" if interactive else ""))
     return 1 if failures else 0
 
 
