@@ -228,9 +228,11 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel(label)
     axes[0].set_ylabel("Pass@1 gain (agentic - single-pass)")
+    present = {part for name in order for part in name.split("_", 1)}
     handles = [plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
-               for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868"))]
-    handles += [plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s) for s, m in SCHEMA_MARKERS.items()]
+               for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868")) if p in present]
+    handles += [plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s)
+                for s, m in SCHEMA_MARKERS.items() if s in present]
     axes[1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), title=None)
     key = "\n".join(f"{number[name]:>2}  {name}" for name in order)
     axes[1].text(1.04, 0.0, key, transform=axes[1].transAxes, fontsize=6, va="bottom", ha="left", family="DejaVu Sans Mono")
