@@ -19,7 +19,7 @@ RUN_ID := $(shell sed -n 's/^run_id:[[:space:]]*\([^#[:space:]]*\).*/\1/p' $(PAR
 PAPERMILL := $(PY) -m t2c_lib.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
-.PHONY: help setup test all run evaluate analyze figures neo4j neo4j-stop clean clean-cache
+.PHONY: help setup test lab all run evaluate analyze figures neo4j neo4j-stop clean clean-cache
 
 # The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
 ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
@@ -42,7 +42,11 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## create .venv and install the package (idempotent)
 
 test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
+	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"
 	tools/neo4j/run_tests.sh $(PY) -q
+
+lab: setup ## JupyterLab on 127.0.0.1 with the project's kernel, to open the notebooks interactively (LAB_ARGS=--port=8899)
+	tools/lab.sh $(PY) $(LAB_ARGS)
 
 neo4j: ## start a local Neo4j 5.26 server on 127.0.0.1 (NEO4J_PORT, default 7687; data in .cache/neo4j)
 	tools/neo4j/neo4j.sh start

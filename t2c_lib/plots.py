@@ -16,8 +16,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
 
 from t2c_lib.analysis import BASELINE, TREATMENT, RunTables  # noqa: E402
+from t2c_lib.stats import BOOTSTRAP_SEED  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
@@ -83,26 +85,26 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
 
 
 def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
-    """Prompt type x schema format heatmaps of LLMetric, one per mode."""
+    """Prompt type x schema format heatmaps of LLMetric, one per mode (seaborn, one shared colour bar)."""
     means = tables.mode_means.copy()
     means[["prompt", "schema"]] = means["configuration"].str.split("_", n=1, expand=True)
-    fig, axes = plt.subplots(1, 2, figsize=(6.4, 2.6))
+    fig, axes = plt.subplots(1, 3, figsize=(6.4, 2.6), gridspec_kw={"width_ratios": [1, 1, 0.06]})
     prompts = [p for p in PROMPT_ORDER if p in set(means["prompt"])]
     schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
-    image = None
-    for ax, mode in zip(axes, (BASELINE, TREATMENT)):
+    for ax, mode in zip(axes[:2], (BASELINE, TREATMENT)):
         grid = (means[means["mode"] == mode].pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
-                .reindex(index=prompts, columns=schemas))
-        image = ax.imshow(grid.to_numpy(dtype=float), vmin=0, vmax=1, cmap="viridis", aspect="auto")
-        ax.set_xticks(range(len(schemas)), schemas)
-        ax.set_yticks(range(len(prompts)), prompts if ax is axes[0] else [])
-        ax.grid(False)
+                .reindex(index=prompts, columns=schemas).astype(float))
+        sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f", annot_kws={"fontsize": 7},
+                    cbar=ax is axes[1], cbar_ax=axes[2] if ax is axes[1] else None,
+                    cbar_kws={"label": f"LLMetric ({tables.scoring}, weights {tables.weights})"}, linewidths=0.5, linecolor="white")
         ax.set_title(f"LLMetric, {MODE_LABELS[mode]}")
-        for (i, j), value in np.ndenumerate(grid.to_numpy(dtype=float)):
-            if not np.isnan(value):
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", color="white" if value < 0.6 else "black", fontsize=7)
-    if image is not None:
-        fig.colorbar(image, ax=list(axes), shrink=0.9, label=f"LLMetric ({tables.scoring}, weights {tables.weights})")
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+        ax.grid(False)
+        ax.tick_params(axis="y", rotation=0)
+        if ax is axes[1]:
+            ax.set_yticklabels([])
+    fig.tight_layout()
     return fig
 
 
@@ -163,25 +165,32 @@ def fig_errors(tables: RunTables) -> plt.Figure:
 
 
 def fig_strata(tables: RunTables) -> plt.Figure:
-    """Pass@1 per stratum value, single-pass vs agentic, all configurations pooled."""
+    """Pass@1 per stratum value, single-pass vs agentic, all configurations pooled, with bootstrap 95% CIs.
+
+    seaborn draws the bars and resamples the questions for the intervals (fixed seed, so a
+    rerun draws the same intervals).
+    """
     data = tables.strata
     pooled = data[data["configuration"] == "ALL"] if not data.empty else data
     strata = list(dict.fromkeys(pooled["stratum"])) if not pooled.empty else []
+    per_question = tables.per_question
     widths = [max(2.4, 0.55 * pooled[pooled["stratum"] == s]["value"].nunique()) for s in strata] or [2.4]
     fig, axes = plt.subplots(1, len(widths), figsize=(sum(widths), 3.0), sharey=True, squeeze=False,
                              gridspec_kw={"width_ratios": widths})
     for ax, stratum in zip(axes[0], strata):
-        rows = pooled[pooled["stratum"] == stratum]
-        values = list(dict.fromkeys(rows["value"]))
-        x = np.arange(len(values))
-        for offset, mode in ((-0.2, BASELINE), (0.2, TREATMENT)):
-            series = rows[rows["mode"] == mode].set_index("value").reindex(values)[tables.col("pass_at_1_final")]
-            ax.bar(x + offset, series.to_numpy(dtype=float), 0.4, color=MODE_COLORS[mode], label=MODE_LABELS[mode])
-        ax.set_xticks(x, values, fontsize=6, rotation=30, ha="right", rotation_mode="anchor")
+        values = [str(v) for v in dict.fromkeys(pooled[pooled["stratum"] == stratum]["value"])]
+        rows = per_question.assign(**{stratum: per_question[stratum].astype(str)})
+        sns.barplot(data=rows, x=stratum, y=tables.col("pass_at_1_final"), hue="mode", order=values, hue_order=[BASELINE, TREATMENT],
+                    palette=MODE_COLORS, errorbar=("ci", 95), n_boot=1000, seed=BOOTSTRAP_SEED, capsize=0.1,
+                    err_kws={"linewidth": 0.7}, ax=ax, legend=ax is axes[0][0])
+        ax.set_xticks(range(len(values)), values, fontsize=6, rotation=30, ha="right", rotation_mode="anchor")
         ax.set_title(stratum, fontsize=8)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
         ax.set_ylim(0, 1.05)
     axes[0][0].set_ylabel(f"Pass@1 final ({tables.scoring})")
-    axes[0][0].legend(loc="upper right")
+    if strata:
+        axes[0][0].legend(loc="upper right", title=None)
     fig.tight_layout()
     return fig
 
@@ -221,9 +230,11 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel(label)
     axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, agentic - single-pass)")
+    present = {part for name in order for part in name.split("_", 1)}
     handles = [plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
-               for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868"))]
-    handles += [plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s) for s, m in SCHEMA_MARKERS.items()]
+               for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868")) if p in present]
+    handles += [plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s)
+                for s, m in SCHEMA_MARKERS.items() if s in present]
     axes[1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), title=None)
     key = "\n".join(f"{number[name]:>2}  {name}" for name in order)
     axes[1].text(1.04, 0.0, key, transform=axes[1].transAxes, fontsize=6, va="bottom", ha="left", family="DejaVu Sans Mono")

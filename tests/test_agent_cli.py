@@ -79,7 +79,7 @@ def test_ask_through_a_loopback_endpoint_prints_every_attempt(cache_dir):
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "Zero-Shot_Full, agentic, model loopback-model@127.0.0.1" in out
+    assert "Few-Shot_Nodes+Paths, agentic, model loopback-model@127.0.0.1" in out  # the measured defaults
     assert "Attempt 1 (temperature 0;" in out and "Attempt 2 (temperature 0.1;" in out
     assert "failed:    schema [SCHEMA_ERROR] (:MK)-[:PURSUED_IN]->(:topic) has the wrong direction" in out
     assert "feedback sent:" in out and "tulis (:topic)-[:PURSUED_IN]->(:MK)" in out
@@ -124,3 +124,11 @@ def test_ask_without_a_query_prints_the_reply_and_the_verdict_is_explained(cache
     assert len(reply_line) < 330
     assert passed.returncode == 0 and "SUCCESS after 1 attempt(s)" in passed.stdout
     assert "Neither says the answer is correct: that needs a gold query" in passed.stdout
+
+
+def test_ask_defaults_are_the_measured_best_configuration():
+    from t2c_lib.cli_agent import ASK_DEFAULTS, ASK_DEFAULTS_MEASUREMENT, ask
+
+    params = ask.make_context("ask", ["Berapa SKS 'Basis Data'?"]).params
+    assert (params["prompt_type"], params["schema_format"], params["max_tokens"]) == ("Few-Shot", "nodes_paths", 256)
+    assert ASK_DEFAULTS["prompt_type"] == "Few-Shot" and "| Few-Shot_Nodes+Paths | 8/8 |" in ASK_DEFAULTS_MEASUREMENT

@@ -179,3 +179,20 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
         key = next(t.get_text() for t in fig.axes[1].texts if "\n" in t.get_text())
         assert all(name in key for name in names)
         matplotlib.pyplot.close(fig)
+
+
+def test_stratum_panels_carry_bootstrap_intervals_drawn_by_seaborn(scored_run, tiny_dataset):
+    import matplotlib
+
+    from t2c_lib.plots import STYLE, fig_llmetric_heatmap, fig_strata
+
+    tables = analyze_run(scored_run, tiny_dataset.strata_columns)
+    with matplotlib.pyplot.style.context(str(STYLE)):
+        fig = fig_strata(tables)
+        easy_bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
+        intervals = [line for line in fig.axes[0].lines if len(line.get_xydata()) >= 2]  # a whisker with its caps
+        assert easy_bars and len(intervals) >= len(easy_bars), "every non-empty bar has its 95% interval"
+        heat = fig_llmetric_heatmap(tables)
+        cells = [t.get_text() for t in heat.axes[0].texts]
+        assert len(cells) == 2 and all(len(c) == 4 and c[1] == "." for c in cells)  # annotated, two decimals
+        matplotlib.pyplot.close("all")

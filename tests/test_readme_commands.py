@@ -34,8 +34,8 @@ def parse_like_the_shell(args: list[str]) -> click.Context:
 
 def test_the_readme_lists_the_commands_of_the_documented_flows() -> None:
     texts = [c.text for c in readme_commands(ROOT / "README.md")]
-    assert any(t.startswith("t2c evaluate --run-id my_run") for t in texts)
-    assert any(t.startswith("t2c analyze --run-id my_run") for t in texts)
+    assert any(t.startswith("t2c evaluate --run-id cli_run") for t in texts)
+    assert any(t.startswith("t2c analyze --run-id cli_run") for t in texts)
     failing = [c for c in readme_commands(ROOT / "README.md") if c.expected_exit != 0]
     assert [c.text.split(" ")[1] for c in failing] == ["validate"], "the failing example is labelled (exit 1)"
 

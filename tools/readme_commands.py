@@ -2,7 +2,8 @@
 """Run the README's command blocks as printed, in order, and check each exit status.
 
 Every line (backslash continuations joined) of every ```bash block is one command. It must
-exit 0, unless its own comment or the comment line just above it says `(exit N)`. Commands
+exit 0, unless its own comment or the comment line just above it says `(exit N)`; a command
+whose comment says `(interactive` (e.g. `make lab`, which serves until stopped) is listed, not run. Commands
 run with `bash -c` in the checkout, `.venv/bin` first on PATH (what `source
 .venv/bin/activate` gives). On a clean clone run `make setup` first; the long ones (`make
 all`, `make test`, papermill) take as long as the README says.
@@ -85,8 +86,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print the commands and their expected exit status")
     args = parser.parse_args(argv)
     commands = select(readme_commands(args.readme), args.only, args.skip)
-    failures = 0
+    failures = interactive = 0
     for command in commands:
+        if "(interactive" in command.text and not args.list:
+            interactive += 1
+            print(f"README.md:{command.line}: interactive, not run: {command.text}")
+            continue
         if args.list:
             print(f"README.md:{command.line}: (exit {command.expected_exit}) {command.text}")
             continue
@@ -96,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             failures += 1
             print(f"README.md:{command.line}: exit {status}, expected {command.expected_exit}\n{output[-3000:]}", flush=True)
     if not args.list:
-        print(f"{len(commands) - failures} of {len(commands)} README commands behaved as printed")
+        ran = len(commands) - interactive
+        print(f"{ran - failures} of {ran} README commands behaved as printed" + (f" ({interactive} interactive, not run)" if interactive else ""))
     return 1 if failures else 0
 
 
