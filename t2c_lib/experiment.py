@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 from tqdm import tqdm
 
 from t2c_lib import __version__, config
-from t2c_lib.agent import Attempt
+from t2c_lib.agent.types import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.graph.schema import SchemaFormat
