@@ -13,6 +13,7 @@ from typing import Any
 
 from t2c_lib.agent.types import (
     AGENTIC,
+    FEEDBACK,
     KG_VALID_STEPS,
     SINGLE_PASS,
     AgentState,
@@ -20,17 +21,23 @@ from t2c_lib.agent.types import (
     Attempt,
     ErrorType,
     ValidationResult,
+    Verdict,
+    canonical_strategy,
     mode_name,
 )
 
 _LAZY = {
     "AgentLoop": "loop",
+    "Strategy": "strategies",
+    "STRATEGIES": "strategies",
+    "STRATEGY_NAMES": "strategies",
+    "get_strategy": "strategies",
     "log": "loop",
 }
 
 __all__ = [
-    "AGENTIC", "KG_VALID_STEPS", "SINGLE_PASS", "AgentState", "AgentStatus", "Attempt", "ErrorType",
-    "ValidationResult", "mode_name", *_LAZY,
+    "AGENTIC", "FEEDBACK", "KG_VALID_STEPS", "SINGLE_PASS", "AgentState", "AgentStatus", "Attempt", "ErrorType",
+    "ValidationResult", "Verdict", "canonical_strategy", "mode_name", *_LAZY,
 ]
 
 

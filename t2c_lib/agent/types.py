@@ -88,6 +88,9 @@ class Attempt:
     parse_note: str = ""
     status: str = ""  # what the loop did next: SUCCESS, REFINING or FAILED
     reasoning: str = ""  # the model's <think> text, if any
+    kind: str = "generate"  # "generate" (a query written) or "verify" (the verifier's audit of one)
+    verdict: dict[str, Any] = field(default_factory=dict)  # verify attempts: approved, issues, corrected_query
+    seed: int | None = None  # a per-call sampling seed (vote samples), None = the model's own
 
     @property
     def kg_valid(self) -> bool:
@@ -111,13 +114,33 @@ class Attempt:
         return cls(**kwargs)
 
 
+@dataclass
+class Verdict:
+    """The validator chain's verdict on one query: every result, the first failure, time taken, the rows."""
+
+    validations: list[ValidationResult]
+    ok: bool
+    failed: ValidationResult | None
+    elapsed_s: float
+    result: "QueryResult | None" = None  # the query's result when the whole chain passed
+
+
 SINGLE_PASS = "single-pass"
+FEEDBACK = "feedback"
 AGENTIC = "agentic"
+"""The thesis's name for the `feedback` strategy; still read from params, CLI options and old run folders."""
+
+LEGACY_STRATEGY_NAMES = {AGENTIC: FEEDBACK}
+
+
+def canonical_strategy(name: str) -> str:
+    """A strategy name with the legacy alias mapped (`agentic` -> `feedback`)."""
+    return LEGACY_STRATEGY_NAMES.get(name, name)
 
 
 def mode_name(max_iterations: int) -> str:
-    """`single-pass` for one iteration, else `agentic` (the mode names of a run directory)."""
-    return SINGLE_PASS if max_iterations == 1 else AGENTIC
+    """The default strategy for an iteration budget: `single-pass` for one, else `feedback` (was `agentic`)."""
+    return SINGLE_PASS if max_iterations == 1 else FEEDBACK
 
 
 @dataclass
@@ -127,7 +150,7 @@ class AgentState:
     question: str
     question_id: str = ""
     config: str = ""
-    mode: str = ""
+    mode: str = ""  # the strategy's name (the field keeps its old name for old readers)
     max_iterations: int = 3
     status: AgentStatus = AgentStatus.GENERATING
     attempts: list[Attempt] = field(default_factory=list)
@@ -140,6 +163,8 @@ class AgentState:
     model_time_s: float = 0.0
     validation_time_s: float = 0.0
     wall_time_s: float = 0.0
+    llm_calls: int = 0  # every model request the strategy made, cached or not (its budget)
+    final_iteration: int = 0  # the attempt whose query is the answer (the last, or the vote's winner)
     result: "QueryResult | None" = field(default=None, repr=False)  # the final query's result when it ran
 
     @property
@@ -150,6 +175,10 @@ class AgentState:
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
+    @property
+    def strategy(self) -> str:
+        return self.mode
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (attempts included; the result as columns/rows)."""
         return {
@@ -159,7 +188,8 @@ class AgentState:
             "kg_valid": self.kg_valid, "error_type": self.error_type.value if self.error_type else None,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "model_time_s": self.model_time_s, "validation_time_s": self.validation_time_s,
-            "wall_time_s": self.wall_time_s,
+            "wall_time_s": self.wall_time_s, "strategy": self.mode, "llm_calls": self.llm_calls,
+            "final_iteration": self.final_iteration,
             "attempts": [a.to_dict() for a in self.attempts],
             "result": self.result.to_json() if self.result is not None else None,
         }
