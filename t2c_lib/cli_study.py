@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from t2c_lib.cli_common import friendly_errors
-from t2c_lib.params import MODES, PROMPT_TYPES, SCHEMA_FORMATS
+from t2c_lib.params import LEGACY_STRATEGY, PROMPT_TYPES, SCHEMA_FORMATS, STRATEGIES
 
 
 def _params(params_file: str, **overrides: object):
@@ -19,11 +19,13 @@ def _params(params_file: str, **overrides: object):
     return resolve_params(params_file, **overrides)
 
 
-def _cells(params, prompt_type: str | None, schema_format: str | None, mode: str | None):
+def _cells(params, prompt_type: str | None, schema_format: str | None, strategy: str | None):
     from t2c_lib.experiment import expand_grid
 
+    strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
     return [c for c in expand_grid(params)
-            if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format)) and (mode in (None, c.mode))]
+            if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
+            and (strategy in (None, c.strategy))]
 
 
 params_option = click.option("--params", "-p", "params_file", default="params/thesis.yaml", show_default=True,
@@ -31,7 +33,8 @@ params_option = click.option("--params", "-p", "params_file", default="params/th
 cell_options = [
     click.option("--prompt", "prompt_type", type=click.Choice(PROMPT_TYPES), help="only this prompt type"),
     click.option("--schema", "schema_format", type=click.Choice(SCHEMA_FORMATS), help="only this schema format"),
-    click.option("--mode", type=click.Choice(MODES), help="only this mode"),
+    click.option("--strategy", "--mode", "mode", type=click.Choice((*STRATEGIES, *LEGACY_STRATEGY)),
+                 help="only this strategy (--mode is its old name; agentic = feedback)"),
 ]
 
 
@@ -60,7 +63,7 @@ def run_command(params_file, prompt_type, schema_format, mode, store, model, lim
     params = _params(params_file, store=store, model=model, limit=limit_value, run_id=run_id)
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
     for cell in _cells(params, prompt_type, schema_format, mode):
-        report = infer(params, cell.prompt_type, cell.schema_format, cell.mode, cache_mode=cache_mode)
+        report = infer(params, cell.prompt_type, cell.schema_format, cell.strategy, cache_mode=cache_mode)
         click.echo(report.line())
 
 
@@ -74,8 +77,8 @@ def evaluate_command(params_file, prompt_type, schema_format, mode):
 
     params = _params(params_file)
     for cell in _cells(params, prompt_type, schema_format, mode):
-        summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.mode)
-        click.echo(f"{cell.mode}/{cell.configuration}: Pass@1 {summary['pass_at_1']:.3f}  KG-valid {summary['kg_valid']:.3f}  "
+        summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.strategy)
+        click.echo(f"{cell.strategy}/{cell.configuration}: Pass@1 {summary['pass_at_1']:.3f}  KG-valid {summary['kg_valid']:.3f}  "
                    f"LLMetric {summary['llmetric']:.3f} [{summary['weights']}]")
 
 
@@ -83,7 +86,7 @@ def evaluate_command(params_file, prompt_type, schema_format, mode):
 @params_option
 @friendly_errors
 def analyze_command(params_file):
-    """Compare agentic with single-pass: tables, paired tests and figures."""
+    """Compare every strategy with single-pass: tables, paired tests and figures."""
     from t2c_lib.study import analyze
 
     params = _params(params_file)

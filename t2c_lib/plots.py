@@ -21,7 +21,7 @@ from t2c_lib.analysis import BASELINE, TREATMENT, RunTables  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
-MODE_LABELS = {BASELINE: "single-pass", TREATMENT: "agentic"}
+MODE_LABELS = {BASELINE: "single-pass", TREATMENT: "feedback (agentic)"}
 MODE_COLORS = {BASELINE: "#8C8C8C", TREATMENT: "#4C72B0"}
 PROMPT_ORDER = ("Zero-Shot", "Few-Shot", "CoT")
 SCHEMA_ORDER = ("Full", "Nodes+Paths", "Only-Paths")
@@ -193,7 +193,24 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
                 ax.annotate(name, (x, y), fontsize=5, xytext=(2, 2), textcoords="offset points")
             ax.axhline(0, color="black", linewidth=0.5)
             ax.set_xlabel(label)
-    axes[0].set_ylabel("Pass@1 gain (agentic - single-pass)")
+    axes[0].set_ylabel("Pass@1 gain (feedback - single-pass)")
+    fig.tight_layout()
+    return fig
+
+
+def fig_strategy_cost(tables: RunTables) -> plt.Figure:
+    """Pass@1 and KG-valid against mean LLM calls per question, one point per strategy (all configurations pooled)."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharex=True)
+    table = tables.strategies
+    rows = table[table["configuration"] == "ALL"] if not table.empty else table
+    for ax, (metric, label) in zip(axes, (("pass_at_1", "Pass@1"), ("kg_valid", "KG-valid"))):
+        if not rows.empty:
+            ax.scatter(rows["llm_calls"], rows[metric], color="#4C72B0")
+            for x, y, name in zip(rows["llm_calls"], rows[metric], rows["strategy"]):
+                ax.annotate(name, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
+        ax.set_xlabel("mean LLM calls per question")
+        ax.set_ylabel(label)
+        ax.set_ylim(-0.02, 1.02)
     fig.tight_layout()
     return fig
 
@@ -205,6 +222,7 @@ FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {
     "error_types_recovery": fig_errors,
     "accuracy_by_stratum": fig_strata,
     "cost_vs_gain": fig_cost_gain,
+    "strategy_cost_effectiveness": fig_strategy_cost,
 }
 
 

@@ -26,7 +26,7 @@ def test_thesis_grid_is_nine_configurations_by_two_modes():
     assert {c.configuration for c in cells} == {
         f"{p}_{s}" for p in ("Zero-Shot", "Few-Shot", "CoT") for s in ("Full", "Nodes+Paths", "Only-Paths")
     }
-    assert cells[0].mode == "agentic" and cells[-1].mode == "single-pass"  # agentic fills the cache first
+    assert cells[0].strategy == "feedback" and cells[-1].strategy == "single-pass"  # feedback fills the cache first
     assert params.max_iterations == 3
 
 
