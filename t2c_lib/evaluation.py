@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,7 @@ def write_gold_audit(run_dir: Path, questions: list[GroundTruthItem], store: Gra
         rows.append({"question_id": item.id, "failed_validator": failed.validator if failed else "",
                      "error_type": failed.error_type.value if failed and failed.error_type else ""})
     path = run_dir / GOLD_AUDIT_FILE
-    tmp = path.with_suffix(".csv.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # `make -j` may evaluate two cells at once
     tmp.write_text(rows_to_csv(rows, ["question_id", "failed_validator", "error_type"]), encoding="utf-8")
     tmp.replace(path)
     return path

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.validation.base import ValidationContext
 
 
-class AgentLoop(Protocol):
+class LoopSteps(Protocol):
     """What a strategy uses of the loop (`loop.AgentLoop` implements it; declared here so imports flow one way)."""
 
     model: "ChatModel"
@@ -62,11 +62,11 @@ class Strategy(Protocol):
 
     name: str
 
-    def solve(self, loop: "AgentLoop", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
         """Make the attempts for `state.question`, leaving the chosen answer in `state`."""
         ...
 
-    def signature(self, loop: "AgentLoop") -> dict[str, Any]:
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
         """The strategy's own settings (for manifests)."""
         ...
 
@@ -79,10 +79,10 @@ class _Retry:
     name = ""
     templates: tuple[str, ...] = ()
 
-    def attempts(self, loop: "AgentLoop") -> int:
+    def attempts(self, loop: "LoopSteps") -> int:
         return loop.max_iterations
 
-    def solve(self, loop: "AgentLoop", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
         messages = loop.prompts.initial(state.question)
         temperature = loop.temperature
         budget = self.attempts(loop)
@@ -101,14 +101,14 @@ class _Retry:
             messages = self.retry_messages(loop, state, parsed, note or "")
             temperature = loop.refine_temperature
 
-    def note(self, loop: "AgentLoop", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
         """What a retry is told about this attempt's failure (recorded as the attempt's `feedback`)."""
         return loop.feedback_text(state, parsed, verdict)
 
-    def retry_messages(self, loop: "AgentLoop", state: AgentState, parsed: ParsedResponse, note: str) -> list:
+    def retry_messages(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, note: str) -> list:
         return loop.prompts.refinement(state.question, parsed.query, note)
 
-    def signature(self, loop: "AgentLoop") -> dict[str, Any]:
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "attempts": self.attempts(loop)}
         if self.templates:
             out["templates"] = strategy_template_hashes(loop.prompts.language, self.templates)
@@ -120,7 +120,7 @@ class SinglePass(_Retry):
 
     name = SINGLE_PASS
 
-    def attempts(self, loop: "AgentLoop") -> int:
+    def attempts(self, loop: "LoopSteps") -> int:
         return 1
 
 
@@ -142,7 +142,7 @@ class RawError(_Retry):
 
     name = "raw-error"
 
-    def note(self, loop: "AgentLoop", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
         return None if verdict.ok else raw_message(verdict)
 
 
@@ -152,13 +152,13 @@ class History(_Retry):
     name = "history"
     templates = ("history",)
 
-    def note(self, loop: "AgentLoop", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
         if verdict.ok or verdict.failed is None:
             return None
         kind = verdict.failed.error_type.value if verdict.failed.error_type else verdict.failed.validator
         return f"{kind}: {raw_message(verdict)}"
 
-    def retry_messages(self, loop: "AgentLoop", state: AgentState, parsed: ParsedResponse, note: str) -> list:
+    def retry_messages(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, note: str) -> list:
         failures = [FailedAttempt(a.query, a.feedback or "") for a in state.attempts if not a.ok]
         return history_messages(loop.prompts, state.question, failures)
 
@@ -196,7 +196,7 @@ class Verifier:
 
     name = "verifier"
 
-    def solve(self, loop: "AgentLoop", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
         messages = loop.prompts.initial(state.question)
         loop.set_status(state, AgentStatus.GENERATING)
         completion, parsed = loop.ask(state, messages, loop.temperature)
@@ -226,7 +226,7 @@ class Verifier:
             if done:
                 return
 
-    def signature(self, loop: "AgentLoop") -> dict[str, Any]:
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
         return {"name": self.name, "max_corrections": MAX_CORRECTIONS,
                 "templates": strategy_template_hashes(loop.prompts.language, ("verify",))}
 
@@ -268,10 +268,10 @@ class Vote:
     temperature: float = VOTE_TEMPERATURE
     name: str = field(default="vote", init=False)
 
-    def samples(self, loop: "AgentLoop") -> int:
+    def samples(self, loop: "LoopSteps") -> int:
         return self.k if self.k is not None else loop.max_iterations
 
-    def solve(self, loop: "AgentLoop", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
         k = self.samples(loop)
         base = _model_seed(loop.model)
         messages = loop.prompts.initial(state.question)
@@ -295,7 +295,7 @@ class Vote:
             loop.choose(state, *first)
         state.attempts[-1].status = (AgentStatus.SUCCESS if state.success else AgentStatus.FAILED).value
 
-    def signature(self, loop: "AgentLoop") -> dict[str, Any]:
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
         return {"name": self.name, "k": self.samples(loop), "temperature": self.temperature,
                 "seeds": f"model seed + 0..{self.samples(loop) - 1}"}
 
