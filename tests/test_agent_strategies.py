@@ -226,3 +226,13 @@ def test_state_json_has_strategy_and_budget(parts):
     state, _ = run(parts, "feedback", [tag(SCHEMA_BAD), tag(GOOD)])
     data = json.loads(json.dumps(state.to_dict()))
     assert data["strategy"] == "feedback" and data["llm_calls"] == 2 and data["final_iteration"] == 2
+
+
+def test_vote_writes_the_final_status_before_handing_the_last_attempt_on(parts):
+    chain, ctx, prompts, feedback = parts
+    seen: list[str] = []
+    for script, expected in (([tag(SCHEMA_BAD), tag(PROPS_BAD)], "FAILED"), ([tag(GOOD), tag(SCHEMA_BAD)], "SUCCESS")):
+        model = ScriptedModelStandIn(script)
+        AgentLoop(model, chain, ctx, prompts, feedback, strategy=Vote(k=2),
+                  on_attempt=lambda a: seen.append(a.status)).run(QUESTION, "q")
+        assert seen[-2:] == ["REFINING", expected]

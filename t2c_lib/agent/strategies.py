@@ -276,24 +276,25 @@ class Vote:
         base = _model_seed(loop.model)
         messages = loop.prompts.initial(state.question)
         votes: dict[str, list[tuple[Attempt, Verdict]]] = {}
-        first: tuple[Attempt, Verdict] | None = None
+        samples: list[tuple[Attempt, Verdict]] = []
         for i in range(k):
             loop.set_status(state, AgentStatus.GENERATING)
             completion, parsed = loop.ask(state, messages, self.temperature, seed=base + i)
             loop.set_status(state, AgentStatus.VALIDATING)
             verdict = loop.judge(ctx, parsed)
-            status = AgentStatus.REFINING if i < k - 1 else AgentStatus.SUCCESS
+            last = i == k - 1
+            valid_after = bool(votes) or verdict.ok  # the last sample's status says how the vote ends
+            status = AgentStatus.REFINING if not last else (AgentStatus.SUCCESS if valid_after else AgentStatus.FAILED)
             attempt = loop.record(state, messages, completion, parsed, verdict, temperature=self.temperature,
                                   status=status, seed=base + i)
-            first = first or (attempt, verdict)
+            samples.append((attempt, verdict))
             if verdict.ok:
                 votes.setdefault(result_key(verdict.result), []).append((attempt, verdict))
         if votes:
             winner = max(votes.values(), key=len)  # max keeps the first of equal lengths: ties go to the earliest group
             loop.choose(state, *winner[0])
-        elif first is not None:
-            loop.choose(state, *first)
-        state.attempts[-1].status = (AgentStatus.SUCCESS if state.success else AgentStatus.FAILED).value
+        elif samples:
+            loop.choose(state, *samples[0])
 
     def signature(self, loop: "LoopSteps") -> dict[str, Any]:
         return {"name": self.name, "k": self.samples(loop), "temperature": self.temperature,
