@@ -91,8 +91,13 @@ def analyze_command(params_file):
 
     params = _params(params_file)
     tables = analyze(params)
-    click.echo(tables.comparison[["configuration", "n", "pass_at_1_sp", "pass_at_1_ag", "pass_at_1_mcnemar_p_holm"]]
-               .to_string(index=False))
+    if not tables.comparison.empty:
+        click.echo(tables.comparison[["configuration", "n", "pass_at_1_sp", "pass_at_1_ag", "pass_at_1_mcnemar_p_holm"]]
+                   .to_string(index=False))
+    if tables.strategies["strategy"].nunique() > 2:
+        columns = [c for c in ("strategy", "configuration", "n", "pass_at_1_first", "pass_at_1", "kg_valid", "oracle_at_n",
+                               "harm_rate", "llm_calls", "tokens", "pass_at_1_mcnemar_p_holm") if c in tables.strategies]
+        click.echo(tables.strategies[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 
 @click.group("study")
