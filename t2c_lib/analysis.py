@@ -1,11 +1,15 @@
-"""Comparative analysis of a run: agentic vs single-pass per configuration, with paired tests.
+"""Comparative analysis of a run: each strategy vs single-pass per configuration, with paired tests.
 
-Input: every cell's `metrics.csv` and `summary.json`. Output: tables (CSV and LaTeX) under
-`results/<run_id>/analysis/`, which the figures in `plots.py` are drawn from.
+Input: every cell's `metrics.csv`, `attempt_scores.csv` and `summary.json`, and the run's
+`gold_audit.csv`. Output: tables (CSV and LaTeX) under `results/<run_id>/analysis/`, which
+the figures in `plots.py` are drawn from. The thesis table (`comparison`) is `feedback`
+(the thesis's "agentic"; old runs' `agentic` rows are read as `feedback`) against
+single-pass; `strategies` covers every strategy at its measured budget.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +18,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from t2c_lib.evaluation import METRICS_FILE, SUMMARY_FILE
+from t2c_lib.evaluation import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
 from t2c_lib.stats import BOOTSTRAP_SEED, as_row, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 
-BASELINE, TREATMENT = "single-pass", "agentic"
+BASELINE, TREATMENT = "single-pass", "feedback"
+LEGACY_NAMES = {"agentic": "feedback"}
 ANALYSIS_DIR = "analysis"
+TABLES = ("comparison", "strata", "agentic", "cumulative", "errors", "recovery", "mode_means", "by_scoring", "reference",
+          "strategies", "transitions", "validator_audit")
 
 
 @dataclass
@@ -38,6 +45,9 @@ class RunTables:
     scoring: str = "t2c"  # the headline scoring preset
     by_scoring: pd.DataFrame = field(default_factory=pd.DataFrame)
     reference: pd.DataFrame = field(default_factory=pd.DataFrame)
+    strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
+    transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    validator_audit: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def col(self, metric: str, scoring: str | None = None) -> str:
         """The column of a per-preset metric, under the headline preset unless named."""
@@ -76,6 +86,13 @@ def load_per_question(run_dir: Path) -> pd.DataFrame:
     if not frames:
         raise FileNotFoundError(f"{run_dir}: no {METRICS_FILE} found; run the evaluation step first")
     data = pd.concat(frames, ignore_index=True)
+    data["mode"] = data["mode"].replace(LEGACY_NAMES)
+    data["strategy"] = data["mode"]
+    for column, fallback in (("llm_calls", "model_calls"), ("pass_at_1_first", None), ("oracle", None), ("harmed", None)):
+        if column not in data:  # cells evaluated before strategies
+            data[column] = data[fallback] if fallback else np.nan
+        elif fallback:
+            data[column] = data[column].fillna(data[fallback])
     return data.sort_values(["configuration", "mode", "question_id"], kind="stable").reset_index(drop=True)
 
 
@@ -254,7 +271,7 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
     """Agentic metrics per configuration, cumulative success by iteration, error types, recovery."""
     overview, cumulative, errors, recovery = [], [], [], []
     for summary in summaries:
-        if summary.get("mode") != TREATMENT:
+        if LEGACY_NAMES.get(summary.get("mode", ""), summary.get("mode")) != TREATMENT:
             continue
         agentic, configuration = summary["agentic"], summary["configuration"]
         overview.append({
@@ -275,10 +292,102 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
             pd.DataFrame.from_records(errors), pd.DataFrame.from_records(recovery))
 
 
+STRATEGY_METRICS = ("pass_at_1_first", "pass_at_1_final", "kg_valid_structural", "kg_valid_chain", "oracle", "harmed",
+                    "llm_calls", "prompt_tokens", "completion_tokens")
+
+
+def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy and configuration (and `ALL` pooled): Pass@1 first/final (headline preset), KG-valid
+    structural and chain (final query), oracle@N, harm, mean LLM calls and tokens; each strategy against
+    single-pass with exact McNemar, Holm across the grid."""
+    headline = presets_of(per_question)[0]
+    data = per_question.assign(
+        pass_at_1_first=per_question[f"pass_at_1_first__{headline}"], pass_at_1_final=per_question[f"pass_at_1_final__{headline}"],
+        kg_valid_structural=per_question["kg_valid_structural_final"], kg_valid_chain=per_question["kg_valid_chain_final"],
+    )
+    data["tokens"] = data["prompt_tokens"] + data["completion_tokens"]
+    pooled = data.assign(configuration="ALL")
+    records = []
+    for (strategy, configuration), rows in pd.concat([data, pooled]).groupby(["strategy", "configuration"], sort=True):
+        record: dict[str, Any] = {"strategy": strategy, "configuration": configuration, "n": len(rows)}
+        for metric in (*STRATEGY_METRICS, "tokens"):
+            record[metric] = float(pd.to_numeric(rows[metric]).mean())
+        record["harm_rate"] = record.pop("harmed")
+        record["oracle_at_n"] = record.pop("oracle")
+        if strategy != BASELINE and configuration != "ALL":
+            scope = data[data["configuration"] == configuration]
+            base = scope[scope["strategy"] == BASELINE].set_index("question_id")
+            common = base.index.intersection(rows.set_index("question_id").index).sort_values()
+            if len(common):
+                treat = rows.set_index("question_id").loc[common]
+                for metric in ("pass_at_1_final", "kg_valid_structural", "kg_valid_chain"):
+                    record.update(as_row(f"{metric}_mcnemar", mcnemar_exact(base.loc[common, metric] > 0.5, treat[metric] > 0.5)))
+                record["n_paired"] = len(common)
+        records.append(record)
+    table = pd.DataFrame.from_records(records)
+    for test in ("pass_at_1_final_mcnemar", "kg_valid_structural_mcnemar", "kg_valid_chain_mcnemar"):
+        column = f"{test}_p_value"
+        if column in table:
+            tested = table[column].notna()
+            table[f"{test}_p_holm"] = np.nan
+            if tested.any():
+                table.loc[tested, f"{test}_p_holm"] = holm(table.loc[tested, column].tolist())
+    return table
+
+
+def load_attempt_scores(run_dir: Path) -> pd.DataFrame:
+    """Every cell's per-attempt correctness in one frame (empty for runs evaluated before strategies)."""
+    frames = [pd.read_csv(path, keep_default_na=False) for path in sorted(run_dir.glob(f"*/*/{ATTEMPT_SCORES_FILE}"))]
+    if not frames:
+        return pd.DataFrame(columns=["question_id", "strategy", "configuration", "iteration", "kind", "ok", "kg_valid",
+                                     "error_type", "failed_validator", "result_correct"])
+    data = pd.concat(frames, ignore_index=True)
+    data["strategy"] = data["strategy"].replace(LEGACY_NAMES)
+    return data.sort_values(["strategy", "configuration", "question_id", "iteration"], kind="stable").reset_index(drop=True)
+
+
+def error_transitions(attempts: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy: how often the outcome of one attempt (an error type, or OK) follows another's."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for (strategy, _, _), rows in attempts.groupby(["strategy", "configuration", "question_id"], sort=True):
+        states = [e if e else ("OK" if ok else "UNKNOWN") for e, ok in zip(rows["error_type"], rows["ok"])]
+        for before, after in zip(states, states[1:]):
+            counts[(strategy, before, after)] = counts.get((strategy, before, after), 0) + 1
+    return pd.DataFrame.from_records(
+        [{"strategy": s, "from": a, "to": b, "count": n} for (s, a, b), n in sorted(counts.items())],
+        columns=["strategy", "from", "to", "count"],
+    )
+
+
+def validator_audit(attempts: pd.DataFrame, gold: pd.DataFrame | None) -> pd.DataFrame:
+    """Per validator: gold queries it rejects, and per strategy its rejections of result-correct predictions."""
+    gold_rejections: dict[str, int] = {}
+    n_gold = 0
+    if gold is not None and not gold.empty:
+        n_gold = len(gold)
+        for name in gold["failed_validator"]:
+            if name:
+                gold_rejections[name] = gold_rejections.get(name, 0) + 1
+    records = []
+    rejected = attempts[attempts["failed_validator"] != ""]
+    for (strategy, validator), rows in rejected.groupby(["strategy", "failed_validator"], sort=True):
+        records.append({"strategy": strategy, "validator": validator, "rejections": len(rows),
+                        "false_rejections": int((rows["result_correct"].astype(int) == 1).sum()),
+                        "gold_rejections": gold_rejections.get(validator, 0), "gold_n": n_gold})
+    for validator in sorted(set(gold_rejections) - set(rejected["failed_validator"])):
+        records.append({"strategy": "", "validator": validator, "rejections": 0, "false_rejections": 0,
+                        "gold_rejections": gold_rejections[validator], "gold_n": n_gold})
+    return pd.DataFrame.from_records(
+        records, columns=["strategy", "validator", "rejections", "false_rejections", "gold_rejections", "gold_n"])
+
+
 def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFrame | None = None,
                 run_label: str = "this run (t2c graph and questions)") -> RunTables:
     """Build every table of a run from its cells' metrics (and published numbers to set beside them)."""
     per_question = load_per_question(run_dir)
+    attempts = load_attempt_scores(run_dir)
+    gold_path = run_dir / GOLD_AUDIT_FILE
+    gold = pd.read_csv(gold_path, keep_default_na=False) if gold_path.is_file() else None
     summaries = load_summaries(run_dir)
     overview, cumulative, errors, recovery = agentic_tables(summaries)
     weights = sorted({s["weights"] for s in summaries})
@@ -295,6 +404,8 @@ def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFram
         weights=",".join(weights), signature=" ; ".join(signatures) + f" ; bootstrap-seed:{BOOTSTRAP_SEED}",
         scoring=schemes[0], by_scoring=by_scoring,
         reference=beside_reference(by_scoring, published if published is not None else pd.DataFrame(), run_label),
+        strategies=strategy_table(per_question), transitions=error_transitions(attempts),
+        validator_audit=validator_audit(attempts, gold),
     )
 
 
@@ -322,8 +433,7 @@ def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
     out_dir = run_dir / ANALYSIS_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in ("comparison", "strata", "agentic", "cumulative", "errors", "recovery", "mode_means", "by_scoring",
-                 "reference"):
+    for name in TABLES:
         frame: pd.DataFrame = getattr(tables, name)
         if name == "reference" and frame.empty:
             continue

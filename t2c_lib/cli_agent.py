@@ -85,6 +85,11 @@ def _echo_attempt(attempt: Attempt) -> None:
         f"Attempt {attempt.iteration} (temperature {attempt.temperature:g}; model {attempt.model_latency_s:.2f} s{cached}; "
         f"validation {attempt.validation_s:.2f} s; tokens {attempt.prompt_tokens}+{attempt.completion_tokens})"
     )
+    if attempt.kind == "verify":
+        approved = attempt.verdict.get("approved")
+        issues = "; ".join(attempt.verdict.get("issues") or [])
+        click.echo(f"  verifier:  {'approved' if approved else ('rejected' if approved is False else 'no verdict')}"
+                   + (f" ({issues})" if issues else ""))
     if attempt.reasoning:
         click.echo("  reasoning: " + _indent(attempt.reasoning, 13).lstrip())
     click.echo("  query:     " + (_indent(attempt.query, 13).lstrip() if attempt.query else f"(none: {attempt.parse_note})"))
@@ -125,7 +130,7 @@ def _summary(state: AgentState) -> None:
 
     verdict = "SUCCESS" if state.success else f"FAILED ({state.error_type.value if state.error_type else '?'})"
     click.echo(
-        f"{verdict} after {state.iterations} attempt(s) [{state.config}, {state.mode}]; "
+        f"{verdict} after {state.iterations} attempt(s), {state.llm_calls} LLM call(s) [{state.config}, {state.mode}]; "
         f"KG-valid: {'yes' if state.kg_valid else 'no'}; tokens {state.prompt_tokens}+{state.completion_tokens}; "
         f"model {state.model_time_s:.2f} s, validation {state.validation_time_s:.2f} s"
     )
@@ -146,7 +151,9 @@ def _summary(state: AgentState) -> None:
               help="schema format: full_schema, nodes_paths, only_paths or retrieved (or Full, Nodes+Paths, Only-Paths, Retrieved)")
 @click.option("--descriptions", is_flag=True, help="render schema.yaml's descriptions into the schema text")
 @click.option("--max-iterations", "-n", default=3, show_default=True, type=POSITIVE_INT,
-              help="1 = single-pass baseline")
+              help="attempts of the retry strategies; vote's k; 1 = single-pass baseline")
+@click.option("--strategy", type=click.Choice(("single-pass", "feedback", "history", "raw-error", "verifier", "vote", "agentic")),
+              default=None, help="how attempts follow one another [default: single-pass for -n 1, else feedback; agentic = feedback]")
 @click.option("--model", "-m", default=None, help="`local` (packaged Gemma 3 270M) or a model name of the endpoint [default: $T2C_MODEL or local]")
 @click.option("--temperature", default=0.0, show_default=True, type=TEMPERATURE, help="first attempt (0 to 2)")
 @click.option("--refine-temperature", default=0.1, show_default=True, type=TEMPERATURE, help="refinement attempts (0 to 2)")
@@ -159,7 +166,7 @@ def _summary(state: AgentState) -> None:
 @_friendly
 def ask(
     question: str, dataset: str, store: str, prompt_type: str, schema_format: str, descriptions: bool, max_iterations: int,
-    model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
+    strategy: str | None, model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
     no_cache: bool, refresh: bool, as_json: bool, debug: bool,
 ) -> None:
     """Answer QUESTION with Cypher: generate, validate, feed back, repair; print every attempt and the result."""
@@ -182,7 +189,7 @@ def ask(
             open_model(model, no_cache=no_cache, refresh=refresh), build_chain(graph), ctx, prompts,
             FeedbackBuilder(ctx.schema, ds.language, timeout), max_iterations=max_iterations,
             temperature=temperature, refine_temperature=refine_temperature, max_tokens=max_tokens,
-            on_attempt=None if as_json else _echo_attempt,
+            strategy=strategy, on_attempt=None if as_json else _echo_attempt,
         )
         if not as_json:
             click.echo(f"{config.name}, {loop.mode}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}")

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from t2c_lib.cli_common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
-from t2c_lib.params import MODES
+from t2c_lib.params import LEGACY_STRATEGY, STRATEGIES
 
 
 def _params(params_file: str, **overrides: object):
@@ -19,11 +19,13 @@ def _params(params_file: str, **overrides: object):
     return resolve_params(params_file, **overrides)
 
 
-def _cells(params, prompt_type: str | None, schema_format: str | None, mode: str | None):
+def _cells(params, prompt_type: str | None, schema_format: str | None, strategy: str | None):
     from t2c_lib.experiment import expand_grid
 
+    strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
     return [c for c in expand_grid(params)
-            if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format)) and (mode in (None, c.mode))]
+            if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
+            and (strategy in (None, c.strategy))]
 
 
 params_option = click.option("--params", "-p", "params_file", default="params/thesis.yaml", show_default=True,
@@ -32,7 +34,8 @@ cell_options = [
     click.option("--prompt", "prompt_type", type=PROMPT_TYPE, help="only this prompt type (Zero-Shot, Few-Shot, CoT or zero_shot, ...)"),
     click.option("--schema", "schema_format", type=SCHEMA_FORMAT,
                  help="only this schema format (full_schema, nodes_paths, only_paths or Full, Nodes+Paths, Only-Paths)"),
-    click.option("--mode", type=click.Choice(MODES), help="only this mode"),
+    click.option("--strategy", "--mode", "mode", type=click.Choice((*STRATEGIES, *LEGACY_STRATEGY)),
+                 help="only this strategy (--mode is its old name; agentic = feedback)"),
 ]
 
 
@@ -60,7 +63,7 @@ def run_command(params_file, prompt_type, schema_format, mode, store, model, lim
     params = _params(params_file, store=store, model=model, limit=limit, run_id=run_id)
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
     for cell in _cells(params, prompt_type, schema_format, mode):
-        report = infer(params, cell.prompt_type, cell.schema_format, cell.mode, cache_mode=cache_mode)
+        report = infer(params, cell.prompt_type, cell.schema_format, cell.strategy, cache_mode=cache_mode)
         click.echo(report.line())
 
 
@@ -77,10 +80,12 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
     else:
         params = _params(params_file)
         pairs = [(cell, params) for cell in _cells(params, None, None, None)]
+    strategy = LEGACY_STRATEGY.get(mode, mode) if mode else None
     chosen = [(c, p) for c, p in pairs
-              if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format)) and (mode in (None, c.mode))]
+              if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
+              and (strategy in (None, c.strategy))]
     if not chosen:
-        raise ValueError("no configuration of the run matches --prompt/--schema/--mode")
+        raise ValueError("no configuration of the run matches --prompt/--schema/--strategy")
     return chosen
 
 
@@ -94,13 +99,13 @@ def evaluate_command(params_file, run_id, prompt_type, schema_format, mode):
     from t2c_lib.study import evaluate
 
     for cell, params in _run_cells(params_file, run_id, prompt_type, schema_format, mode):
-        summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.mode)
+        summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.strategy)
         click.echo(summary_line(summary))
 
 
 def summary_line(summary: dict) -> str:
     """One cell's headline numbers, every scoring preset named, Pass@1 by attempt, KG-valid by kind."""
-    parts = [f"{summary['mode']}/{summary['configuration']}: KG-valid structural {summary['kg_valid_structural_final']:.3f}"
+    parts = [f"{summary.get('strategy', summary['mode'])}/{summary['configuration']}: KG-valid structural {summary['kg_valid_structural_final']:.3f}"
              f" chain {summary['kg_valid_chain_final']:.3f}"]
     for name, s in summary["by_scoring"].items():
         parts.append(f"[{name}] Pass@1 first {s['pass_at_1_first']:.3f} final {s['pass_at_1_final']:.3f}"
@@ -113,7 +118,7 @@ def summary_line(summary: dict) -> str:
 @run_id_option
 @friendly_errors
 def analyze_command(params_file, run_id):
-    """Compare agentic with single-pass: tables, paired tests and figures."""
+    """Compare every strategy with single-pass: tables, paired tests and figures."""
     from t2c_lib.analysis import paired_note, summary_view
     from t2c_lib.study import analyze
 
@@ -123,6 +128,10 @@ def analyze_command(params_file, run_id):
     note = paired_note(tables)
     if note:
         click.echo(note)
+    if "strategy" in tables.strategies and tables.strategies["strategy"].nunique() > 2:
+        columns = [c for c in ("strategy", "configuration", "n", "pass_at_1_first", "pass_at_1_final", "kg_valid_structural", "kg_valid_chain", "oracle_at_n",
+                               "harm_rate", "llm_calls", "tokens", "pass_at_1_final_mcnemar_p_holm") if c in tables.strategies]
+        click.echo(tables.strategies[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 
 
 @click.group("study")

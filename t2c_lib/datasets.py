@@ -18,7 +18,6 @@ from typing import Any
 import yaml
 
 from t2c_lib import config
-from t2c_lib.graph.base import INTERNAL_KEY
 from t2c_lib.graph.schema import PropType
 from t2c_lib.languages import LANGUAGES
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
@@ -534,5 +533,5 @@ def _display(path: Path | str) -> str:
 
 __all__ = [
     "Dataset", "DatasetError", "Example", "GroundTruthItem", "GroundTruthSpec", "NodeRow", "RelRow",
-    "RelSpec", "SchemaSpec", "available_datasets", "dataset_hash", "load_dataset", "parse_value", "INTERNAL_KEY",
+    "RelSpec", "SchemaSpec", "available_datasets", "dataset_hash", "load_dataset", "parse_value",
 ]

@@ -1,34 +1,43 @@
 """Score one cell of a run: per-question metrics (CSV) and a configuration summary (JSON).
 
 Reads `attempts.jsonl` / `questions.jsonl` written by the runner, scores each question's
-final query against its gold query on the same store, and writes `metrics.csv` and
-`summary.json` beside them. Only deterministic values are written (no wall times), so the
-same attempts give the same bytes.
+final query (the strategy's chosen attempt: the last one, or the vote's winner) against
+its gold query on the same store, and writes `metrics.csv` and `summary.json` beside them.
+Every attempt's result correctness goes to `attempt_scores.csv` (first-attempt Pass@1,
+oracle, harm, error transitions and the validator audit are computed from it). Only
+deterministic values are written (no wall times), so the same attempts give the same bytes.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.agent import Attempt
+from t2c_lib.agent.types import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.experiment import ATTEMPTS_FILE, QUESTIONS_FILE, Cell, read_jsonl, write_json
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
-from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed
+from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, score_question
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
 
 METRICS_FILE = "metrics.csv"
 SUMMARY_FILE = "summary.json"
+ATTEMPT_SCORES_FILE = "attempt_scores.csv"
+GOLD_AUDIT_FILE = "gold_audit.csv"
 BASE_COLUMNS = (
     "question_id", "mode", "configuration", "prompt_type", "schema_format", "status", "success",
     "first_attempt_ok", "iterations", "model_calls", "prompt_tokens", "completion_tokens", "final_error_type",
-    "first_error_type", "error",
+    "first_error_type", "error", "strategy", "llm_calls", "final_iteration", "oracle", "harmed",
+)
+ATTEMPT_COLUMNS = (
+    "question_id", "strategy", "configuration", "iteration", "kind", "ok", "kg_valid", "error_type",
+    "failed_validator", "result_correct",
 )
 KG_VALID_COLUMNS = ("kg_valid_structural_first", "kg_valid_chain_first", "kg_valid_structural_final", "kg_valid_chain_final")
 """Preset-free: structural = guard, syntax, schema, properties passed; chain = every validator passed."""
@@ -95,17 +104,26 @@ def evaluate_cell(
         )
     strata_columns = dataset.strata_columns
     rows: list[dict[str, Any]] = []
+    attempt_rows: list[dict[str, Any]] = []
     final_scores: dict[str, list[QuestionScores]] = {p: [] for p in presets}
     first_pass: dict[str, list[float]] = {p: [] for p in presets}
     for item in questions:
         group = attempts.get(item.id, [])
-        final = group[-1] if group else None
-        first = group[0] if group else None
         record = finished[item.id]
+        chosen = int(record.get("final_iteration") or len(group))  # vote's answer need not be the last sample
+        final = group[chosen - 1] if group and 0 < chosen <= len(group) else (group[-1] if group else None)
+        first = group[0] if group else None
         final_query = final.query if final else ""
         final_pair = run_pair(item.cypher, final_query, store, gold_cache, timeout_s)
-        first_pair = final_pair if len(group) <= 1 else run_pair(item.cypher, first.query, store, gold_cache, timeout_s)
+        first_pair = final_pair if first is final else run_pair(item.cypher, first.query, store, gold_cache, timeout_s)
+        headline_final = score_executed(item.cypher, final_query, final_pair, final.validations if final else [],
+                                        preset=weights, scoring=scoring).pass_at_1
+        correct = _attempt_correctness(item, group, final, headline_final, store, gold_cache, weights, scoring, timeout_s)
+        attempt_rows += [_attempt_row(cell, a, c) for a, c in zip(group, correct)]
         row: dict[str, Any] = {
+            "strategy": cell.strategy, "llm_calls": len(group), "final_iteration": final.iteration if final else 0,
+            "oracle": float(any(c >= 1.0 for c in correct)),
+            "harmed": int(any(c >= 1.0 for c in correct) and headline_final < 1.0),
             "question_id": item.id, "mode": cell.mode, "configuration": cell.configuration,
             "prompt_type": cell.prompt_type, "schema_format": cell.schema_format,
             "status": record.get("status", ""), "success": int(bool(final and final.ok)),
@@ -138,6 +156,8 @@ def evaluate_cell(
                *(preset_column(metric, name) for name in presets for metric in PRESET_COLUMNS), "execution_error",
                *(SUITE_COLUMNS if suite else ())]
     (directory / METRICS_FILE).write_text(rows_to_csv(rows, columns), encoding="utf-8")
+    (directory / ATTEMPT_SCORES_FILE).write_text(rows_to_csv(attempt_rows, list(ATTEMPT_COLUMNS)), encoding="utf-8")
+    max_iterations = max([max_iterations, *(len(g) for g in attempts.values())])
     by_scoring = {name: _preset_summary(final_scores[name], first_pass[name], weights) for name in presets}
     headline = by_scoring[scoring]
     agentic = agentic_metrics([a for q in questions for a in attempts.get(q.id, [])], max_iterations=max_iterations)
@@ -148,6 +168,9 @@ def evaluate_cell(
         "llmetric": headline["llmetric"],
         "by_scoring": by_scoring,
         "signature": " ; ".join(by_scoring[name]["signature"] for name in presets),
+        "strategy": cell.strategy,
+        "oracle": _mean([r["oracle"] for r in rows]), "harm_rate": _mean([r["harmed"] for r in rows]),
+        "llm_calls_per_question": _mean([r["llm_calls"] for r in rows]),
         "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
         "schema_format": cell.schema_format, "max_iterations": max_iterations,
         "agentic": agentic.to_dict(),
@@ -169,6 +192,59 @@ def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weigh
     for key in ("kg_valid_structural", "kg_valid_chain"):
         s.pop(key)
     return s
+
+
+def _attempt_correctness(
+    item: GroundTruthItem, group: list[Attempt], final: Attempt | None, final_pass: float, store: GraphStore,
+    gold_cache: GoldCache | None, weights: str, scoring: str, timeout_s: float,
+) -> list[float]:
+    """Pass@1 (headline preset) of every attempt's query (each distinct query run once; the final one's is known)."""
+    known: dict[str, float] = {}
+    if final is not None:
+        known[final.query] = final_pass
+    out = []
+    for attempt in group:
+        if attempt.query not in known:
+            known[attempt.query] = score_question(
+                item.cypher, attempt.query, store, attempt.validations, gold_cache, preset=weights,
+                scoring=scoring, timeout_s=timeout_s, question_id=item.id,
+            ).pass_at_1 if attempt.query else 0.0
+        out.append(known[attempt.query])
+    return out
+
+
+def _attempt_row(cell: Cell, attempt: Attempt, correct: float) -> dict[str, Any]:
+    failed = next((v for v in attempt.validations if not v.ok), None)
+    return {
+        "question_id": attempt.question_id, "strategy": cell.strategy, "configuration": cell.configuration,
+        "iteration": attempt.iteration, "kind": attempt.kind, "ok": int(attempt.ok), "kg_valid": int(attempt.kg_valid),
+        "error_type": attempt.error_type.value if attempt.error_type else "",
+        "failed_validator": failed.validator if failed else "", "result_correct": int(correct >= 1.0),
+    }
+
+
+def write_gold_audit(run_dir: Path, questions: list[GroundTruthItem], store: GraphStore, timeout_s: float) -> Path:
+    """Run the validator chain on every gold query: which validator (if any) rejects it (`<run>/gold_audit.csv`).
+
+    A validator that rejects gold queries would also reject correct predictions and send a
+    loop the wrong way; the analysis's validator audit reports these counts.
+    """
+    from t2c_lib.validation.chain import build_chain, make_context, run_chain
+
+    chain = build_chain(store)
+    ctx = make_context(store, timeout_s)
+    rows = []
+    for item in questions:
+        ctx.result = None
+        results = run_chain(item.cypher, chain, ctx)
+        failed = next((v for v in results if not v.ok), None)
+        rows.append({"question_id": item.id, "failed_validator": failed.validator if failed else "",
+                     "error_type": failed.error_type.value if failed and failed.error_type else ""})
+    path = run_dir / GOLD_AUDIT_FILE
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # `make -j` may evaluate two cells at once
+    tmp.write_text(rows_to_csv(rows, ["question_id", "failed_validator", "error_type"]), encoding="utf-8")
+    tmp.replace(path)
+    return path
 
 
 def rows_to_csv(rows: list[dict[str, Any]], columns: list[str]) -> str:

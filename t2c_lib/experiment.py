@@ -7,7 +7,9 @@ makes the redo free and identical). A question that raises is recorded as failed
 error and the run goes on, except for a configuration error (`LLMConfigError`: bad key,
 unknown model, malformed URL), which no question can get past: the run stops at once and
 records nothing for that question, so a run resumed after the fix asks it. A torn last line
-(a writer killed mid-line) is moved to `<file>.torn` before anything is appended. Layout: `results/<run_id>/<mode>/<configuration>/`.
+(a writer killed mid-line) is moved to `<file>.torn` before anything is appended. Layout:
+`results/<run_id>/<strategy>/<configuration>/` (a run made before strategies keeps its
+`agentic/` folders: they are the `feedback` strategy's).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any, Callable, Iterable
 from tqdm import tqdm
 
 from t2c_lib import __version__, config
-from t2c_lib.agent import Attempt
+from t2c_lib.agent.types import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.graph.schema import SchemaFormat
@@ -37,33 +39,47 @@ QUESTIONS_FILE = "questions.jsonl"
 MANIFEST_FILE = "manifest.json"
 
 
+LEGACY_FOLDERS = {"feedback": "agentic"}
+"""Strategy -> the folder name runs made before strategies used for it."""
+
+GRID_ORDER = ("feedback", "history", "raw-error", "verifier", "single-pass", "vote")
+"""Run order: `feedback` first fills the cache with the first attempt the next four share
+(single-pass then costs nothing); `vote` last, because its k is `feedback`'s measured mean calls."""
+
+
 @dataclass(frozen=True)
 class Cell:
-    """One cell of the grid: a mode (single-pass | agentic) and a configuration name."""
+    """One cell of the grid: a strategy (single-pass, feedback, ...) and a configuration name."""
 
-    mode: str
+    strategy: str
     prompt_type: str
     schema_format: str
+
+    @property
+    def mode(self) -> str:
+        """The old name of `strategy`."""
+        return self.strategy
 
     @property
     def configuration(self) -> str:
         return f"{self.prompt_type}_{SchemaFormat.parse(self.schema_format).config_label}"
 
     def max_iterations(self, params: StudyParams) -> int:
-        return 1 if self.mode == "single-pass" else params.max_iterations
+        return 1 if self.strategy == "single-pass" else params.max_iterations
 
     def directory(self, run_dir: Path) -> Path:
-        return run_dir / self.mode / self.configuration
+        """`<run>/<strategy>/<configuration>`; an existing pre-strategy `agentic/` folder for `feedback`."""
+        here = run_dir / self.strategy / self.configuration
+        legacy = LEGACY_FOLDERS.get(self.strategy)
+        if legacy and not (here / ATTEMPTS_FILE).is_file() and (run_dir / legacy / self.configuration / ATTEMPTS_FILE).is_file():
+            return run_dir / legacy / self.configuration
+        return here
 
 
 def expand_grid(params: StudyParams) -> list[Cell]:
-    """Every (mode, prompt type, schema format) of the parameters, agentic before single-pass.
-
-    Agentic first: single-pass repeats the agentic first attempt, so it is then served
-    from the response cache.
-    """
-    modes = sorted(params.modes, key=lambda m: m != "agentic")
-    return [Cell(mode, pt, sf) for mode in modes for pt in params.prompt_types for sf in params.schema_formats]
+    """Every (strategy, prompt type, schema format) of the parameters, in `GRID_ORDER`."""
+    strategies = sorted(params.strategies, key=GRID_ORDER.index)
+    return [Cell(s, pt, sf) for s in strategies for pt in params.prompt_types for sf in params.schema_formats]
 
 
 def run_dir_for(params: StudyParams, results_dir: Path | None = None) -> Path:
@@ -222,7 +238,7 @@ class CellReport:
 
     def line(self) -> str:
         return (
-            f"{self.cell.mode}/{self.cell.configuration}: {self.ran} run, {self.skipped} already done, "
+            f"{self.cell.strategy}/{self.cell.configuration}: {self.ran} run, {self.skipped} already done, "
             f"{self.failed_with_error} raised, model calls {self.model_calls}, cache hits {self.cache_hits}, "
             f"{self.seconds:.1f} s"
         )
@@ -265,10 +281,11 @@ def run_cell(
                 counters["raised"] += 1
             record = {"status": "FAILED", "success": False, "kg_valid": False, "iterations": 0,
                       "final_query": "", "error": f"{type(exc).__name__}: {exc}"}
-        record = {"question_id": item.id, "mode": cell.mode, "configuration": cell.configuration, **record}
+        record = {"question_id": item.id, "mode": cell.strategy, "strategy": cell.strategy,
+                  "configuration": cell.configuration, **record}
         log.append_question(record)
 
-    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc=f"{cell.mode}/{cell.configuration}",
+    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc=f"{cell.strategy}/{cell.configuration}",
                unit="q", disable=not progress, dynamic_ncols=True)
     try:
         if workers <= 1:
@@ -331,7 +348,7 @@ def build_manifest(
     }
     if cell is not None:
         manifest.update({
-            "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
+            "strategy": cell.strategy, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
             "schema_format": cell.schema_format, "max_iterations": cell.max_iterations(params),
         })
         if SchemaFormat.parse(cell.schema_format).per_question:
@@ -354,5 +371,5 @@ def run_signature(manifest: dict[str, Any]) -> str:
         "tpl:" + ",".join(f"{k}={v[:8]}" for k, v in sorted(manifest["template_hashes"].items())),
     ]
     if "configuration" in manifest:
-        parts.insert(4, f"config:{manifest['mode']}/{manifest['configuration']}")
+        parts.insert(4, f"config:{manifest.get('strategy', manifest.get('mode'))}/{manifest['configuration']}")
     return "|".join(parts)

@@ -18,7 +18,11 @@ PROMPT_TYPES = ("Zero-Shot", "Few-Shot", "CoT")
 THESIS_SCHEMA_FORMATS = ("full_schema", "nodes_paths", "only_paths")
 SCHEMA_FORMATS = (*THESIS_SCHEMA_FORMATS, "retrieved")
 RANKINGS = ("embedding", "lexical", "hybrid")
+STRATEGIES = ("single-pass", "feedback", "history", "raw-error", "verifier", "vote")
+"""The strategy names (`t2c_lib.agent.strategies.STRATEGY_NAMES`; a test keeps the two equal)."""
 MODES = ("single-pass", "agentic")
+"""The thesis's names, still read from the legacy `modes` key: `agentic` is the `feedback` strategy."""
+LEGACY_STRATEGY = {"agentic": "feedback"}
 STORES = ("ladybug", "neo4j")
 WEIGHT_PRESETS = ("kg-axel", "agentic-doc")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -38,8 +42,10 @@ class StudyParams:
     model: str = "local"
     prompt_types: tuple[str, ...] = PROMPT_TYPES
     schema_formats: tuple[str, ...] = THESIS_SCHEMA_FORMATS
-    modes: tuple[str, ...] = MODES
+    strategies: tuple[str, ...] = ("single-pass", "feedback")
     max_iterations: int = 3
+    vote_k: int | None = None  # None: the feedback cell's measured mean LLM calls, rounded up
+    vote_temperature: float = 0.7
     limit: int | str = "all"
     sample_seed: int = 13
     temperature_first: float = 0.0
@@ -60,6 +66,11 @@ class StudyParams:
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def modes(self) -> tuple[str, ...]:
+        """The old name of `strategies` (read-only, for code written against it)."""
+        return self.strategies
+
     def to_dict(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)
         data.pop("extra")
@@ -67,12 +78,21 @@ class StudyParams:
         return data
 
     def with_overrides(self, **overrides: Any) -> "StudyParams":
-        """A copy with some values replaced (None means keep), checked like a file."""
+        """A copy with some values replaced (None means keep), checked like a file (`modes` means `strategies`)."""
+        if overrides.get("modes") is not None:
+            if overrides.get("strategies") is not None:
+                raise ParamsError("overrides: give 'strategies' or the old 'modes', not both")
+            modes = overrides.pop("modes")
+            _check("modes", modes, "overrides")
+            overrides["strategies"] = [LEGACY_STRATEGY.get(m, m) for m in ([modes] if isinstance(modes, str) else modes)]
+        overrides.pop("modes", None)
         merged = {**self.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
         return params_from_dict(merged, source="overrides")
 
 
 VALID_KEYS = tuple(f.name for f in dataclasses.fields(StudyParams) if f.name != "extra")
+LEGACY_KEYS = ("modes",)
+"""Keys still read: `modes: [single-pass, agentic]` means `strategies: [single-pass, feedback]`."""
 
 
 def load_params(path: str | Path) -> StudyParams:
@@ -91,9 +111,20 @@ def load_params(path: str | Path) -> StudyParams:
 
 def params_from_dict(raw: dict[str, Any], source: str = "params") -> StudyParams:
     """Check a mapping of parameters; every problem names the key and the valid values."""
-    unknown = sorted(set(raw) - set(VALID_KEYS))
+    unknown = sorted(set(raw) - set(VALID_KEYS) - set(LEGACY_KEYS))
     if unknown:
         raise ParamsError(f"{source}: unknown parameter(s) {', '.join(unknown)} (valid: {', '.join(VALID_KEYS)})")
+    raw = dict(raw)
+    if "modes" in raw:
+        if "strategies" in raw and raw["modes"] is not None:
+            raise ParamsError(f"{source}: give 'strategies' or the old 'modes', not both")
+        modes = raw.pop("modes")
+        if modes is not None:
+            _check("modes", modes, source)
+            raw["strategies"] = [LEGACY_STRATEGY.get(m, m) for m in ([modes] if isinstance(modes, str) else modes)]
+    if "strategies" in raw and raw["strategies"] is not None:
+        names = [raw["strategies"]] if isinstance(raw["strategies"], str) else list(raw["strategies"] or [])
+        raw["strategies"] = [LEGACY_STRATEGY.get(m, m) for m in names]
     values: dict[str, Any] = {}
     for key, value in raw.items():
         values[key] = _check(key, value, source)
@@ -122,7 +153,7 @@ def _check(key: str, value: Any, source: str) -> Any:
     def fail(why: str) -> ParamsError:
         return ParamsError(f"{source}: {key}={value!r}: {why}")
 
-    choices = {"prompt_types": PROMPT_TYPES, "schema_formats": SCHEMA_FORMATS, "modes": MODES}
+    choices = {"prompt_types": PROMPT_TYPES, "schema_formats": SCHEMA_FORMATS, "modes": MODES, "strategies": STRATEGIES}
     if key in choices:
         items = [value] if isinstance(value, str) else list(value or [])
         if not items:
@@ -172,6 +203,16 @@ def _check(key: str, value: Any, source: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise fail("a non-negative integer")
         return value
+    if key == "vote_k":
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise fail("a positive integer, or null for feedback's measured mean LLM calls rounded up")
+        return value
+    if key == "vote_temperature":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value <= 2.0:
+            raise fail("a number above 0 and at most 2 (vote samples need randomness)")
+        return float(value)
     if key in ("max_iterations", "max_tokens", "workers", "linking_k"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise fail("a positive integer")

@@ -23,7 +23,7 @@ from t2c_lib.stats import BOOTSTRAP_SEED  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
-MODE_LABELS = {BASELINE: "single-pass", TREATMENT: "agentic"}
+MODE_LABELS = {BASELINE: "single-pass", TREATMENT: "feedback (agentic)"}
 MODE_COLORS = {BASELINE: "#8C8C8C", TREATMENT: "#4C72B0"}
 PROMPT_ORDER = ("Zero-Shot", "Few-Shot", "CoT")
 SCHEMA_ORDER = ("Full", "Nodes+Paths", "Only-Paths", "Retrieved")
@@ -207,7 +207,7 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     comp = tables.comparison
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
     if comp.empty:
-        axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, agentic - single-pass)")
+        axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, feedback - single-pass)")
         fig.tight_layout()
         return fig
     order = config_order(comp["configuration"].tolist())
@@ -229,7 +229,7 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         points.append((ax, groups))
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel(label)
-    axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, agentic - single-pass)")
+    axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, feedback - single-pass)")
     present = {part for name in order for part in name.split("_", 1)}
     handles = [plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
                for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868")) if p in present]
@@ -238,6 +238,26 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     axes[1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), title=None)
     key = "\n".join(f"{number[name]:>2}  {name}" for name in order)
     axes[1].text(1.04, 0.0, key, transform=axes[1].transAxes, fontsize=6, va="bottom", ha="left", family="DejaVu Sans Mono")
+    fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    for ax, groups in points:
+        _place_labels(ax, groups, renderer)
+    return fig
+
+
+def fig_strategy_cost(tables: RunTables) -> plt.Figure:
+    """Pass@1 and KG-valid against mean LLM calls per question, one point per strategy (all configurations pooled)."""
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharex=True)
+    table = tables.strategies
+    rows = table[table["configuration"] == "ALL"] if not table.empty else table
+    for ax, (metric, label) in zip(axes, (("pass_at_1_final", f"Pass@1 final ({tables.scoring})"), ("kg_valid_chain", "KG-valid chain"))):
+        if not rows.empty:
+            ax.scatter(rows["llm_calls"], rows[metric], color="#4C72B0")
+            for x, y, name in zip(rows["llm_calls"], rows[metric], rows["strategy"]):
+                ax.annotate(name, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
+        ax.set_xlabel("mean LLM calls per question")
+        ax.set_ylabel(label)
+        ax.set_ylim(-0.02, 1.02)
     fig.tight_layout()
     renderer = fig.canvas.get_renderer()
     for ax, groups in points:
@@ -267,6 +287,7 @@ FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {
     "error_types_recovery": fig_errors,
     "accuracy_by_stratum": fig_strata,
     "cost_vs_gain": fig_cost_gain,
+    "strategy_cost_effectiveness": fig_strategy_cost,
 }
 
 

@@ -1,7 +1,8 @@
 """The study's three steps, one call each: infer a cell, evaluate a cell, analyze a run.
 
 Notebooks and the CLI call these; they hold no logic of their own. A cell is one
-(mode, prompt type, schema format) of the grid in `StudyParams`.
+(strategy, prompt type, schema format) of the grid in `StudyParams` (`agentic`, the
+thesis's name, is the `feedback` strategy).
 """
 
 from __future__ import annotations
@@ -77,10 +78,31 @@ def write_schema_texts(store: GraphStore, dataset: Dataset, directory: Path) -> 
             path.write_text(text, encoding="utf-8")
 
 
-def cell_for(params: StudyParams, prompt_type: str, schema_format: str, mode: str) -> Cell:
-    """The grid cell for these names, checked against the parameter vocabulary."""
-    checked = params.with_overrides(prompt_types=[prompt_type], schema_formats=[schema_format], modes=[mode])
-    return Cell(checked.modes[0], checked.prompt_types[0], checked.schema_formats[0])
+def cell_for(params: StudyParams, prompt_type: str, schema_format: str, strategy: str) -> Cell:
+    """The grid cell for these names, checked against the parameter vocabulary (`agentic` = `feedback`)."""
+    checked = params.with_overrides(prompt_types=[prompt_type], schema_formats=[schema_format], strategies=[strategy])
+    return Cell(checked.strategies[0], checked.prompt_types[0], checked.schema_formats[0])
+
+
+class VoteBudgetUnknown(RuntimeError):
+    """`vote` has no k: `vote_k` is null and the `feedback` cell it is measured from has not run."""
+
+
+def measured_vote_k(params: StudyParams, cell: Cell, run_dir: Path) -> int:
+    """k for a `vote` cell: `vote_k`, else the same configuration's `feedback` mean LLM calls, rounded up."""
+    from t2c_lib.agent.strategies import vote_k_from_calls
+    from t2c_lib.experiment import QUESTIONS_FILE, read_jsonl
+
+    if params.vote_k is not None:
+        return params.vote_k
+    twin = Cell("feedback", cell.prompt_type, cell.schema_format).directory(run_dir)
+    records = read_jsonl(twin / QUESTIONS_FILE)
+    calls = [r.get("llm_calls", r.get("iterations", 0)) for r in records]
+    if not calls or not any(calls):
+        raise VoteBudgetUnknown(
+            f"vote needs k: set vote_k in the parameters, or run the feedback cell first ({twin} has no finished questions)"
+        )
+    return vote_k_from_calls(sum(calls) / len(calls))
 
 
 def make_chat_model(params: StudyParams, cache_mode: str = "use") -> Any:
@@ -95,16 +117,20 @@ def make_chat_model(params: StudyParams, cache_mode: str = "use") -> Any:
 
 
 def infer(
-    params: StudyParams, prompt_type: str, schema_format: str, mode: str, *, cache_mode: str = "use",
-    progress: bool = True, results_dir: Path | None = None, model: Any = None,
+    params: StudyParams, prompt_type: str, schema_format: str, strategy: str | None = None, *, cache_mode: str = "use",
+    progress: bool = True, results_dir: Path | None = None, model: Any = None, mode: str | None = None,
 ) -> CellReport:
-    """Run one cell: every (unfinished) question through the loop, attempts persisted as they happen."""
+    """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
+
+    `mode` is the old name of `strategy` (`agentic` = `feedback`).
+    """
     from t2c_lib.agent import AgentLoop
+    from t2c_lib.agent.strategies import get_strategy
     from t2c_lib.feedback import FeedbackBuilder
     from t2c_lib.prompts import Configuration, PromptBuilder, template_hashes
     from t2c_lib.validation.chain import build_chain, make_context
 
-    cell = cell_for(params, prompt_type, schema_format, mode)
+    cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
     study = open_study(params, results_dir)
     chat = model or make_chat_model(params, cache_mode)
     from t2c_lib.linking import schema_text_source, settings_from
@@ -118,25 +144,49 @@ def infer(
     feedback = FeedbackBuilder(schema, study.dataset.language, params.query_timeout_s)
     chain = build_chain(study.store)
     context = make_context(study.store, params.query_timeout_s)
+    options = {}
+    if cell.strategy == "vote":
+        options = {"k": measured_vote_k(params, cell, study.run_dir), "temperature": params.vote_temperature}
+    chosen = get_strategy(cell.strategy, **options)
+
+    def make_loop(on_attempt: Any = None) -> Any:
+        return AgentLoop(
+            chat, chain, context, prompts, feedback, max_iterations=cell.max_iterations(params),
+            temperature=params.temperature_first, refine_temperature=params.temperature_refine,
+            max_tokens=params.max_tokens, strategy=chosen, on_attempt=on_attempt,
+        )
+
     manifest = build_manifest(params, study.dataset, study.store, chat.model_id, template_hashes(study.dataset.language),
                               [step.name for step in chain], cell)
+    if cell.strategy not in THESIS_STRATEGIES:  # the thesis cells' manifests stay as they were
+        manifest["strategy_settings"] = chosen.signature(make_loop())
     check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     workers = 1 if chat.model_id.startswith("local/") else params.workers
 
     def solve(item: GroundTruthItem, on_attempt: Any) -> dict[str, Any]:
-        loop = AgentLoop(
-            chat, chain, context, prompts, feedback, max_iterations=cell.max_iterations(params),
-            temperature=params.temperature_first, refine_temperature=params.temperature_refine,
-            max_tokens=params.max_tokens, mode=cell.mode, on_attempt=on_attempt,
-        )
-        state = loop.run(item.question, item.id)
+        state = make_loop(on_attempt).run(item.question, item.id)
         return {"status": state.status.value, "success": state.success, "kg_valid": state.kg_valid,
-                "iterations": state.iterations, "final_query": state.final_query, "error": None}
+                "iterations": state.iterations, "final_query": state.final_query, "error": None,
+                "final_iteration": state.final_iteration, "llm_calls": state.llm_calls,
+                "prompt_tokens": state.prompt_tokens, "completion_tokens": state.completion_tokens,
+                "model_time_s": round(state.model_time_s, 6), "validation_time_s": round(state.validation_time_s, 6)}
 
     report = run_cell(cell, params, study.questions, solve, study.run_dir, workers=workers, progress=progress)
     study.store.close()
     return report
+
+
+THESIS_STRATEGIES = ("single-pass", "feedback")
+
+
+def _strategy_arg(strategy: str | None, mode: str | None) -> str:
+    if strategy is not None and mode is not None and strategy != mode:
+        raise ValueError(f"give strategy or its old name mode, not both ({strategy!r} and {mode!r})")
+    chosen = strategy if strategy is not None else mode
+    if chosen is None:
+        raise ValueError("name a strategy (single-pass, feedback, history, raw-error, verifier, vote)")
+    return chosen
 
 
 class SettingsChanged(RuntimeError):
@@ -159,13 +209,19 @@ def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
 
 
 NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute", "prompt_types", "schema_formats",
-                         "modes", "weights", "scoring", "sample_seed")
+                         "modes", "strategies", "weights", "scoring", "sample_seed")
 """Parameters that change which questions run or how fast, not what a question's attempts are."""
 
 
 def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
-    data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature")}
-    data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in NOT_AFFECTING_ANSWERS}
+    """The manifest keys that decide answers; a pre-strategy manifest (`mode: agentic`) reads as `feedback`."""
+    from t2c_lib.agent.types import canonical_strategy
+
+    data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode")}
+    if "mode" in manifest or "strategy" in manifest:
+        data["strategy"] = canonical_strategy(manifest.get("strategy", manifest.get("mode")))
+    skip = NOT_AFFECTING_ANSWERS + (() if data.get("strategy") == "vote" else ("vote_k", "vote_temperature"))
+    data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in skip}
     return data
 
 
@@ -187,19 +243,22 @@ def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> S
 def make_rules(params: StudyParams, params_file: str) -> str:
     """Make rules running the notebooks for every cell with papermill (`make -j` safe).
 
-    Single-pass cells wait for their agentic twin, whose first attempts fill the cache.
+    Every other strategy's cell waits for its `feedback` twin: its first attempts fill the cache
+    (single-pass, history, raw-error and verifier begin with the same request) and `vote`
+    measures its k from it.
     """
     run = f"results/{params.run_id}"
     nb = f"{run}/notebooks"
     lines = [f"# generated by `t2c study plan` from {params_file}; do not edit", f"RUN_DIR := {run}", ""]
     evaluated = []
     for cell in expand_grid(params):
-        tag = f"{cell.mode}__{cell.configuration}"
-        cell_dir = f"{run}/{cell.mode}/{cell.configuration}"
-        args = f"-p params_file {params_file} -p prompt_type {cell.prompt_type} -p schema_format {cell.schema_format} -p mode {cell.mode}"
+        tag = f"{cell.strategy}__{cell.configuration}"
+        cell_dir = f"{run}/{cell.strategy}/{cell.configuration}"
+        args = (f"-p params_file {params_file} -p prompt_type {cell.prompt_type} -p schema_format {cell.schema_format} "
+                f"-p strategy {cell.strategy}")
         deps = f"{params_file} $(STAMP)"
-        if cell.mode == "single-pass" and "agentic" in params.modes:
-            deps += f" {run}/agentic/{cell.configuration}/.inferred"
+        if cell.strategy != "feedback" and "feedback" in params.strategies:
+            deps += f" {run}/feedback/{cell.configuration}/.inferred"
         lines += [
             f"{cell_dir}/.inferred: {deps}",
             f"\t@mkdir -p {nb} {cell_dir}",
@@ -224,13 +283,14 @@ def make_rules(params: StudyParams, params_file: str) -> str:
 
 
 def evaluate(
-    params: StudyParams, prompt_type: str, schema_format: str, mode: str, *, results_dir: Path | None = None,
+    params: StudyParams, prompt_type: str, schema_format: str, strategy: str | None = None, *,
+    results_dir: Path | None = None, mode: str | None = None,
 ) -> dict[str, Any]:
-    """Score one finished cell: `metrics.csv` and `summary.json` beside its attempts."""
+    """Score one finished cell: `metrics.csv`, `attempt_scores.csv` and `summary.json` beside its attempts."""
     from t2c_lib.evaluation import evaluate_cell
     from t2c_lib.metrics import GoldCache
 
-    cell = cell_for(params, prompt_type, schema_format, mode)
+    cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
     study = open_study(params, results_dir)
     from t2c_lib.metrics.testsuite import TestSuite
 
@@ -240,6 +300,10 @@ def evaluate(
         summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
                                 cell.max_iterations(params), params.query_timeout_s, gold_cache, scoring=params.scoring, suite=suite)
         write_schema_recall(cell, study, params)
+        from t2c_lib.evaluation import GOLD_AUDIT_FILE, write_gold_audit
+
+        if not (study.run_dir / GOLD_AUDIT_FILE).is_file():
+            write_gold_audit(study.run_dir, study.questions, study.store, params.query_timeout_s)
     finally:
         study.store.close()
         if suite is not None:
@@ -276,7 +340,7 @@ def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) ->
 
 
 def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir: Path | None = None) -> Any:
-    """Compare agentic with single-pass over the whole run: tables, tests and figures."""
+    """Compare every strategy with single-pass over the whole run: tables, tests and figures."""
     from t2c_lib.analysis import analyze_run, load_published, write_tables
     from t2c_lib.plots import export_figures
 
@@ -298,7 +362,7 @@ def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
     for cell in expand_grid(params):
         path = cell.directory(run_dir) / MANIFEST_FILE
         if path.is_file():
-            cells[f"{cell.mode}/{cell.configuration}"] = json.loads(path.read_text(encoding="utf-8"))["signature"]
+            cells[f"{cell.strategy}/{cell.configuration}"] = json.loads(path.read_text(encoding="utf-8"))["signature"]
     return {"run_id": params.run_id, "parameters": params.to_dict(), "cells": cells}
 
 
@@ -306,14 +370,15 @@ def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[C
     """The cells a run has started, each with the parameters its manifest records (so `--run-id` needs no params file)."""
     import json
 
-    from t2c_lib.params import params_from_dict
+    from t2c_lib.params import LEGACY_STRATEGY, params_from_dict
 
     run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
     found = []
     for path in sorted(run_dir.glob(f"*/*/{MANIFEST_FILE}")):
         manifest = json.loads(path.read_text(encoding="utf-8"))
         params = params_from_dict(manifest["parameters"], source=str(path))
-        found.append((Cell(manifest["mode"], manifest["prompt_type"], manifest["schema_format"]), params))
+        strategy = manifest.get("strategy") or manifest["mode"]
+        found.append((Cell(LEGACY_STRATEGY.get(strategy, strategy), manifest["prompt_type"], manifest["schema_format"]), params))
     if not found:
         raise FileNotFoundError(f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`")
     return found

@@ -79,7 +79,7 @@ def test_ask_through_a_loopback_endpoint_prints_every_attempt(cache_dir):
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "Few-Shot_Nodes+Paths, agentic, model loopback-model@127.0.0.1" in out  # the measured defaults
+    assert "Few-Shot_Nodes+Paths, feedback, model loopback-model@127.0.0.1" in out  # the measured defaults; feedback = the thesis's agentic
     assert "Attempt 1 (temperature 0;" in out and "Attempt 2 (temperature 0.1;" in out
     assert "failed:    schema [SCHEMA_ERROR] (:MK)-[:PURSUED_IN]->(:topic) has the wrong direction" in out
     assert "feedback sent:" in out and "tulis (:topic)-[:PURSUED_IN]->(:MK)" in out
@@ -132,3 +132,21 @@ def test_ask_defaults_are_the_measured_best_configuration():
     params = ask.make_context("ask", ["Berapa SKS 'Basis Data'?"]).params
     assert (params["prompt_type"], params["schema_format"], params["max_tokens"]) == ("Few-Shot", "nodes_paths", 256)
     assert ASK_DEFAULTS["prompt_type"] == "Few-Shot" and "| Few-Shot_Nodes+Paths | 8/8 |" in ASK_DEFAULTS_MEASUREMENT
+
+
+def test_ask_strategy_vote_json_has_strategy_and_llm_calls_and_sends_one_seed_per_sample(cache_dir):
+    """`--strategy vote` through a real loopback HTTP endpoint: k samples, each with its own seed."""
+    from llm_fault_server import FaultServer, ok
+
+    good = "<cypher>MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks</cypher>"
+    with FaultServer() as server:
+        server.queue(ok("Saya tidak tahu."), ok(good))
+        env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key", "T2C_LLM_SEED": "7"}
+        done = t2c("ask", "--json", "--strategy", "vote", "--model", "loopback-model", "--no-cache", "--max-iterations", "2",
+                   "Berapa SKS mata kuliah 'Basis Data'?", cache_dir=cache_dir, extra_env=env)
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr
+    state = json.loads(done.stdout)
+    assert state["strategy"] == "vote" and state["llm_calls"] == 2 and state["final_iteration"] == 2
+    assert [r.body["seed"] for r in requests] == [7, 8]
+    assert [r.body["temperature"] for r in requests] == [0.7, 0.7]

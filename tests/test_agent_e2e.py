@@ -52,7 +52,7 @@ def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum)
                 assert attempts[later].feedback.startswith("Query ini sama dengan query yang sudah dicoba")
         assert 1 <= state.iterations <= 3
         assert [a.iteration for a in attempts] == list(range(1, state.iterations + 1))
-        assert all(a.question_id == qid and a.config == "Few-Shot_Only-Paths" and a.mode == "agentic" for a in attempts)
+        assert all(a.question_id == qid and a.config == "Few-Shot_Only-Paths" and a.mode == "feedback" for a in attempts)
         # statuses: refine until the last attempt, which decides
         assert all(a.status == "REFINING" for a in attempts[:-1])
         assert attempts[-1].status == ("SUCCESS" if state.success else "FAILED")
@@ -93,3 +93,33 @@ def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum)
     assert again.attempts[0].raw_response == first.attempts[0].raw_response
     assert again.attempts[0].prompt_hash == first.attempts[0].prompt_hash
     assert again.attempts[0].error_type == first.attempts[0].error_type
+
+
+def test_every_strategy_with_the_packaged_model_shares_the_first_attempt_and_counts_its_budget(model, loop_parts, kurikulum):
+    """Each strategy on one question with the real local model: the first request comes from the
+    cache after `feedback` made it, and every state's budget adds up from its attempts."""
+    from t2c_lib.agent.strategies import STRATEGY_NAMES, Vote
+
+    chain, ctx, prompts, feedback = loop_parts
+    item = kurikulum.question("kurikulum-010")
+    states = {}
+    for name in ("feedback", *[n for n in STRATEGY_NAMES if n != "feedback"]):
+        strategy = Vote(k=2) if name == "vote" else name
+        loop = AgentLoop(model, chain, ctx, prompts, feedback, max_iterations=2, max_tokens=MAX_TOKENS, strategy=strategy)
+        states[name] = state = loop.run(item.question, item.id)
+        assert state.mode == name and state.llm_calls == len(state.attempts) >= 1
+        assert state.prompt_tokens == sum(a.prompt_tokens for a in state.attempts) > 0
+        assert state.completion_tokens == sum(a.completion_tokens for a in state.attempts)
+        assert 1 <= state.final_iteration <= len(state.attempts)
+        assert state.final_query == state.attempts[state.final_iteration - 1].query
+        assert state.status is (AgentStatus.SUCCESS if state.success else AgentStatus.FAILED)
+    first = states["feedback"].attempts[0]
+    for name in ("single-pass", "history", "raw-error", "verifier"):
+        shared = states[name].attempts[0]
+        assert shared.cached and shared.raw_response == first.raw_response and shared.prompt_hash == first.prompt_hash
+    assert states["single-pass"].llm_calls == 1 and states["vote"].llm_calls == 2
+    assert [a.seed for a in states["vote"].attempts] == [model.seed, model.seed + 1]
+    assert all(a.temperature == 0.7 for a in states["vote"].attempts)
+    verifier = states["verifier"]
+    if verifier.attempts[0].query:
+        assert [a.kind for a in verifier.attempts][1:] and all(a.kind == "verify" for a in verifier.attempts[1:])

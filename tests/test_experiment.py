@@ -39,7 +39,7 @@ def scripted_solve_stand_in(fail_on: str | None = None, raise_on: str | None = N
 
 def test_every_question_is_logged_and_an_error_does_not_stop_the_run(tiny_dataset, tmp_path):
     params = params_from_dict({"run_id": "t"})
-    cell = Cell("agentic", "Zero-Shot", "full_schema")
+    cell = Cell("feedback", "Zero-Shot", "full_schema")
     solve = scripted_solve_stand_in(raise_on="tiny-002")
     report = run_cell(cell, params, tiny_dataset.questions, solve, tmp_path, progress=False)
     assert (report.ran, report.failed_with_error, report.model_calls) == (3, 1, 4)
@@ -50,7 +50,7 @@ def test_every_question_is_logged_and_an_error_does_not_stop_the_run(tiny_datase
 
 def test_resume_skips_finished_and_redoes_interrupted_questions(tiny_dataset, tmp_path):
     params = params_from_dict({"run_id": "t"})
-    cell = Cell("agentic", "Zero-Shot", "full_schema")
+    cell = Cell("feedback", "Zero-Shot", "full_schema")
     log = AttemptLog(cell.directory(tmp_path))
     # a killed run: question 1 finished, question 2 has one attempt and no outcome, and a torn line
     log.append_attempt(scripted_attempt("tiny-001", 1, True))
@@ -87,14 +87,14 @@ def test_rate_limiter_spaces_calls():
     RateLimiter(None).acquire()  # no limit: returns at once
 
 
-def test_make_rules_chain_single_pass_after_agentic():
+def test_make_rules_chain_single_pass_after_feedback():
     from t2c_lib.study import make_rules
 
     params = params_from_dict({"run_id": "r", "prompt_types": ["CoT"], "schema_formats": ["only_paths"]})
     rules = make_rules(params, "params/x.yaml")
-    assert "results/r/single-pass/CoT_Only-Paths/.inferred: params/x.yaml $(STAMP) results/r/agentic/CoT_Only-Paths/.inferred" in rules
-    assert "\t$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__agentic__CoT_Only-Paths.ipynb" in rules
-    assert "-p params_file params/x.yaml -p prompt_type CoT -p schema_format only_paths -p mode agentic" in rules
+    assert "results/r/single-pass/CoT_Only-Paths/.inferred: params/x.yaml $(STAMP) results/r/feedback/CoT_Only-Paths/.inferred" in rules
+    assert "\t$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__feedback__CoT_Only-Paths.ipynb" in rules
+    assert "-p params_file params/x.yaml -p prompt_type CoT -p schema_format only_paths -p strategy feedback" in rules
     assert "results/r/.analyzed: $(STUDY_EVALUATED)" in rules
 
 

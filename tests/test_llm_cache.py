@@ -208,3 +208,14 @@ def test_wrappers_do_not_hide_the_seed(server: FaultServer, tmp_path: Path) -> N
     CachedModel(PassThrough(_model(server, seed=1)), cache).complete(MESSAGES)
     CachedModel(PassThrough(_model(server, seed=2)), cache).complete(MESSAGES)
     assert len(server.requests) == 2
+
+
+def test_a_per_call_seed_is_sent_and_keys_the_cache(server: FaultServer, tmp_path: Path) -> None:
+    """The `vote` strategy's samples: one seed per call, each its own cache entry; the model's seed is the default."""
+    cached = CachedModel(_model(server, seed=7), ResponseCache(tmp_path / "c.sqlite"))
+    cached.complete(MESSAGES, temperature=0.7, max_tokens=64, seed=7)
+    cached.complete(MESSAGES, temperature=0.7, max_tokens=64, seed=8)
+    assert [r.body["seed"] for r in server.requests] == [7, 8]
+    assert cached.complete(MESSAGES, temperature=0.7, max_tokens=64).cached  # seed None = the model's seed 7
+    assert cached.complete(MESSAGES, temperature=0.7, max_tokens=64, seed=8).cached
+    assert len(server.requests) == 2

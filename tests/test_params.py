@@ -26,7 +26,7 @@ def test_thesis_grid_is_nine_configurations_by_two_modes():
     assert {c.configuration for c in cells} == {
         f"{p}_{s}" for p in ("Zero-Shot", "Few-Shot", "CoT") for s in ("Full", "Nodes+Paths", "Only-Paths")
     }
-    assert cells[0].mode == "agentic" and cells[-1].mode == "single-pass"  # agentic fills the cache first
+    assert cells[0].strategy == "feedback" and cells[-1].strategy == "single-pass"  # feedback fills the cache first
     assert params.max_iterations == 3
 
 
@@ -76,3 +76,37 @@ def test_overrides_are_checked_too():
 def test_missing_file_is_named(tmp_path):
     with pytest.raises(ParamsError, match="parameter file not found"):
         load_params(tmp_path / "nope.yaml")
+
+
+def test_strategies_replace_modes_and_the_old_key_is_mapped():
+    from t2c_lib.agent.strategies import STRATEGY_NAMES
+    from t2c_lib.params import STRATEGIES
+
+    assert STRATEGIES == STRATEGY_NAMES
+    assert params_from_dict({"modes": ["single-pass", "agentic"]}).strategies == ("single-pass", "feedback")
+    assert params_from_dict({"strategies": ["agentic", "vote"]}).strategies == ("feedback", "vote")
+    assert params_from_dict({}).strategies == ("single-pass", "feedback") == params_from_dict({}).modes
+    assert "modes" not in params_from_dict({}).to_dict()
+    assert params_from_dict({}).with_overrides(modes=["agentic"]).strategies == ("feedback",)
+    with pytest.raises(ParamsError, match="not both"):
+        params_from_dict({"modes": ["agentic"], "strategies": ["vote"]})
+    with pytest.raises(ParamsError, match="valid: single-pass, feedback, history, raw-error, verifier, vote"):
+        params_from_dict({"strategies": ["reflexion"]})
+    with pytest.raises(ParamsError, match="vote_temperature"):
+        params_from_dict({"vote_temperature": 0})
+
+
+def test_grid_order_puts_feedback_first_and_vote_last():
+    from t2c_lib.experiment import expand_grid
+
+    params = params_from_dict({"strategies": ["vote", "single-pass", "verifier", "history", "feedback", "raw-error"],
+                               "prompt_types": ["CoT"], "schema_formats": ["full_schema"]})
+    assert [c.strategy for c in expand_grid(params)] == ["feedback", "history", "raw-error", "verifier", "single-pass", "vote"]
+
+
+def test_shipped_params_files_keep_the_thesis_grid_and_add_the_strategies_grid():
+    from t2c_lib.params import load_params
+
+    assert load_params(ROOT / "params" / "thesis.yaml").strategies == ("single-pass", "feedback")
+    assert set(load_params(ROOT / "params" / "strategies.yaml").strategies) == {
+        "single-pass", "feedback", "history", "raw-error", "verifier", "vote"}

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 PARAMS = {
     "run_id": "e2e", "dataset": "kurikulum", "store": "ladybug", "model": "local",
-    "prompt_types": ["Zero-Shot"], "schema_formats": ["only_paths"], "modes": ["agentic", "single-pass"],
+    "prompt_types": ["Zero-Shot"], "schema_formats": ["only_paths"], "modes": ["agentic", "single-pass"],  # the old key and name: agentic = feedback
     "max_iterations": 2, "limit": 3, "max_tokens": 48,
 }
 
@@ -52,7 +52,7 @@ def setup(tmp_path_factory):
 
 def test_killed_run_resumes_to_the_same_results(setup):
     base, params_file, env = setup
-    cell = base / "killed" / "e2e" / "agentic" / "Zero-Shot_Only-Paths"
+    cell = base / "killed" / "e2e" / "feedback" / "Zero-Shot_Only-Paths"
     # 1. cold cache: kill the agentic configuration as soon as its first attempt is on disk
     proc = t2c(["run", "--params", str(params_file), "--mode", "agentic"], env, background=True)
     deadline = time.monotonic() + 600
@@ -85,8 +85,10 @@ def test_killed_run_resumes_to_the_same_results(setup):
     assert run.stdout.count("model calls 0,") == 2, run.stdout  # both modes served from the cache
     for args in (["evaluate"], ["analyze"]):
         assert t2c([*args, "--params", str(params_file)], fresh_env).returncode == 0
-    for relative in ("agentic/Zero-Shot_Only-Paths/metrics.csv", "single-pass/Zero-Shot_Only-Paths/metrics.csv",
-                     "agentic/Zero-Shot_Only-Paths/summary.json", "analysis/comparison.csv", "analysis/strata.csv"):
+    for relative in ("feedback/Zero-Shot_Only-Paths/metrics.csv", "single-pass/Zero-Shot_Only-Paths/metrics.csv",
+                     "feedback/Zero-Shot_Only-Paths/summary.json", "feedback/Zero-Shot_Only-Paths/attempt_scores.csv",
+                     "gold_audit.csv", "analysis/comparison.csv", "analysis/strata.csv", "analysis/strategies.csv",
+                     "analysis/validator_audit.csv"):
         killed = (base / "killed" / "e2e" / relative).read_bytes()
         fresh = (base / "fresh" / "e2e" / relative).read_bytes()
         assert killed == fresh, relative
@@ -96,7 +98,7 @@ def test_killed_run_resumes_to_the_same_results(setup):
 
 def test_single_pass_pairs_with_the_agentic_first_attempt(setup):
     base, _, _ = setup
-    agentic = {a["question_id"]: a for a in lines(base / "fresh" / "e2e" / "agentic" / "Zero-Shot_Only-Paths" / "attempts.jsonl")
+    agentic = {a["question_id"]: a for a in lines(base / "fresh" / "e2e" / "feedback" / "Zero-Shot_Only-Paths" / "attempts.jsonl")
                if a["iteration"] == 1}
     single = lines(base / "fresh" / "e2e" / "single-pass" / "Zero-Shot_Only-Paths" / "attempts.jsonl")
     assert len(single) == 3

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from t2c_lib.agent import ErrorType, ValidationResult
+from t2c_lib.agent.types import ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.graph.schema import GraphSchema
 from t2c_lib.feedback.templates import load_feedback_template, load_phrases

@@ -228,12 +228,18 @@ class CachedModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
+        seed: int | None = None,
     ) -> Completion:
-        """Serve from the cache (mode USE), else call the model and store its answer."""
+        """Serve from the cache (mode USE), else call the model and store its answer.
+
+        `seed` overrides the model's sampling seed for this call (the `vote` strategy's
+        samples); it is passed on only when given, so models without the argument still work.
+        """
+        extra = {} if seed is None else {"seed": seed}
         if self.cache is None:
-            return self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop)
+            return self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **extra)
         payload = request_payload(
-            self.model_id, messages, temperature, max_tokens, stop, self.seed, self.fingerprint,
+            self.model_id, messages, temperature, max_tokens, stop, self.seed if seed is None else seed, self.fingerprint,
         )
         key = cache_key(payload)
         if self.mode is CacheMode.USE:
@@ -244,7 +250,7 @@ class CachedModel:
                 return hit
         with self._count_lock:
             self.misses += 1
-        completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop)
+        completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **extra)
         self.cache.put(key, completion, payload, replace=self.mode is CacheMode.REFRESH)
         return completion
 

@@ -299,8 +299,9 @@ class LocalModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
+        seed: int | None = None,
     ) -> Completion:
-        """Render the messages, continue the prompt, stop at the next `Question:`."""
+        """Render the messages, continue the prompt, stop at the next `Question:` (`seed` overrides the model's)."""
         prefix, suffix = render_parts(messages)
         stops = list(dict.fromkeys([*STOP_SEQUENCES, *(stop or [])]))
         llama, lock = shared_llama(self.settings)
@@ -326,7 +327,7 @@ class LocalModel:
                     min_p=0.0,
                     repeat_penalty=1.0,
                     stop=stops,
-                    seed=self.seed,
+                    seed=self.seed if seed is None else seed,
                     logits_processor=_answer_on_same_line(llama, len(tokens)),
                     stopping_criteria=_answer_complete(llama, len(tokens)),
                 )

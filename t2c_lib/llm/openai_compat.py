@@ -231,15 +231,19 @@ class OpenAICompatModel:
         temperature: float = 0.0,
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
+        seed: int | None = None,
     ) -> Completion:
-        """Send the chat request, retrying transient failures; raise `LLMError` when it gives up."""
+        """Send the chat request, retrying transient failures; raise `LLMError` when it gives up.
+
+        `seed` overrides the model's seed for this request (the `vote` strategy's samples).
+        """
         policy = self.retry
         started = time.monotonic()
         attempt = 0
         while True:
             attempt += 1
             try:
-                return self._once(messages, temperature, max_tokens, stop)
+                return self._once(messages, temperature, max_tokens, stop, seed)
             except _Retryable as failure:
                 if attempt >= policy.max_attempts:
                     raise self._fail(failure.what, failure.status, attempt) from None
@@ -272,6 +276,7 @@ class OpenAICompatModel:
         temperature: float,
         max_tokens: int,
         stop: Sequence[str] | None,
+        seed: int | None = None,
     ) -> Completion:
         """One HTTP request; transient problems become `_Retryable`, permanent ones `LLMError`."""
         openai = self._openai
@@ -283,8 +288,8 @@ class OpenAICompatModel:
         }
         if stop:
             kwargs["stop"] = list(stop)
-        if self.seed is not None:
-            kwargs["seed"] = self.seed
+        if (seed if seed is not None else self.seed) is not None:
+            kwargs["seed"] = seed if seed is not None else self.seed
         t0 = time.perf_counter()
         try:
             response = self._client.chat.completions.create(**kwargs)

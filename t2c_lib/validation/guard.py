@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 
-from t2c_lib.agent import ErrorType, ValidationResult
+from t2c_lib.agent.types import ErrorType, ValidationResult
 from t2c_lib.validation.lexer import Kind, LexError, Token, tokenize
 
 WRITE_CLAUSES = frozenset({"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "FOREACH"})

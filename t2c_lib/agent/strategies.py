@@ -1,0 +1,331 @@
+"""The strategies: how a question's attempts follow one another, one small class each, in a registry.
+
+| name | what it does | LLM calls per question |
+| --- | --- | --- |
+| `single-pass` | one attempt | 1 |
+| `feedback` | the thesis loop (was `agentic`): error-specific feedback on the last failed attempt | 1..max_iterations |
+| `history` | each retry shows *all* earlier failed attempts with their errors, plus the schema | 1..max_iterations |
+| `raw-error` | ablation: the retry gets only the database's or validator's own message | 1..max_iterations |
+| `verifier` | a second call audits the query (JSON `approved/issues/corrected_query`); up to 2 corrections | 1..3 |
+| `vote` | k samples at temperature > 0; the most frequent result among valid samples wins | k |
+
+The first four and `verifier` begin with the same request (the prompt builder's `initial`
+at `temperature`), so the response cache serves it once and they pair with single-pass.
+Strategies never import the loop; the loop passes itself in (`solve(loop, state, ctx)`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+
+from t2c_lib.agent.types import FEEDBACK, SINGLE_PASS, AgentState, AgentStatus, Attempt, Verdict, canonical_strategy
+from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
+from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.llm.base import ChatModel, Completion, Message
+    from t2c_lib.prompts.builder import PromptBuilder
+    from t2c_lib.validation.base import ValidationContext
+
+
+class LoopSteps(Protocol):
+    """What a strategy uses of the loop (`loop.AgentLoop` implements it; declared here so imports flow one way)."""
+
+    model: "ChatModel"
+    prompts: "PromptBuilder"
+    max_iterations: int
+    temperature: float
+    refine_temperature: float
+
+    def set_status(self, state: AgentState, status: AgentStatus) -> None: ...
+
+    def ask(self, state: AgentState, messages: "Sequence[Message]", temperature: float,
+            seed: int | None = None) -> "tuple[Completion, ParsedResponse]": ...
+
+    def judge(self, ctx: "ValidationContext", parsed: ParsedResponse) -> Verdict: ...
+
+    def record(self, state: AgentState, messages: "Sequence[Message]", completion: "Completion",
+               parsed: ParsedResponse, verdict: Verdict, **kwargs: Any) -> Attempt: ...
+
+    def choose(self, state: AgentState, attempt: Attempt, verdict: Verdict) -> None: ...
+
+    def feedback_text(self, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None: ...
+
+
+@runtime_checkable
+class Strategy(Protocol):
+    """How one question's attempts follow one another; the loop does the calls and the records."""
+
+    name: str
+
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+        """Make the attempts for `state.question`, leaving the chosen answer in `state`."""
+        ...
+
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
+        """The strategy's own settings (for manifests)."""
+        ...
+
+
+# --- single-pass and the retry family ----------------------------------------------------------
+
+class _Retry:
+    """Generate, validate, and while it fails (and budget remains) ask again with `retry_messages`."""
+
+    name = ""
+    templates: tuple[str, ...] = ()
+
+    def attempts(self, loop: "LoopSteps") -> int:
+        return loop.max_iterations
+
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+        messages = loop.prompts.initial(state.question)
+        temperature = loop.temperature
+        budget = self.attempts(loop)
+        for iteration in range(1, budget + 1):
+            loop.set_status(state, AgentStatus.GENERATING)
+            completion, parsed = loop.ask(state, messages, temperature)
+            loop.set_status(state, AgentStatus.VALIDATING)
+            verdict = loop.judge(ctx, parsed)
+            note = self.note(loop, state, parsed, verdict)
+            last = iteration == budget
+            status = AgentStatus.SUCCESS if verdict.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
+            loop.record(state, messages, completion, parsed, verdict, temperature=temperature, status=status, feedback=note)
+            if verdict.ok or last:
+                return
+            loop.set_status(state, AgentStatus.REFINING)
+            messages = self.retry_messages(loop, state, parsed, note or "")
+            temperature = loop.refine_temperature
+
+    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+        """What a retry is told about this attempt's failure (recorded as the attempt's `feedback`)."""
+        return loop.feedback_text(state, parsed, verdict)
+
+    def retry_messages(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, note: str) -> list:
+        return loop.prompts.refinement(state.question, parsed.query, note)
+
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "attempts": self.attempts(loop)}
+        if self.templates:
+            out["templates"] = strategy_template_hashes(loop.prompts.language, self.templates)
+        return out
+
+
+class SinglePass(_Retry):
+    """One attempt, nothing else (the baseline)."""
+
+    name = SINGLE_PASS
+
+    def attempts(self, loop: "LoopSteps") -> int:
+        return 1
+
+
+class Feedback(_Retry):
+    """The thesis loop: error-specific structured feedback on the last failed attempt."""
+
+    name = FEEDBACK
+
+
+def raw_message(verdict: Verdict) -> str:
+    """The failing validator's (or the database's) own message, nothing added."""
+    if verdict.failed is None:
+        return ""
+    return verdict.failed.message or (verdict.failed.error_type.value if verdict.failed.error_type else "")
+
+
+class RawError(_Retry):
+    """Ablation of `feedback`: the retry sees only the raw error message (no templates, hints or suggestions)."""
+
+    name = "raw-error"
+
+    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+        return None if verdict.ok else raw_message(verdict)
+
+
+class History(_Retry):
+    """Every retry shows all earlier failed attempts (query and error) and a schema reminder."""
+
+    name = "history"
+    templates = ("history",)
+
+    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+        if verdict.ok or verdict.failed is None:
+            return None
+        kind = verdict.failed.error_type.value if verdict.failed.error_type else verdict.failed.validator
+        return f"{kind}: {raw_message(verdict)}"
+
+    def retry_messages(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, note: str) -> list:
+        failures = [FailedAttempt(a.query, a.feedback or "") for a in state.attempts if not a.ok]
+        return history_messages(loop.prompts, state.question, failures)
+
+
+# --- verifier -----------------------------------------------------------------------------------
+
+MAX_CORRECTIONS = 2
+
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_verdict(text: str) -> dict[str, Any]:
+    """The verifier's JSON `{approved, issues, corrected_query}`; `approved` is None when unreadable."""
+    match = _JSON_OBJECT.search(text or "")
+    data: Any = None
+    if match:
+        try:
+            data = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            data = None
+    if not isinstance(data, dict) or not isinstance(data.get("approved"), bool):
+        return {"approved": None, "issues": [], "corrected_query": "", "note": "no JSON verdict with a boolean 'approved'"}
+    issues = data.get("issues")
+    corrected = data.get("corrected_query")
+    return {
+        "approved": data["approved"],
+        "issues": [str(i) for i in issues] if isinstance(issues, list) else ([str(issues)] if issues else []),
+        "corrected_query": corrected.strip() if isinstance(corrected, str) else "",
+        "note": "",
+    }
+
+
+class Verifier:
+    """Generate once; a second call audits the query and may correct it (at most twice); the chain judges each."""
+
+    name = "verifier"
+
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+        messages = loop.prompts.initial(state.question)
+        loop.set_status(state, AgentStatus.GENERATING)
+        completion, parsed = loop.ask(state, messages, loop.temperature)
+        loop.set_status(state, AgentStatus.VALIDATING)
+        verdict = loop.judge(ctx, parsed)
+        if not parsed.query:  # nothing to audit
+            loop.record(state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.FAILED)
+            return
+        loop.record(state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.REFINING)
+        query = parsed.query
+        for correction in range(1, MAX_CORRECTIONS + 1):
+            loop.set_status(state, AgentStatus.REFINING)
+            audit_messages = verification_messages(loop.prompts, state.question, query)
+            audit, _ = loop.ask(state, audit_messages, loop.temperature)
+            judged = parse_verdict(audit.text)
+            corrected = parse_response(judged["corrected_query"]).query if judged["corrected_query"] else ""
+            changes = judged["approved"] is False and corrected and corrected != query
+            if changes:
+                query = corrected
+                verdict = loop.judge(ctx, ParsedResponse(query, source=QuerySource.CYPHER_TAG))
+            done = not changes or correction == MAX_CORRECTIONS
+            status = (AgentStatus.SUCCESS if verdict.ok else AgentStatus.FAILED) if done else AgentStatus.REFINING
+            shown = ParsedResponse(query, source=QuerySource.CYPHER_TAG, reason="" if changes else "kept: " + (
+                "approved" if judged["approved"] else judged["note"] or "no usable correction"))
+            loop.record(state, audit_messages, audit, shown, verdict if changes else _carry(verdict), temperature=loop.temperature,
+                        status=status, kind="verify", verdict_json={k: v for k, v in judged.items() if k != "note"})
+            if done:
+                return
+
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
+        return {"name": self.name, "max_corrections": MAX_CORRECTIONS,
+                "templates": strategy_template_hashes(loop.prompts.language, ("verify",))}
+
+
+def _carry(verdict: Verdict) -> Verdict:
+    """The same verdict for an unchanged query, its validation time not counted twice."""
+    return replace(verdict, elapsed_s=0.0)
+
+
+# --- vote ---------------------------------------------------------------------------------------
+
+VOTE_TEMPERATURE = 0.7
+
+
+def result_key(result: Any) -> str:
+    """A canonical form of an execution result for voting: rows as a bag, column names ignored."""
+    rows = result.to_json()["rows"] if result is not None else []
+    return json.dumps(sorted(json.dumps(r, sort_keys=True, ensure_ascii=False) for r in rows), ensure_ascii=False)
+
+
+def vote_k_from_calls(mean_calls: float) -> int:
+    """k for `vote` at `feedback`'s budget: its measured mean LLM calls per question, rounded up."""
+    if not mean_calls or mean_calls <= 0:
+        raise ValueError(f"the mean number of LLM calls must be positive, got {mean_calls!r}")
+    return max(1, math.ceil(round(mean_calls, 9)))
+
+
+@dataclass
+class Vote:
+    """Self-consistency: k samples at `temperature` (seeds base+0..k-1), each through the chain; most frequent result wins.
+
+    Among samples that pass the whole chain, the execution results are grouped as bags of
+    rows; the largest group wins, ties going to the group seen first; its first sample is
+    the answer. With no valid sample the first sample is the answer. `k=None` uses
+    `max_iterations` (the study sets k from the `feedback` cell's measured mean calls).
+    """
+
+    k: int | None = None
+    temperature: float = VOTE_TEMPERATURE
+    name: str = field(default="vote", init=False)
+
+    def samples(self, loop: "LoopSteps") -> int:
+        return self.k if self.k is not None else loop.max_iterations
+
+    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+        k = self.samples(loop)
+        base = _model_seed(loop.model)
+        messages = loop.prompts.initial(state.question)
+        votes: dict[str, list[tuple[Attempt, Verdict]]] = {}
+        samples: list[tuple[Attempt, Verdict]] = []
+        for i in range(k):
+            loop.set_status(state, AgentStatus.GENERATING)
+            completion, parsed = loop.ask(state, messages, self.temperature, seed=base + i)
+            loop.set_status(state, AgentStatus.VALIDATING)
+            verdict = loop.judge(ctx, parsed)
+            last = i == k - 1
+            valid_after = bool(votes) or verdict.ok  # the last sample's status says how the vote ends
+            status = AgentStatus.REFINING if not last else (AgentStatus.SUCCESS if valid_after else AgentStatus.FAILED)
+            attempt = loop.record(state, messages, completion, parsed, verdict, temperature=self.temperature,
+                                  status=status, seed=base + i)
+            samples.append((attempt, verdict))
+            if verdict.ok:
+                votes.setdefault(result_key(verdict.result), []).append((attempt, verdict))
+        if votes:
+            winner = max(votes.values(), key=len)  # max keeps the first of equal lengths: ties go to the earliest group
+            loop.choose(state, *winner[0])
+        elif samples:
+            loop.choose(state, *samples[0])
+
+    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
+        return {"name": self.name, "k": self.samples(loop), "temperature": self.temperature,
+                "seeds": f"model seed + 0..{self.samples(loop) - 1}"}
+
+
+def _model_seed(model: Any) -> int:
+    seed = getattr(model, "seed", None)
+    return int(seed) if isinstance(seed, int) else 0
+
+
+# --- the registry -------------------------------------------------------------------------------
+
+STRATEGIES: dict[str, Callable[..., Strategy]] = {
+    SINGLE_PASS: SinglePass,
+    FEEDBACK: Feedback,
+    "history": History,
+    "raw-error": RawError,
+    "verifier": Verifier,
+    "vote": Vote,
+}
+"""Strategy name -> constructor (keyword options: `vote` takes `k` and `temperature`)."""
+
+STRATEGY_NAMES = tuple(STRATEGIES)
+RETRY_STRATEGIES = (FEEDBACK, "history", "raw-error")
+"""Strategies whose attempts are 1..max_iterations generations, each after a failed one."""
+
+
+def get_strategy(name: str, **options: Any) -> Strategy:
+    """A strategy by name (`agentic` is `feedback`); unknown names list the valid ones."""
+    key = canonical_strategy(name)
+    if key not in STRATEGIES:
+        raise ValueError(f"unknown strategy {name!r} (valid: {', '.join(STRATEGY_NAMES)}; 'agentic' means 'feedback')")
+    return STRATEGIES[key](**options)

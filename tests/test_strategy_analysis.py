@@ -1,0 +1,129 @@
+"""Strategy tables, error transitions, the validator audit and the gold audit, from recorded attempts (no model).
+
+The attempts are written by hand (a scripted record of what strategies could have done)
+and scored for real on the tiny embedded graph.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from t2c_lib.agent import Attempt, ErrorType, ValidationResult
+from t2c_lib.analysis import analyze_run, write_tables
+from t2c_lib.evaluation import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, evaluate_cell, write_gold_audit
+from t2c_lib.experiment import AttemptLog, Cell
+from t2c_lib.plots import FIGURES, export_figures
+
+STEPS = ("guard", "syntax", "schema", "properties", "execution", "non_empty")
+WRONG = "MATCH (m:Movie) RETURN m.title"
+BROKEN = "MATCH (p:Person RETURN p"
+
+
+def recorded(qid: str, iteration: int, query: str, fails_at: str | None = None, kind: str = "generate") -> Attempt:
+    """An attempt as a strategy would have logged it; `fails_at` names the validator that rejected it."""
+    error = {None: None, "syntax": ErrorType.SYNTAX_ERROR, "schema": ErrorType.SCHEMA_ERROR}[fails_at]
+    validations = []
+    for step in STEPS:
+        validations.append(ValidationResult(step, step != fails_at, error if step == fails_at else None))
+        if step == fails_at:
+            break
+    return Attempt(question_id=qid, iteration=iteration, prompt_hash="p", raw_response=query, query=query,
+                   validations=validations, ok=fails_at is None, error_type=error, feedback=None,
+                   prompt_tokens=100, completion_tokens=10, mode="", kind=kind)
+
+
+@pytest.fixture()
+def strategy_run(tiny_dataset, tiny_store, tmp_path):
+    q1, q2, q3 = tiny_dataset.questions
+    run_dir = tmp_path / "run"
+    plans = {
+        # single-pass: q1 broken, q2 right, q3 wrong
+        "single-pass": {q1.id: [recorded(q1.id, 1, BROKEN, "syntax")], q2.id: [recorded(q2.id, 1, q2.cypher)],
+                        q3.id: [recorded(q3.id, 1, WRONG)]},
+        # feedback: recovers q1 at attempt 2
+        "feedback": {q1.id: [recorded(q1.id, 1, BROKEN, "syntax"), recorded(q1.id, 2, q1.cypher)],
+                     q2.id: [recorded(q2.id, 1, q2.cypher)], q3.id: [recorded(q3.id, 1, WRONG)]},
+        # verifier: on q2 "corrects" the right query into a wrong one (harm); the schema
+        # validator wrongly rejects q3's right query (a false rejection)
+        "verifier": {q1.id: [recorded(q1.id, 1, BROKEN, "syntax")],
+                     q2.id: [recorded(q2.id, 1, q2.cypher), recorded(q2.id, 2, WRONG, kind="verify")],
+                     q3.id: [recorded(q3.id, 1, q3.cypher, "schema"), recorded(q3.id, 2, q3.cypher, "schema", kind="verify")]},
+        # vote: 3 samples; q1's answer is sample 2 (the winner), not the last
+        "vote": {q1.id: [recorded(q1.id, 1, WRONG), recorded(q1.id, 2, q1.cypher), recorded(q1.id, 3, WRONG)],
+                 q2.id: [recorded(q2.id, i, q2.cypher) for i in (1, 2, 3)],
+                 q3.id: [recorded(q3.id, i, WRONG) for i in (1, 2, 3)]},
+    }
+    finals = {"vote": {q1.id: 2}}
+    for strategy, plan in plans.items():
+        cell = Cell(strategy, "Zero-Shot", "full_schema")
+        log = AttemptLog(cell.directory(run_dir))
+        for qid, attempts in plan.items():
+            for a in attempts:
+                a.mode = strategy
+                log.append_attempt(a)
+            record = {"question_id": qid, "status": "x", "llm_calls": len(attempts)}
+            if qid in finals.get(strategy, {}):
+                record["final_iteration"] = finals[strategy][qid]
+            log.append_question(record)
+        evaluate_cell(cell, run_dir, tiny_dataset.questions, tiny_dataset, tiny_store, "kg-axel", 3, 10.0)
+    write_gold_audit(run_dir, tiny_dataset.questions, tiny_store, 10.0)
+    return run_dir
+
+
+def test_evaluation_scores_every_attempt_and_follows_the_chosen_one(strategy_run, tiny_dataset):
+    q1 = tiny_dataset.questions[0].id
+    vote = pd.read_csv(strategy_run / "vote" / "Zero-Shot_Full" / "metrics.csv").set_index("question_id")
+    assert vote.loc[q1, "final_iteration"] == 2 and vote.loc[q1, "pass_at_1"] == 1.0 and vote.loc[q1, "llm_calls"] == 3
+    attempts = pd.read_csv(strategy_run / "verifier" / "Zero-Shot_Full" / ATTEMPT_SCORES_FILE)
+    assert list(attempts["kind"]) == ["generate", "generate", "verify", "generate", "verify"]
+    assert list(attempts["result_correct"]) == [0, 1, 0, 1, 1]
+
+
+def test_strategy_table(strategy_run, tiny_dataset):
+    table = analyze_run(strategy_run, tiny_dataset.strata_columns).strategies
+    rows = table[table["configuration"] == "Zero-Shot_Full"].set_index("strategy")
+    assert rows.loc["single-pass", "pass_at_1"] == pytest.approx(1 / 3)
+    assert rows.loc["feedback", "pass_at_1_first"] == pytest.approx(1 / 3)
+    assert rows.loc["feedback", "pass_at_1"] == pytest.approx(2 / 3)
+    assert rows.loc["feedback", "llm_calls"] == pytest.approx(4 / 3)
+    assert rows.loc["feedback", "tokens"] == pytest.approx(4 / 3 * 110)
+    assert rows.loc["verifier", "pass_at_1"] == pytest.approx(1 / 3)  # q3 is right but rejected: counts as correct rows
+    assert rows.loc["verifier", "harm_rate"] == pytest.approx(1 / 3)  # q2: right at attempt 1, wrong at the end
+    assert rows.loc["verifier", "oracle_at_n"] == pytest.approx(2 / 3)
+    assert rows.loc["verifier", "kg_valid"] == pytest.approx(1 / 3)
+    assert rows.loc["vote", "pass_at_1"] == pytest.approx(2 / 3) and rows.loc["vote", "llm_calls"] == 3
+    # feedback vs single-pass: one discordant pair in feedback's favour
+    assert rows.loc["feedback", "pass_at_1_mcnemar_b"] == 0 and rows.loc["feedback", "pass_at_1_mcnemar_c"] == 1
+    assert rows.loc["feedback", "pass_at_1_mcnemar_p_value"] == pytest.approx(1.0)
+    assert pd.isna(rows.loc["single-pass", "pass_at_1_mcnemar_p_value"])
+    assert (table["pass_at_1_mcnemar_p_holm"].dropna() >= table["pass_at_1_mcnemar_p_value"].dropna()).all()
+    pooled = table[table["configuration"] == "ALL"].set_index("strategy")
+    assert pooled.loc["vote", "n"] == 3
+
+
+def test_error_transitions(strategy_run, tiny_dataset):
+    moves = analyze_run(strategy_run, tiny_dataset.strata_columns).transitions
+    fb = moves[moves["strategy"] == "feedback"]
+    assert fb[["from", "to", "count"]].values.tolist() == [["SYNTAX_ERROR", "OK", 1]]
+    ver = moves[moves["strategy"] == "verifier"].set_index(["from", "to"])["count"]
+    assert ver[("OK", "OK")] == 1 and ver[("SCHEMA_ERROR", "SCHEMA_ERROR")] == 1
+
+
+def test_validator_audit_counts_false_and_gold_rejections(strategy_run, tiny_dataset):
+    audit = analyze_run(strategy_run, tiny_dataset.strata_columns).validator_audit
+    ver = audit[audit["strategy"] == "verifier"].set_index("validator")
+    assert ver.loc["schema", "rejections"] == 2 and ver.loc["schema", "false_rejections"] == 2
+    assert ver.loc["syntax", "false_rejections"] == 0
+    gold = pd.read_csv(strategy_run / GOLD_AUDIT_FILE, keep_default_na=False)
+    assert len(gold) == 3 and (gold["failed_validator"] == "").all()  # the real chain accepts every tiny gold query
+    assert (audit["gold_rejections"] == 0).all() and (audit["gold_n"] == 3).all()
+
+
+def test_strategy_figure_and_tables_are_written(strategy_run, tiny_dataset, tmp_path):
+    tables = analyze_run(strategy_run, tiny_dataset.strata_columns)
+    names = {p.name for p in write_tables(tables, strategy_run)}
+    assert {"strategies.csv", "transitions.csv", "validator_audit.csv"} <= names
+    assert "strategy_cost_effectiveness" in FIGURES
+    written = {p.name for p in export_figures(tables, tmp_path / "figs")}
+    assert "strategy_cost_effectiveness.pdf" in written
