@@ -259,9 +259,6 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
         ax.set_ylabel(label)
         ax.set_ylim(-0.02, 1.02)
     fig.tight_layout()
-    renderer = fig.canvas.get_renderer()
-    for ax, groups in points:
-        _place_labels(ax, groups, renderer)
     return fig
 
 

@@ -82,7 +82,7 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     assert [c for c in per_q.columns if c.startswith("pass_at_1_final__")] == ["pass_at_1_final__kg_axel", "pass_at_1_final__t2c"]
     assert sp["kg_valid_structural_final"].tolist() == [0.0, 1.0, 1.0]
     assert sp["kg_valid_chain_final"].tolist() == [0.0, 1.0, 1.0]
-    ag = per_q[(per_q["mode"] == "agentic") & (per_q["configuration"] == "Zero-Shot_Full")].set_index("question_id")
+    ag = per_q[(per_q["mode"] == "feedback") & (per_q["configuration"] == "Zero-Shot_Full")].set_index("question_id")
     assert ag["pass_at_1_first__kg_axel"].tolist() == [0.0, 1.0, 0.0]  # the recovered question failed at first
     assert ag["pass_at_1_final__kg_axel"].tolist() == [1.0, 1.0, 0.0]
     assert ag["kg_valid_chain_first"].tolist() == [0.0, 1.0, 1.0] and ag["kg_valid_chain_final"].tolist() == [1.0, 1.0, 1.0]

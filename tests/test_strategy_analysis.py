@@ -74,7 +74,7 @@ def strategy_run(tiny_dataset, tiny_store, tmp_path):
 def test_evaluation_scores_every_attempt_and_follows_the_chosen_one(strategy_run, tiny_dataset):
     q1 = tiny_dataset.questions[0].id
     vote = pd.read_csv(strategy_run / "vote" / "Zero-Shot_Full" / "metrics.csv").set_index("question_id")
-    assert vote.loc[q1, "final_iteration"] == 2 and vote.loc[q1, "pass_at_1"] == 1.0 and vote.loc[q1, "llm_calls"] == 3
+    assert vote.loc[q1, "final_iteration"] == 2 and vote.loc[q1, "pass_at_1_final__t2c"] == 1.0 and vote.loc[q1, "llm_calls"] == 3
     attempts = pd.read_csv(strategy_run / "verifier" / "Zero-Shot_Full" / ATTEMPT_SCORES_FILE)
     assert list(attempts["kind"]) == ["generate", "generate", "verify", "generate", "verify"]
     assert list(attempts["result_correct"]) == [0, 1, 0, 1, 1]
@@ -83,21 +83,21 @@ def test_evaluation_scores_every_attempt_and_follows_the_chosen_one(strategy_run
 def test_strategy_table(strategy_run, tiny_dataset):
     table = analyze_run(strategy_run, tiny_dataset.strata_columns).strategies
     rows = table[table["configuration"] == "Zero-Shot_Full"].set_index("strategy")
-    assert rows.loc["single-pass", "pass_at_1"] == pytest.approx(1 / 3)
+    assert rows.loc["single-pass", "pass_at_1_final"] == pytest.approx(1 / 3)
     assert rows.loc["feedback", "pass_at_1_first"] == pytest.approx(1 / 3)
-    assert rows.loc["feedback", "pass_at_1"] == pytest.approx(2 / 3)
+    assert rows.loc["feedback", "pass_at_1_final"] == pytest.approx(2 / 3)
     assert rows.loc["feedback", "llm_calls"] == pytest.approx(4 / 3)
     assert rows.loc["feedback", "tokens"] == pytest.approx(4 / 3 * 110)
-    assert rows.loc["verifier", "pass_at_1"] == pytest.approx(1 / 3)  # q3 is right but rejected: counts as correct rows
+    assert rows.loc["verifier", "pass_at_1_final"] == pytest.approx(1 / 3)  # q3 is right but rejected: counts as correct rows
     assert rows.loc["verifier", "harm_rate"] == pytest.approx(1 / 3)  # q2: right at attempt 1, wrong at the end
     assert rows.loc["verifier", "oracle_at_n"] == pytest.approx(2 / 3)
-    assert rows.loc["verifier", "kg_valid"] == pytest.approx(1 / 3)
-    assert rows.loc["vote", "pass_at_1"] == pytest.approx(2 / 3) and rows.loc["vote", "llm_calls"] == 3
+    assert rows.loc["verifier", "kg_valid_structural"] == pytest.approx(1 / 3)
+    assert rows.loc["vote", "pass_at_1_final"] == pytest.approx(2 / 3) and rows.loc["vote", "llm_calls"] == 3
     # feedback vs single-pass: one discordant pair in feedback's favour
-    assert rows.loc["feedback", "pass_at_1_mcnemar_b"] == 0 and rows.loc["feedback", "pass_at_1_mcnemar_c"] == 1
-    assert rows.loc["feedback", "pass_at_1_mcnemar_p_value"] == pytest.approx(1.0)
-    assert pd.isna(rows.loc["single-pass", "pass_at_1_mcnemar_p_value"])
-    assert (table["pass_at_1_mcnemar_p_holm"].dropna() >= table["pass_at_1_mcnemar_p_value"].dropna()).all()
+    assert rows.loc["feedback", "pass_at_1_final_mcnemar_b"] == 0 and rows.loc["feedback", "pass_at_1_final_mcnemar_c"] == 1
+    assert rows.loc["feedback", "pass_at_1_final_mcnemar_p_value"] == pytest.approx(1.0)
+    assert pd.isna(rows.loc["single-pass", "pass_at_1_final_mcnemar_p_value"])
+    assert (table["pass_at_1_final_mcnemar_p_holm"].dropna() >= table["pass_at_1_final_mcnemar_p_value"].dropna()).all()
     pooled = table[table["configuration"] == "ALL"].set_index("strategy")
     assert pooled.loc["vote", "n"] == 3
 
