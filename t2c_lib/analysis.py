@@ -414,7 +414,7 @@ def paired_note(tables: RunTables) -> str:
     if not tables.comparison.empty:
         return ""
     modes = sorted(tables.per_question["mode"].unique())
-    return (f"paired tests need both modes ({BASELINE} and {TREATMENT}) on the same questions; "
+    return (f"paired tests need both strategies ({BASELINE} and {TREATMENT}) on the same questions; "
             f"this run has {', '.join(modes) or 'none'}: the table shows each mode's means with bootstrap 95% CIs")
 
 

@@ -54,10 +54,10 @@ def test_401_stops_the_run_records_nothing_and_the_fixed_run_asks_again_then_eva
     # the study commands find the run by its id alone (its manifests hold limit, model and grid)
     evaluated = t2c("evaluate", "--run-id", "auth", env=dirs)
     assert evaluated.returncode == 0, evaluated.stderr
-    assert evaluated.stdout.startswith("agentic/Zero-Shot_Full: KG-valid structural ") and "Pass@1 first" in evaluated.stdout
+    assert evaluated.stdout.startswith("feedback/Zero-Shot_Full: KG-valid structural ") and "Pass@1 first" in evaluated.stdout
     analyzed = t2c("analyze", "--run-id", "auth", env=dirs)
     assert analyzed.returncode == 0, analyzed.stderr
-    assert "paired tests need both modes (single-pass and agentic)" in analyzed.stdout
+    assert "paired tests need both strategies (single-pass and feedback)" in analyzed.stdout
     assert "Zero-Shot_Full" in analyzed.stdout and "Traceback" not in analyzed.stderr
     assert (Path(dirs["T2C_RESULTS_DIR"]) / "auth" / "analysis" / "comparison.csv").is_file()
 

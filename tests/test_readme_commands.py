@@ -56,4 +56,7 @@ def test_quick_readme_commands_run_as_printed(tmp_path) -> None:
                            "--skip", "t2c db load --store neo4j"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "6 of 6 README commands behaved as printed" in done.stdout
+    import re
+
+    ran = re.search(r"(\d+) of (\d+) README commands behaved as printed", done.stdout)
+    assert ran and ran.group(1) == ran.group(2) and int(ran.group(1)) >= 6, done.stdout
