@@ -355,4 +355,6 @@ def run_signature(manifest: dict[str, Any]) -> str:
     ]
     if "configuration" in manifest:
         parts.insert(4, f"config:{manifest['mode']}/{manifest['configuration']}")
+    if manifest["parameters"].get("decoding", "free") != "free":
+        parts.append(f"dec:{manifest['parameters']['decoding']}")
     return "|".join(parts)

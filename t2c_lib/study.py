@@ -83,12 +83,16 @@ def cell_for(params: StudyParams, prompt_type: str, schema_format: str, mode: st
     return Cell(checked.modes[0], checked.prompt_types[0], checked.schema_formats[0])
 
 
-def make_chat_model(params: StudyParams, cache_mode: str = "use") -> Any:
-    """The configured model behind the response cache (and a rate limiter for remote endpoints)."""
+def make_chat_model(params: StudyParams, cache_mode: str = "use", grammar: str | None = None) -> Any:
+    """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints)."""
     from t2c_lib.llm import make_model
     from t2c_lib.llm.cache import CachedModel, CacheMode
 
     model = make_model(params.model, seed=params.seed)
+    if grammar:
+        from t2c_lib.llm.grammar import constrained
+
+        model = constrained(model, grammar)
     if params.requests_per_minute:
         model = RateLimitedModel(model, RateLimiter(params.requests_per_minute))
     return CachedModel(model, mode=CacheMode(cache_mode))
@@ -106,10 +110,15 @@ def infer(
 
     cell = cell_for(params, prompt_type, schema_format, mode)
     study = open_study(params, results_dir)
-    chat = model or make_chat_model(params, cache_mode)
+    schema = study.store.schema()
+    grammar = None
+    if params.decoding == "constrained":
+        from t2c_lib.llm.grammar import cypher_grammar
+
+        grammar = cypher_grammar(schema)
+    chat = model or make_chat_model(params, cache_mode, grammar)
     from t2c_lib.linking import schema_text_source, settings_from
 
-    schema = study.store.schema()
     configuration = Configuration.from_name(cell.configuration)
     schema_text = schema_text_source(study.store, study.dataset.schema_spec.descriptions, cell.schema_format,
                                      study.dataset.language, descriptions=params.schema_descriptions,
@@ -120,6 +129,10 @@ def infer(
     context = make_context(study.store, params.query_timeout_s)
     manifest = build_manifest(params, study.dataset, study.store, chat.model_id, template_hashes(study.dataset.language),
                               [step.name for step in chain], cell)
+    if grammar:
+        from t2c_lib.llm.grammar import grammar_digest
+
+        manifest["grammar"] = grammar_digest(grammar)
     check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     workers = 1 if chat.model_id.startswith("local/") else params.workers
@@ -166,6 +179,7 @@ NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute
 def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature")}
     data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in NOT_AFFECTING_ANSWERS}
+    data["parameters"].setdefault("decoding", "free")  # runs started before the setting existed decoded freely
     return data
 
 
