@@ -142,3 +142,22 @@ def test_an_endpoint_without_grammar_support_says_so(grammar) -> None:
         constrained(remote, grammar)
     local = constrained(LocalModel(n_threads=1), grammar)
     assert local.grammar == grammar and local.n_threads == 1
+
+
+def test_study_model_is_held_to_the_grammar_and_old_manifests_resume(grammar, tmp_path) -> None:
+    import json
+
+    from t2c_lib.params import StudyParams
+    from t2c_lib.study import check_same_settings, make_chat_model
+
+    params = StudyParams().with_overrides(decoding="constrained")
+    chat = make_chat_model(params, "off", grammar)
+    assert chat.model.grammar == grammar and "grammar=" in chat.model.fingerprint
+    assert make_chat_model(StudyParams(), "off").model.grammar is None
+    # a cell started before `decoding` existed decoded freely: it resumes under free, not under constrained
+    old = {"model_id": "m", "parameters": {k: v for k, v in StudyParams().to_dict().items() if k != "decoding"}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(old))
+    check_same_settings(path, {"model_id": "m", "parameters": StudyParams().to_dict()})
+    with pytest.raises(RuntimeError, match="parameters differ"):
+        check_same_settings(path, {"model_id": "m", "parameters": params.to_dict()})
