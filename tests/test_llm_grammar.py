@@ -74,6 +74,7 @@ def test_terminals_come_from_the_schema(kurikulum, grammar) -> None:
     " <cypher>MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama, m.sks ORDER BY m.nama</cypher>",
     "<cypher>MATCH (a:MK)-[:PREREQUISITE]->(b:MK {kode: 'IF123'}) RETURN count(*) AS n</cypher>",
     "<cypher>MATCH (m:MK) WITH m.semester AS s, count(m) AS n RETURN s, n ORDER BY n DESC LIMIT 3</cypher>",
+    "<cypher>MATCH (a:MK)<-[:PREREQUISITE]-(b:MK)-[r]-(t:topic) RETURN a.nama, type(r)</cypher>",
 ])
 def test_read_only_replies_are_accepted(model, grammar, reply) -> None:
     assert accepts(model, grammar, reply)
@@ -89,6 +90,7 @@ def test_read_only_replies_are_accepted(model, grammar, reply) -> None:
     "<cypher>LOAD CSV FROM 'file:///x' AS row RETURN row</cypher>",
     "<cypher>MATCH (c:Course) RETURN c</cypher>",  # no such label
     "<cypher>MATCH (m:MK) RETURN m.credits</cypher>",  # no such property
+    "<cypher>MATCH (a)<-->(b) RETURN a</cypher>",  # both arrows: LadybugDB refuses it
     "MATCH (m:MK) RETURN m",  # not in the tags parse.py reads first
 ])
 def test_writes_and_unknown_names_are_rejected(model, grammar, reply) -> None:

@@ -5,7 +5,8 @@ Used by `decoding: constrained`: the model's reply is held to `<cypher>QUERY</cy
 OPTIONAL MATCH, WHERE, WITH, UNWIND) ending in RETURN with ORDER BY / SKIP / LIMIT.
 No clause that writes (CREATE, MERGE, SET, DELETE, REMOVE, FOREACH), no CALL and no
 LOAD CSV can be produced. Labels, relationship types and property names are only the
-schema's (back-quoted when they are not plain identifiers); variables, literals,
+schema's (back-quoted when they are not plain identifiers); a relationship points one
+way or none (`<-->`, which LadybugDB refuses, cannot be written); variables, literals,
 operators and a list of common functions are free. One line, single spaces: a blank
 line would end the local model's answer.
 """
@@ -19,7 +20,7 @@ from typing import Any
 from t2c_lib.graph.schema import GraphSchema
 from t2c_lib.llm.base import LLMConfigError
 
-GRAMMAR_VERSION = "cypher-ro-v1"
+GRAMMAR_VERSION = "cypher-ro-v2"
 FUNCTIONS = ("count", "sum", "avg", "min", "max", "collect", "size", "toLower", "toUpper", "toString",
              "toInteger", "toFloat", "coalesce", "labels", "type", "length", "trim", "round", "abs", "id",
              "startNode", "endNode", "nodes", "relationships", "head", "last", "keys", "exists")
@@ -41,7 +42,8 @@ projection ::= "*" | item (", " item)*
 item ::= expr (" AS " var)?
 pattern ::= node (rel node)*
 node ::= "(" var? (":" label)* (" "? props)? ")"
-rel ::= ("<-" | "-") ("[" var? (":" reltype ("|" reltype)*)? ("*" int? (".." int?)?)? (" "? props)? "]")? ("->" | "-")
+rel ::= "<-" relbody? "-" | "-" relbody? "->" | "-" relbody? "-"
+relbody ::= "[" var? (":" reltype ("|" reltype)*)? ("*" int? (".." int?)?)? (" "? props)? "]"
 props ::= "{" prop ": " expr (", " prop ": " expr)* "}"
 expr ::= unary (" " binop " " unary)*
 unary ::= ("NOT ")* ("-")? postfix
