@@ -16,14 +16,28 @@ DATASET ?= kurikulum
 STORE  ?= ladybug
 RUN_ID := $(shell sed -n 's/^run_id:[[:space:]]*\([^#[:space:]]*\).*/\1/p' $(PARAMS) 2>/dev/null)
 
+# Parallelism of the study targets: JOBS notebook runs at once (default: one per core, as
+# `nproc` counts them), each model with T2C_LOCAL_THREADS = cores / JOBS threads (at least 1).
+# Override either: `JOBS=1 make all`, `make all JOBS=1 T2C_LOCAL_THREADS=2` (a `-jN` on the
+# command line wins over JOBS but does not change the threads; prefer JOBS=N). Results do
+# not depend on either (see README, "Timings").
+CORES := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+JOBS ?= $(CORES)
+ifneq ($(shell [ "$(JOBS)" -ge 1 ] 2>/dev/null && echo ok),ok)
+$(error JOBS must be a positive integer, got '$(JOBS)')
+endif
+T2C_LOCAL_THREADS ?= $(shell n=$$(( $(CORES) / $(JOBS) )); echo $$(( n > 0 ? n : 1 )))
+
 PAPERMILL := $(PY) -m t2c_lib.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
-.PHONY: help setup test lab all run evaluate analyze figures neo4j neo4j-stop clean clean-cache
+.PHONY: help parallel setup test lab all run evaluate analyze figures neo4j neo4j-stop clean clean-cache
 
 # The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
 ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
 include $(STUDY_MK)
+MAKEFLAGS += -j$(JOBS)
+export T2C_LOCAL_THREADS
 endif
 
 $(STUDY_MK): $(PARAMS) $(STAMP)
@@ -31,6 +45,9 @@ $(STUDY_MK): $(PARAMS) $(STAMP)
 
 help: ## show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
+
+parallel: ## show the jobs and model threads per job the study targets use (JOBS, T2C_LOCAL_THREADS)
+	@echo "cores=$(CORES) jobs=$(JOBS) threads_per_job=$(T2C_LOCAL_THREADS)"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

@@ -372,4 +372,6 @@ def run_signature(manifest: dict[str, Any]) -> str:
     ]
     if "configuration" in manifest:
         parts.insert(4, f"config:{manifest.get('strategy', manifest.get('mode'))}/{manifest['configuration']}")
+    if manifest["parameters"].get("decoding", "free") != "free":
+        parts.append(f"dec:{manifest['parameters']['decoding']}")
     return "|".join(parts)

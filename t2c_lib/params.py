@@ -23,6 +23,7 @@ STRATEGIES = ("single-pass", "feedback", "history", "raw-error", "verifier", "vo
 MODES = ("single-pass", "agentic")
 """The thesis's names, still read from the legacy `modes` key: `agentic` is the `feedback` strategy."""
 LEGACY_STRATEGY = {"agentic": "feedback"}
+DECODINGS = ("free", "constrained")
 STORES = ("ladybug", "neo4j")
 WEIGHT_PRESETS = ("kg-axel", "agentic-doc")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -63,6 +64,7 @@ class StudyParams:
     linking_rel_k: int = 2  # `retrieved`: relationship types always kept
     linking_ranking: str = "embedding"  # `retrieved`: embedding, lexical or hybrid
     value_hints: bool = True  # `retrieved`: name the stored values a question mentions
+    decoding: str = "free"  # constrained: replies held to the schema's read-only Cypher grammar (t2c_lib/llm/grammar.py)
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -194,6 +196,10 @@ def _check(key: str, value: Any, source: str) -> Any:
     if key in ("schema_descriptions", "value_hints"):
         if not isinstance(value, bool):
             raise fail("true or false")
+        return value
+    if key == "decoding":
+        if value not in DECODINGS:
+            raise fail(f"valid: {', '.join(DECODINGS)}")
         return value
     if key == "linking_ranking":
         if value not in RANKINGS:

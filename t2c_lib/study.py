@@ -105,12 +105,16 @@ def measured_vote_k(params: StudyParams, cell: Cell, run_dir: Path) -> int:
     return vote_k_from_calls(sum(calls) / len(calls))
 
 
-def make_chat_model(params: StudyParams, cache_mode: str = "use") -> Any:
-    """The configured model behind the response cache (and a rate limiter for remote endpoints)."""
+def make_chat_model(params: StudyParams, cache_mode: str = "use", grammar: str | None = None) -> Any:
+    """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints)."""
     from t2c_lib.llm import make_model
     from t2c_lib.llm.cache import CachedModel, CacheMode
 
     model = make_model(params.model, seed=params.seed)
+    if grammar:
+        from t2c_lib.llm.grammar import constrained
+
+        model = constrained(model, grammar)
     if params.requests_per_minute:
         model = RateLimitedModel(model, RateLimiter(params.requests_per_minute))
     return CachedModel(model, mode=CacheMode(cache_mode))
@@ -132,10 +136,15 @@ def infer(
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
     study = open_study(params, results_dir)
-    chat = model or make_chat_model(params, cache_mode)
+    schema = study.store.schema()
+    grammar = None
+    if params.decoding == "constrained":
+        from t2c_lib.llm.grammar import cypher_grammar
+
+        grammar = cypher_grammar(schema)
+    chat = model or make_chat_model(params, cache_mode, grammar)
     from t2c_lib.linking import schema_text_source, settings_from
 
-    schema = study.store.schema()
     configuration = Configuration.from_name(cell.configuration)
     schema_text = schema_text_source(study.store, study.dataset.schema_spec.descriptions, cell.schema_format,
                                      study.dataset.language, descriptions=params.schema_descriptions,
@@ -160,6 +169,10 @@ def infer(
                               [step.name for step in chain], cell)
     if cell.strategy not in THESIS_STRATEGIES:  # the thesis cells' manifests stay as they were
         manifest["strategy_settings"] = chosen.signature(make_loop())
+    if grammar:
+        from t2c_lib.llm.grammar import grammar_digest
+
+        manifest["grammar"] = grammar_digest(grammar)
     check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     workers = 1 if chat.model_id.startswith("local/") else params.workers
@@ -222,6 +235,7 @@ def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
         data["strategy"] = canonical_strategy(manifest.get("strategy", manifest.get("mode")))
     skip = NOT_AFFECTING_ANSWERS + (() if data.get("strategy") == "vote" else ("vote_k", "vote_temperature"))
     data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in skip}
+    data["parameters"].setdefault("decoding", "free")  # runs started before the setting existed decoded freely
     return data
 
 

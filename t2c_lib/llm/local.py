@@ -261,6 +261,7 @@ class LocalModel:
         n_threads: int | None = None,
         seed: int | None = None,
         extra_buffers: bool | None = None,
+        grammar: str | None = None,
     ) -> None:
         self.model_id = MODEL_ID
         self._path = Path(path) if path is not None else None
@@ -272,6 +273,12 @@ class LocalModel:
         self.extra_buffers = extra_buffers
         # Part of the cache key: a change of prompt rendering or context must not hit old rows.
         self.fingerprint = f"{RENDER_VERSION};n_ctx={self.n_ctx}"
+        # GBNF held to by every completion (`decoding: constrained`); its digest joins the cache key.
+        self.grammar = grammar
+        if grammar:
+            from t2c_lib.llm.grammar import grammar_digest
+
+            self.fingerprint += f";grammar={grammar_digest(grammar)}"
         self.last_reused_tokens = 0
 
     def __repr__(self) -> str:
@@ -317,6 +324,11 @@ class LocalModel:
                     "raise T2C_LOCAL_N_CTX or shorten the prompt"
                 )
             try:
+                grammar = None
+                if self.grammar:
+                    from llama_cpp import LlamaGrammar
+
+                    grammar = LlamaGrammar.from_string(self.grammar, verbose=False)
                 self.last_reused_tokens = _evaluate(llama, prefix_ids, suffix_ids)
                 out = llama.create_completion(
                     tokens,
@@ -330,6 +342,7 @@ class LocalModel:
                     seed=self.seed if seed is None else seed,
                     logits_processor=_answer_on_same_line(llama, len(tokens)),
                     stopping_criteria=_answer_complete(llama, len(tokens)),
+                    grammar=grammar,
                 )
             except (ValueError, RuntimeError) as exc:
                 llama.reset()

@@ -1,0 +1,102 @@
+"""A GBNF grammar of the read-only Cypher subset, its terminals taken from the live schema.
+
+Used by `decoding: constrained`: the model's reply is held to `<cypher>QUERY</cypher>`
+(the shape `t2c_lib.llm.parse` reads first), where QUERY is reading clauses (MATCH,
+OPTIONAL MATCH, WHERE, WITH, UNWIND) ending in RETURN with ORDER BY / SKIP / LIMIT.
+No clause that writes (CREATE, MERGE, SET, DELETE, REMOVE, FOREACH), no CALL and no
+LOAD CSV can be produced. Labels, relationship types and property names are only the
+schema's (back-quoted when they are not plain identifiers); a relationship points one
+way or none (`<-->`, which LadybugDB refuses, cannot be written); variables, literals,
+operators and a list of common functions are free. One line, single spaces: a blank
+line would end the local model's answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from t2c_lib.graph.schema import GraphSchema
+from t2c_lib.llm.base import LLMConfigError
+
+GRAMMAR_VERSION = "cypher-ro-v2"
+FUNCTIONS = ("count", "sum", "avg", "min", "max", "collect", "size", "toLower", "toUpper", "toString",
+             "toInteger", "toFloat", "coalesce", "labels", "type", "length", "trim", "round", "abs", "id",
+             "startNode", "endNode", "nodes", "relationships", "head", "last", "keys", "exists")
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+_STATIC = r"""
+root ::= " "? "<cypher>" query "</cypher>"
+query ::= (reading " ")* return
+reading ::= match | with | unwind
+match ::= ("OPTIONAL ")? "MATCH " pattern (", " pattern)* (" " where)?
+with ::= "WITH " ("DISTINCT ")? projection (" " order)? (" " where)?
+unwind ::= "UNWIND " expr " AS " var
+return ::= "RETURN " ("DISTINCT ")? projection (" " order)? (" SKIP " int)? (" LIMIT " int)?
+where ::= "WHERE " expr
+order ::= "ORDER BY " sortitem (", " sortitem)*
+sortitem ::= expr (" ASC" | " DESC")?
+projection ::= "*" | item (", " item)*
+item ::= expr (" AS " var)?
+pattern ::= node (rel node)*
+node ::= "(" var? (":" label)* (" "? props)? ")"
+rel ::= "<-" relbody? "-" | "-" relbody? "->" | "-" relbody? "-"
+relbody ::= "[" var? (":" reltype ("|" reltype)*)? ("*" int? (".." int?)?)? (" "? props)? "]"
+props ::= "{" prop ": " expr (", " prop ": " expr)* "}"
+expr ::= unary (" " binop " " unary)*
+unary ::= ("NOT ")* ("-")? postfix
+postfix ::= atom ("." prop)* (" IS NULL" | " IS NOT NULL")?
+atom ::= literal | var | call | "(" expr ")" | "[" (expr (", " expr)*)? "]" | casex | "count(*)"
+casex ::= "CASE " ("WHEN " expr " THEN " expr " ")+ ("ELSE " expr " ")? "END"
+call ::= func "(" ("DISTINCT ")? (expr (", " expr)*)? ")"
+binop ::= "AND" | "OR" | "XOR" | "=" | "<>" | "<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "/" | "%" | "CONTAINS" | "STARTS WITH" | "ENDS WITH" | "IN" | "=~"
+literal ::= int ("." [0-9]+)? | "'" sq* "'" | "\"" dq* "\"" | "true" | "false" | "null"
+sq ::= [^'\\\n] | "\\" [^\n]
+dq ::= [^"\\\n] | "\\" [^\n]
+int ::= [0-9]{1,9}
+var ::= [a-zA-Z] [a-zA-Z0-9_]{0,15}
+"""
+
+
+def _terminal(name: str) -> str:
+    """A GBNF string literal for a schema name, back-quoted in Cypher when it is not a plain identifier."""
+    text = name if _PLAIN.match(name) else "`" + name.replace("`", "``") + "`"
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _alternatives(names: list[str]) -> str:
+    return " | ".join(_terminal(n) for n in sorted(set(names))) if names else '"`__none__`"'
+
+
+def cypher_grammar(schema: GraphSchema) -> str:
+    """The GBNF text for this schema: the static rules plus label, type, property and function terminals."""
+    props = {p for label in [*schema.labels, *schema.rel_types] for p in schema.properties_of(label)}
+    rules = [
+        _STATIC.strip(),
+        f"label ::= {_alternatives(schema.labels)}",
+        f"reltype ::= {_alternatives(schema.rel_types)}",
+        f"prop ::= {_alternatives(sorted(props))}",
+        f"func ::= {' | '.join(_terminal(f) for f in FUNCTIONS)}",
+    ]
+    return "\n".join(rules) + "\n"
+
+
+def grammar_digest(grammar: str) -> str:
+    """sha256 (16 hex digits) of a grammar: what the cache key and the manifest record."""
+    return hashlib.sha256(f"{GRAMMAR_VERSION}\n{grammar}".encode("utf-8")).hexdigest()[:16]
+
+
+def constrained(model: Any, grammar: str) -> Any:
+    """`model` held to `grammar`; only the packaged local model takes one, anything else says so."""
+    from t2c_lib.llm.local import LocalModel
+
+    if isinstance(model, LocalModel):
+        return LocalModel(path=model._path, n_ctx=model.n_ctx, n_threads=model.n_threads, seed=model.seed,
+                          extra_buffers=model.extra_buffers, grammar=grammar)
+    raise LLMConfigError(
+        f"decoding: constrained needs a model that takes a GBNF grammar; {getattr(model, 'model_id', model)!r} "
+        "is reached through the OpenAI-compatible chat API, which t2c sends no grammar to. "
+        "Use the packaged local model (model: local) or decoding: free"
+    )

@@ -1,0 +1,165 @@
+"""`decoding: constrained`: the schema-built GBNF, checked by llama.cpp's own grammar engine and the packaged model."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import tempfile
+
+import pytest
+
+from t2c_lib.datasets import load_dataset
+from t2c_lib.graph.ladybug import LadybugStore
+from t2c_lib.llm.grammar import cypher_grammar, grammar_digest
+from t2c_lib.llm.local import LocalModel, shared_llama
+from t2c_lib.llm.parse import QuerySource, parse_response
+from t2c_lib.prompts import Configuration, PromptBuilder
+
+
+@pytest.fixture(scope="module")
+def kurikulum():
+    dataset = load_dataset("kurikulum")
+    with tempfile.TemporaryDirectory() as root:
+        store = LadybugStore(dataset, root=root)
+        schema = store.schema()
+        store.close()
+    return dataset, schema
+
+
+@pytest.fixture(scope="module")
+def grammar(kurikulum) -> str:
+    return cypher_grammar(kurikulum[1])
+
+
+@pytest.fixture(scope="module")
+def model(grammar) -> LocalModel:
+    return LocalModel(grammar=grammar).load()
+
+
+def accepts(model: LocalModel, grammar: str, text: str) -> bool:
+    """Whether llama.cpp's grammar sampler lets the model write exactly `text` (then end)."""
+    import llama_cpp.llama_cpp as lc
+
+    llama, lock = shared_llama(model.settings)
+    vocab = llama._model.vocab
+    sampler = lc.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), b"root")
+    assert sampler, "llama.cpp could not parse the grammar"
+
+    def allowed(token: int) -> bool:
+        data = (lc.llama_token_data * 1)(lc.llama_token_data(token, 0.0, 0.0))
+        array = lc.llama_token_data_array(data, 1, -1, False)
+        lc.llama_sampler_apply(sampler, ctypes.byref(array))
+        return not math.isinf(array.data[0].logit)
+
+    try:
+        with lock:
+            for token in llama.tokenize(text.encode("utf-8"), add_bos=False, special=False):
+                if not allowed(token):
+                    return False
+                lc.llama_sampler_accept(sampler, token)
+            return allowed(llama.token_eos())
+    finally:
+        lc.llama_sampler_free(sampler)
+
+
+def test_terminals_come_from_the_schema(kurikulum, grammar) -> None:
+    schema = kurikulum[1]
+    assert all(f'"{label}"' in grammar for label in schema.labels)
+    assert all(f'"{rel}"' in grammar for rel in schema.rel_types)
+    assert '"sks"' in grammar and "CREATE" not in grammar and "MERGE" not in grammar
+    assert grammar_digest(grammar) != grammar_digest(grammar.replace('"sks"', '"credits"'))
+
+
+@pytest.mark.parametrize("reply", [
+    " <cypher>MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama, m.sks ORDER BY m.nama</cypher>",
+    "<cypher>MATCH (a:MK)-[:PREREQUISITE]->(b:MK {kode: 'IF123'}) RETURN count(*) AS n</cypher>",
+    "<cypher>MATCH (m:MK) WITH m.semester AS s, count(m) AS n RETURN s, n ORDER BY n DESC LIMIT 3</cypher>",
+    "<cypher>MATCH (a:MK)<-[:PREREQUISITE]-(b:MK)-[r]-(t:topic) RETURN a.nama, type(r)</cypher>",
+])
+def test_read_only_replies_are_accepted(model, grammar, reply) -> None:
+    assert accepts(model, grammar, reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "<cypher>MATCH (m:MK) DETACH DELETE m</cypher>",
+    "<cypher>CREATE (m:MK {nama: 'x'}) RETURN m</cypher>",
+    "<cypher>MATCH (m:MK) SET m.sks = 0 RETURN m</cypher>",
+    "<cypher>MERGE (m:MK {kode: 'x'}) RETURN m</cypher>",
+    "<cypher>MATCH (m:MK) REMOVE m.sks RETURN m</cypher>",
+    "<cypher>CALL db.labels() YIELD label RETURN label</cypher>",
+    "<cypher>LOAD CSV FROM 'file:///x' AS row RETURN row</cypher>",
+    "<cypher>MATCH (c:Course) RETURN c</cypher>",  # no such label
+    "<cypher>MATCH (m:MK) RETURN m.credits</cypher>",  # no such property
+    "<cypher>MATCH (a)<-->(b) RETURN a</cypher>",  # both arrows: LadybugDB refuses it
+    "MATCH (m:MK) RETURN m",  # not in the tags parse.py reads first
+])
+def test_writes_and_unknown_names_are_rejected(model, grammar, reply) -> None:
+    assert not accepts(model, grammar, reply)
+
+
+def test_constrained_reply_of_the_packaged_model_parses(kurikulum, model) -> None:
+    dataset, schema = kurikulum
+    builder = PromptBuilder(Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"),
+                            dataset.language, dataset.examples)
+    completion = model.complete(builder.initial(dataset.questions[0].question), max_tokens=128)
+    parsed = parse_response(completion.text)
+    assert parsed.source is QuerySource.CYPHER_TAG, completion.text
+    assert parsed.query.split()[0] in ("MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN"), completion.text
+    assert "RETURN" in parsed.query
+
+
+def test_grammar_changes_the_cache_fingerprint(grammar) -> None:
+    free, constrained = LocalModel(), LocalModel(grammar=grammar)
+    assert free.fingerprint == LocalModel().fingerprint and "grammar" not in free.fingerprint
+    assert constrained.fingerprint == f"{free.fingerprint};grammar={grammar_digest(grammar)}"
+
+
+def test_decoding_is_a_checked_study_setting(tmp_path) -> None:
+    from t2c_lib.params import ParamsError, StudyParams
+
+    assert StudyParams().decoding == "free"
+    assert StudyParams().with_overrides(decoding="constrained").to_dict()["decoding"] == "constrained"
+    with pytest.raises(ParamsError, match=r"decoding='guided': valid: free, constrained"):
+        StudyParams().with_overrides(decoding="guided")
+
+
+def test_signature_names_constrained_decoding() -> None:
+    from t2c_lib.experiment import run_signature
+
+    manifest = {"package_version": "0", "dataset": "d", "dataset_hash": "h" * 12, "store": "s", "model_id": "m",
+                "validators": ["syntax"], "template_hashes": {}, "parameters": {"max_iterations": 3, "temperature_first": 0.0,
+                                                                                 "temperature_refine": 0.1, "decoding": "free"}}
+    assert "dec:" not in run_signature(manifest)
+    manifest["parameters"]["decoding"] = "constrained"
+    assert run_signature(manifest).endswith("|dec:constrained")
+
+
+def test_an_endpoint_without_grammar_support_says_so(grammar) -> None:
+    from t2c_lib.llm.base import LLMConfigError
+    from t2c_lib.llm.grammar import constrained
+    from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel
+
+    remote = OpenAICompatModel("qwen", Endpoint("http://127.0.0.1:9/v1", "", "custom"))
+    with pytest.raises(LLMConfigError, match=r"decoding: constrained needs a model that takes a GBNF grammar; 'qwen[^']*' is reached through the OpenAI-compatible"):
+        constrained(remote, grammar)
+    local = constrained(LocalModel(n_threads=1), grammar)
+    assert local.grammar == grammar and local.n_threads == 1
+
+
+def test_study_model_is_held_to_the_grammar_and_old_manifests_resume(grammar, tmp_path) -> None:
+    import json
+
+    from t2c_lib.params import StudyParams
+    from t2c_lib.study import check_same_settings, make_chat_model
+
+    params = StudyParams().with_overrides(decoding="constrained")
+    chat = make_chat_model(params, "off", grammar)
+    assert chat.model.grammar == grammar and "grammar=" in chat.model.fingerprint
+    assert make_chat_model(StudyParams(), "off").model.grammar is None
+    # a cell started before `decoding` existed decoded freely: it resumes under free, not under constrained
+    old = {"model_id": "m", "parameters": {k: v for k, v in StudyParams().to_dict().items() if k != "decoding"}}
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(old))
+    check_same_settings(path, {"model_id": "m", "parameters": StudyParams().to_dict()})
+    with pytest.raises(RuntimeError, match="parameters differ"):
+        check_same_settings(path, {"model_id": "m", "parameters": params.to_dict()})

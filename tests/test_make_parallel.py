@@ -1,0 +1,91 @@
+"""`make all` runs the per-configuration notebooks in parallel: JOBS at once, T2C_LOCAL_THREADS each.
+
+The Makefile is run for real (GNU make) in a scratch project: the real `t2c study plan`
+writes the rules, and a recording stand-in for papermill (named as such) logs when each
+notebook run starts and ends and which thread count it was given.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+T2C = Path(sys.executable).with_name("t2c")
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None or not T2C.exists(), reason="needs GNU make and the t2c script")
+
+RECORDER = """#!/bin/sh
+# papermill stand-in: record start, the thread setting, end
+echo "start $$ $(date +%s.%N) ${T2C_LOCAL_THREADS:-unset}" >> "$LOG"
+sleep 1
+echo "end $$ $(date +%s.%N)" >> "$LOG"
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / ".venv" / "bin").mkdir(parents=True)
+    shutil.copy(ROOT / "Makefile", project / "Makefile")
+    (project / "pyproject.toml").write_text("", encoding="utf-8")
+    time.sleep(0.01)
+    (project / ".venv" / ".installed").write_text("", encoding="utf-8")
+    (project / ".venv" / "bin" / "t2c").symlink_to(T2C)
+    (project / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    params = (ROOT / "params" / "quick.yaml").read_text(encoding="utf-8").replace("run_id: quick", "run_id: make_parallel")
+    (project / "grid.yaml").write_text(params, encoding="utf-8")
+    recorder = project / "record.sh"
+    recorder.write_text(RECORDER, encoding="utf-8")
+    recorder.chmod(0o755)
+    return project
+
+
+def _make(project: Path, *args: str, **env: str) -> list[list[str]]:
+    log = project / "calls.log"
+    log.unlink(missing_ok=True)
+    shutil.rmtree(project / "results", ignore_errors=True)
+    environ = {k: v for k, v in os.environ.items() if k not in ("JOBS", "T2C_LOCAL_THREADS", "MAKEFLAGS", "MAKELEVEL", "OMP_NUM_THREADS", "OMP_THREAD_LIMIT")}
+    environ.update(env, LOG=str(log))
+    done = subprocess.run(["make", "-C", str(project), "all", "PARAMS=grid.yaml", f"PAPERMILL={project / 'record.sh'}", *args],
+                          env=environ, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def _most_at_once(events: list[list[str]]) -> int:
+    timeline = sorted((float(e[2]), 1 if e[0] == "start" else -1) for e in events)
+    running = most = 0
+    for _, step in timeline:
+        running += step
+        most = max(most, running)
+    return most
+
+
+def test_jobs_and_threads_follow_the_settings(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    # quick.yaml: 2 configurations x 2 modes -> 4 inference + 4 evaluation runs + 1 analysis
+    two = _make(project, JOBS="2")
+    assert len([e for e in two if e[0] == "start"]) == 9
+    assert _most_at_once(two) == 2
+    cores = len(os.sched_getaffinity(0))
+    assert {e[3] for e in two if e[0] == "start"} == {str(max(1, cores // 2))}
+
+    one = _make(project, JOBS="1")
+    assert _most_at_once(one) == 1
+    assert {e[3] for e in one if e[0] == "start"} == {str(cores)}
+
+    fixed = _make(project, JOBS="2", T2C_LOCAL_THREADS="3")
+    assert {e[3] for e in fixed if e[0] == "start"} == {"3"}
+
+
+def test_bad_jobs_value_is_named(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    done = subprocess.run(["make", "-C", str(project), "parallel", "JOBS=many"], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "JOBS must be a positive integer, got 'many'" in done.stderr
