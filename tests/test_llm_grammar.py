@@ -136,7 +136,7 @@ def test_signature_names_constrained_decoding() -> None:
 
 def test_an_endpoint_without_grammar_support_says_so(grammar) -> None:
     from t2c_lib.llm.base import LLMConfigError
-    from t2c_lib.llm.grammar import constrained
+    from t2c_lib.llm.local import constrained
     from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel
 
     remote = OpenAICompatModel("qwen", Endpoint("http://127.0.0.1:9/v1", "", "custom"))

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
 
 from t2c_lib.graph.schema import GraphSchema
-from t2c_lib.llm.base import LLMConfigError
 
 GRAMMAR_VERSION = "cypher-ro-v2"
 FUNCTIONS = ("count", "sum", "avg", "min", "max", "collect", "size", "toLower", "toUpper", "toString",
@@ -86,17 +84,3 @@ def cypher_grammar(schema: GraphSchema) -> str:
 def grammar_digest(grammar: str) -> str:
     """sha256 (16 hex digits) of a grammar: what the cache key and the manifest record."""
     return hashlib.sha256(f"{GRAMMAR_VERSION}\n{grammar}".encode("utf-8")).hexdigest()[:16]
-
-
-def constrained(model: Any, grammar: str) -> Any:
-    """`model` held to `grammar`; only the packaged local model takes one, anything else says so."""
-    from t2c_lib.llm.local import LocalModel
-
-    if isinstance(model, LocalModel):
-        return LocalModel(path=model._path, n_ctx=model.n_ctx, n_threads=model.n_threads, seed=model.seed,
-                          extra_buffers=model.extra_buffers, grammar=grammar)
-    raise LLMConfigError(
-        f"decoding: constrained needs a model that takes a GBNF grammar; {getattr(model, 'model_id', model)!r} "
-        "is reached through the OpenAI-compatible chat API, which t2c sends no grammar to. "
-        "Use the packaged local model (model: local) or decoding: free"
-    )
