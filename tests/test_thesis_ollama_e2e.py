@@ -92,11 +92,11 @@ def test_thesis_ollama_params_run_against_an_openai_compatible_server(endpoint, 
             assert "[kg-axel] Pass@1 first" in done.stdout and "[t2c] Pass@1 first" in done.stdout
 
     run = tmp_path / "results" / "ollama-e2e"
-    manifest = json.loads((run / "agentic" / "Zero-Shot_Full" / "manifest.json").read_text())
+    manifest = json.loads((run / "feedback" / "Zero-Shot_Full" / "manifest.json").read_text())
     assert "qwen2.5-coder:3b" in json.dumps(manifest)  # the endpoint's model, not the in-process one
-    attempts = [json.loads(line) for line in (run / "agentic" / "Zero-Shot_Full" / "attempts.jsonl").read_text().splitlines()]
+    attempts = [json.loads(line) for line in (run / "feedback" / "Zero-Shot_Full" / "attempts.jsonl").read_text().splitlines()]
     assert {a["question_id"] for a in attempts} and all(a["prompt_tokens"] > 0 for a in attempts)
-    summary = json.loads((run / "agentic" / "Zero-Shot_Full" / "summary.json").read_text())
+    summary = json.loads((run / "feedback" / "Zero-Shot_Full" / "summary.json").read_text())
     assert summary["scoring"] == "kg-axel" and list(summary["by_scoring"]) == ["kg-axel", "t2c"]
     assert "scoring:kg-axel" in summary["signature"] and "scoring:t2c" in summary["signature"]
     with (run / "analysis" / "reference.csv").open(encoding="utf-8") as handle:
@@ -106,4 +106,4 @@ def test_thesis_ollama_params_run_against_an_openai_compatible_server(endpoint, 
     published = [r for r in reference if r["source"].startswith("published: ")]
     assert len(published) == 13 and {r["endpoint"] for r in published} == {"Groq", "Ollama"}
     by_scoring = (run / "analysis" / "by_scoring.csv").read_text(encoding="utf-8")
-    assert "kg-axel,Zero-Shot_Full,agentic" in by_scoring and "t2c,Zero-Shot_Full,agentic" in by_scoring
+    assert "kg-axel,Zero-Shot_Full,feedback" in by_scoring and "t2c,Zero-Shot_Full,feedback" in by_scoring
