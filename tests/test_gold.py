@@ -266,6 +266,6 @@ def test_movies_screen_drops_exclusions_and_order_dependent_gold(tmp_path):
                 assert store.query(dropped.cypher).rows  # it runs: only its order is in question
         probe.close()
     kinds = screen.kind_counts()
-    assert kinds["excluded"] == len(movies.gold_exclusions) == 1
+    assert kinds["excluded"] == len(movies.gold_exclusions) == 2  # one dialect difference, one tie cut inside a WITH
     assert kinds["order"] > 0
     assert all(c["kept"] >= 10 for c in screen.stratum_counts()["type"].values())

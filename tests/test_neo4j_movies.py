@@ -221,7 +221,9 @@ def test_study_screen_keeps_only_gold_that_agrees_on_neo4j(movies, study_screen,
 
 
 def test_every_gold_exclusion_names_a_real_difference(movies, cross_screen):
-    """The dataset excludes only pairs whose answers differ between the stores, each with a dialect reason."""
+    """The dataset excludes pairs whose answers differ between the stores (a dialect reason) or depend on
+    which tied rows a LIMIT inside a WITH keeps (an order reason: Neo4j's pick varies between loads)."""
     differs = {d.id for d in _differs(cross_screen)}
-    assert movies.gold_exclusions and set(movies.gold_exclusions) <= differs
-    assert all(reason.startswith("dialect:") for reason in movies.gold_exclusions.values())
+    dialect = {i for i, reason in movies.gold_exclusions.items() if reason.startswith("dialect:")}
+    assert dialect and dialect <= differs
+    assert all(reason.startswith(("dialect:", "order:")) for reason in movies.gold_exclusions.values())
