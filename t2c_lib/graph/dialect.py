@@ -74,7 +74,7 @@ def _closing(masked: str, open_at: int) -> int | None:
     return None
 
 
-def _split_args(masked: str, start: int, end: int) -> list[tuple[int, int]]:
+def split_top_level(masked: str, start: int, end: int) -> list[tuple[int, int]]:
     """Spans of the comma-separated arguments between `start` and `end` (depth 0 only)."""
     spans, depth, begin = [], 0, start
     for i in range(start, end):
@@ -151,7 +151,7 @@ def _substring_base(query: str, masked: str) -> list[Edit]:
         close = _closing(masked, open_at)
         if close is None:
             continue
-        args = _split_args(masked, open_at + 1, close)
+        args = split_top_level(masked, open_at + 1, close)
         if len(args) not in (2, 3) or any(not query[a:b].strip() for a, b in args):
             continue
         text, start = (query[a:b].strip() for a, b in args[:2])

@@ -56,6 +56,7 @@ from decimal import Decimal
 from typing import Any
 
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
+from t2c_lib.graph.dialect import split_top_level
 
 EQUIVALENCE_VERSION = "eq:v2"
 FLOAT_TOLERANCE = 1e-6
@@ -330,18 +331,8 @@ def ordering(query: str | None) -> Ordering | None:
 
 
 def _top_level_items(masked: str, start: int, end: int, text: str) -> list[tuple[int, int]]:
-    """Spans of the comma-separated items of a clause body (commas at bracket depth 0)."""
-    spans, depth, begin = [], 0, start
-    for i in range(start, end):
-        c = masked[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif c == "," and depth == 0:
-            spans.append((begin, i))
-            begin = i + 1
-    spans.append((begin, end))
+    """Spans of the comma-separated items of a clause body (commas at bracket depth 0), empty ones left out."""
+    spans = split_top_level(masked, start, end)
     return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
