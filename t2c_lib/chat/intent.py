@@ -94,7 +94,7 @@ MODIFY_OPENERS = (
     "urutkan", "urut", "saring", "filter", "hanya", "cuma", "batasi", "tampilkan juga", "tambahkan", "sertakan",
     "tanpa", "hilangkan", "hapus", "kecuali", "bagaimana dengan", "kalau", "lalu", "sekarang", "ambil", "pilih",
     "tampilkan hanya", "sort", "order", "only", "limit", "also", "add", "include", "remove", "drop", "without",
-    "exclude", "how about", "what about", "and for", "now", "just", "keep", "show only", "top",
+    "exclude", "kelompokkan", "group", "how about", "what about", "and for", "now", "just", "keep", "show only", "top",
 )
 """How a request to change the previous result usually begins."""
 
