@@ -66,7 +66,8 @@ def test_parse_intent_takes_exactly_one_category(reply, expected):
     ("Terima kasih!", True, Intent.ACKNOWLEDGE),
     ("ok", False, Intent.ACKNOWLEDGE),
     ("Urutkan dari SKS terbesar.", True, Intent.REQUEST_MODIFICATION),
-    ("Urutkan dari SKS terbesar.", False, Intent.EXECUTE_QUERY),
+    ("Urutkan mata kuliah menurut SKS.", False, Intent.EXECUTE_QUERY),
+    ("Urutkan dari SKS terbesar.", False, Intent.UNKNOWN),  # nothing to sort and no word of the graph
     ("Berapa jumlah mata kuliah tersebut?", True, Intent.REQUEST_MODIFICATION),
     (Q1, True, Intent.EXECUTE_QUERY),
     ("Cuaca hari ini bagaimana?", True, Intent.UNKNOWN),
@@ -110,7 +111,7 @@ RESULT = QueryResult(["m.nama", "m.sks"], [["Basis Data", 3], ["Struktur Data", 
 
 @pytest.mark.parametrize("value, language, text", [
     (1234.5, "id", "1.234,5"), (1234.5, "en", "1,234.5"), (1234567, "id", "1.234.567"), (2.0, "id", "2"),
-    (0.125, "id", "0,13"), (-3, "en", "-3"),
+    (0.125, "id", "0,13"), (-3, "en", "-3"), (-1234.567, "id", "-1.234,57"),
 ])
 def test_numbers_per_language(value, language, text):
     assert format_number(value, language) == text

@@ -90,13 +90,13 @@ def export_frame(frame: pd.DataFrame, path: str | Path, info: ExportInfo) -> tup
 
 
 def read_export(path: str | Path) -> pd.DataFrame:
-    """Read an exported file back with the same library (strings stay strings in JSON: no date guessing)."""
+    """Read an exported file back with the same library (JSON: values as written, no dtype or date guessing)."""
     path = Path(path)
     fmt = export_format(path)
     if fmt == "csv":
         return pd.read_csv(path)
     if fmt == "json":
-        return pd.read_json(path, orient="records", convert_dates=False)
+        return pd.read_json(path, orient="records", dtype=False)
     if fmt == "xlsx":
         return pd.read_excel(path, engine="openpyxl")
     return pd.read_parquet(path, engine="pyarrow")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import math
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from t2c_lib.graph.base import to_jsonable
 
 DECIMALS = 2
-"""Floats are rounded to this many decimals; trailing zeros are dropped."""
+"""Floats are rounded half up to this many decimals; trailing zeros are dropped."""
 
 SEPARATORS = {"id": (".", ","), "en": (",", ".")}
 """Per language: (thousands separator, decimal separator)."""
@@ -27,7 +28,8 @@ def format_number(value: int | float, language: str) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, float) and not float(value).is_integer():
-        text = f"{round(value, DECIMALS):,.{DECIMALS}f}".rstrip("0").rstrip(".")
+        rounded = Decimal(repr(value)).quantize(Decimal(1).scaleb(-DECIMALS), rounding=ROUND_HALF_UP)
+        text = f"{rounded:,.{DECIMALS}f}".rstrip("0").rstrip(".")
     else:
         text = f"{int(value):,}"
     return text.replace(",", "\0").replace(".", decimal).replace("\0", thousands)
