@@ -39,15 +39,17 @@ def _messages(interactive: bool) -> Iterator[str]:
         yield text
 
 
+def _echo_route(route: Any) -> None:
+    """`--debug`: the router's decision as soon as it is made."""
+    click.echo(f"[route] {route.intent.value} by {route.source.value}"
+               + (f" (model said {route.model_reply!r})" if route.model_reply else "")
+               + (f"; {route.note}" if route.note else ""))
+
+
 def _show(answer: Any, debug: bool) -> None:
-    """One answer: the text, the table (display limit), warnings and quality; with --debug the route and query."""
-    if debug and answer.route is not None:
-        route = answer.route
-        click.echo(f"[route] {route.intent.value} by {route.source.value}"
-                   + (f" (model said {route.model_reply!r})" if route.model_reply else "")
-                   + (f"; {route.note}" if route.note else ""))
-        if answer.query:
-            click.echo(f"[query] {answer.query}")
+    """One answer: the text, the table (display limit), warnings and quality; with --debug the final query."""
+    if debug and answer.query:
+        click.echo(f"[query] {answer.query}")
     click.echo(answer.text)
     table = answer.table()
     if table:
@@ -89,6 +91,7 @@ def chat(dataset: str | None, store: str | None, session_id: str | None, strateg
                  "schema_format": schema_format, "max_iterations": max_iterations, "max_tokens": max_tokens,
                  "router": router, "display_limit": display_limit, "cache": "off" if no_cache else None}
     session = Session.start(session_id=session_id, on_attempt=_echo_attempt if debug else None,
+                            on_route=_echo_route if debug else None,
                             **{k: v for k, v in overrides.items() if v is not None})
     try:
         s = session.settings

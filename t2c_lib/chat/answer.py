@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from t2c_lib.chat.numbers import format_value
-from t2c_lib.chat.prompts import load_template
+from t2c_lib.chat.prompts import load_examples, load_template
+from t2c_lib.graph.base import QueryResult
 from t2c_lib.llm.base import Message
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.graph.base import QueryResult
     from t2c_lib.llm.base import ChatModel
 
 MAX_TEMPLATE_CHARS = 300
@@ -78,7 +78,7 @@ class AnswerWriter:
         reply = ""
         if self.model is not None and result.rows:
             completion = self.model.complete(answer_messages(question, result, self.language), temperature=0.0,
-                                             max_tokens=self.max_tokens)
+                                             max_tokens=self.max_tokens, stop=["\n"])
             reply = completion.text
             self.llm_calls, self.prompt_tokens, self.completion_tokens = 1, completion.usage.prompt_tokens, completion.usage.completion_tokens
         filled = fill_answer(reply, result, self.language) if reply else fill_answer("", result, self.language)
@@ -87,12 +87,19 @@ class AnswerWriter:
 
 
 def answer_messages(question: str, result: "QueryResult", language: str) -> list[Message]:
-    """The template request: the placeholders this result offers, the question, the result's shape (no values)."""
-    names = placeholder_names(result)
-    system = load_template(language, "answer").substitute(placeholders="\n".join("{" + n + "}" for n in names))
-    user = load_template(language, "answer_user").substitute(
-        question=" ".join(question.split()), rows=len(result.rows), columns=", ".join(result.columns))
-    return [Message("system", system.strip()), Message("user", user.strip())]
+    """Instructions, the few-shot examples as pairs, then the question with the placeholders this result offers (no values)."""
+    messages = [Message("system", load_template(language, "answer").template.strip())]
+    for example in load_examples(language, "answer_examples"):
+        sample = QueryResult([str(c) for c in example["columns"]], [list(example["row"])])
+        messages += [Message("user", _answer_user(str(example["question"]), sample, language)),
+                     Message("assistant", str(example["template"]))]
+    return [*messages, Message("user", _answer_user(question, result, language))]
+
+
+def _answer_user(question: str, result: "QueryResult", language: str) -> str:
+    return load_template(language, "answer_user").substitute(
+        question=" ".join(question.split()), columns=", ".join(result.columns),
+        placeholders=" ".join("{" + n + "}" for n in placeholder_names(result))).strip()
 
 
 def placeholder_names(result: "QueryResult") -> list[str]:

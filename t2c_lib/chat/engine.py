@@ -1,6 +1,10 @@
 """`ChatEngine`: the heavy parts of conversations, built once: dataset, store, model, loop, router, answer writer.
 
 Many sessions can share one engine (the conversation evaluation runs every dialogue on one).
+Routing and answer templates go to a `side_model`: with the packaged local model a second
+instance (its own, smaller context), so the query prompts' long shared prefix (instructions,
+schema, examples) stays in the first instance's KV cache between turns; an endpoint's model
+serves both.
 The loop comes from `agent.build`, the same builder `t2c ask` and the study use, so every
 query of a conversation meets the same validator chain, read-only guard and walls first.
 """
@@ -34,6 +38,7 @@ class ChatEngine:
     dataset: "Dataset"
     store: "GraphStore"
     model: "ChatModel"
+    side_model: "ChatModel"
     parts: LoopParts
     router: Router
     writer: AnswerWriter
@@ -52,22 +57,22 @@ class ChatEngine:
         owns_store = store is None
         store = store or open_store(settings.store, dataset)
         try:
-            model = model or _cached_model(settings)
+            model, side = (model, model) if model is not None else _models(settings)
             configuration = Configuration(PromptType.parse(settings.prompt_type), SchemaFormat.parse(settings.schema_format))
             parts = build_parts(store, dataset, configuration, timeout_s=settings.timeout_s)
             vocabulary = domain_vocabulary([*parts.context.schema.labels, *parts.context.schema.rel_types,
                                             *dataset.schema_spec.descriptions.values(),
                                             *(q.question for q in dataset.questions), *(e.question for e in dataset.examples)])
-            router = Router(model, dataset.language, vocabulary, use_model=settings.router == "model",
+            router = Router(side, dataset.language, vocabulary, use_model=settings.router == "model",
                             max_tokens=settings.router_max_tokens)
-            writer = AnswerWriter(model, dataset.language, settings.answer_max_tokens)
+            writer = AnswerWriter(side, dataset.language, settings.answer_max_tokens)
             size = sum(store.counts().values())
         except BaseException:
             if owns_store:
                 store.close()
             raise
         suggestions = tuple(e.question for e in dataset.examples) or tuple(q.question for q in dataset.questions)
-        return cls(settings, dataset, store, model, parts, router, writer, size, suggestions, owns_store)
+        return cls(settings, dataset, store, model, side, parts, router, writer, size, suggestions, owns_store)
 
     @property
     def language(self) -> str:
@@ -92,7 +97,21 @@ class ChatEngine:
             self.store.close()
 
 
-def _cached_model(settings: ChatSettings) -> "ChatModel":
-    from t2c_lib.llm.factory import make_cached_model
+SIDE_N_CTX = 2048
+"""Context of the local side instance: the router's and the answer's prompts are short."""
 
-    return make_cached_model(settings.model, no_cache=settings.cache == "off", refresh=settings.cache == "refresh")
+
+def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel]":
+    """The query model and the side model, both behind the response cache (see the module docstring)."""
+    from t2c_lib.llm.cache import CachedModel, CacheMode
+    from t2c_lib.llm.factory import make_model
+    from t2c_lib.llm.local import LocalModel
+
+    mode = CacheMode(settings.cache)
+    raw = make_model(settings.model)
+    main = CachedModel(raw, mode=mode)
+    if not isinstance(raw, LocalModel):
+        return main, main
+    side = LocalModel(path=raw._path, n_ctx=SIDE_N_CTX, n_threads=raw.n_threads, seed=raw.seed,
+                      extra_buffers=raw.extra_buffers)
+    return main, CachedModel(side, mode=mode)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from t2c_lib.chat.prompts import load_template
+from t2c_lib.chat.prompts import load_examples, load_template
 from t2c_lib.llm.base import Message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +37,10 @@ class Intent(str, Enum):
             return cls(str(text).strip().upper())
         except ValueError:
             raise ValueError(f"unknown intent {text!r} (valid: {', '.join(i.value for i in cls)})") from None
+
+
+ONE_LINE = ["\n"]
+"""Side calls (routing, answer templates) want one line; stopping there saves the model's time."""
 
 
 class RouteSource(str, Enum):
@@ -154,23 +158,30 @@ class Router:
     history_turns: int = 3
 
     def messages(self, message: str, history: Sequence[tuple[str, str]]) -> list[Message]:
-        """System instructions, then the last turns (message, query) and the message to classify."""
+        """System instructions, the few-shot examples as user/assistant pairs, then the last turns and the message."""
+        out = [Message("system", load_template(self.language, "router").template.strip())]
+        for example in load_examples(self.language, "router_examples"):
+            pairs = [(str(said), str(query)) for said, query in example.get("history") or []]
+            out += [Message("user", self._user(str(example["message"]), pairs)), Message("assistant", str(example["intent"]))]
+        return [*out, Message("user", self._user(message, list(history)[-self.history_turns:]))]
+
+    def _user(self, message: str, history: Sequence[tuple[str, str]]) -> str:
         lines = []
-        for said, query in list(history)[-self.history_turns:]:
+        for said, query in history:
             lines.append(("Pengguna: " if self.language == "id" else "User: ") + " ".join(said.split())[:300])
             if query:
                 lines.append(("Kueri: " if self.language == "id" else "Query: ") + " ".join(query.split())[:300])
         empty = "(belum ada)" if self.language == "id" else "(none yet)"
-        user = load_template(self.language, "router_user").substitute(history="\n".join(lines) or empty,
-                                                                      message=" ".join(message.split()))
-        return [Message("system", load_template(self.language, "router").template.strip()), Message("user", user.strip())]
+        return load_template(self.language, "router_user").substitute(
+            history="\n".join(lines) or empty, message=" ".join(message.split())).strip()
 
     def route(self, message: str, history: Sequence[tuple[str, str]], has_previous: bool) -> RouteDecision:
         """Decide the message's intent; the model first (if used), the rules when its reply is unusable."""
         started = time.perf_counter()
         reply, usage, calls, chosen, source, note = "", None, 0, None, RouteSource.RULES, "routing by rules"
         if self.use_model and self.model is not None:
-            completion = self.model.complete(self.messages(message, history), temperature=0.0, max_tokens=self.max_tokens)
+            completion = self.model.complete(self.messages(message, history), temperature=0.0, max_tokens=self.max_tokens,
+                                             stop=ONE_LINE)
             reply, usage, calls = completion.text, completion.usage, 1
             chosen = parse_intent(reply)
             if chosen is None:

@@ -142,7 +142,8 @@ class Session:
     """One conversation over one engine; `ask` answers a message and persists the turn."""
 
     def __init__(self, engine: ChatEngine, session_id: str, directory: Path, *,
-                 on_attempt: "Callable[[Attempt], None] | None" = None, owns_engine: bool = False) -> None:
+                 on_attempt: "Callable[[Attempt], None] | None" = None, owns_engine: bool = False,
+                 on_route: Callable[[RouteDecision], None] | None = None) -> None:
         self.engine = engine
         self.session_id = session_id
         self.directory = Path(directory)
@@ -151,6 +152,7 @@ class Session:
         self.pending: str | None = None
         self.resumed = False
         self.on_attempt = on_attempt
+        self.on_route = on_route
         self._owns_engine = owns_engine
         self._log = InteractionLog(self.directory)
 
@@ -159,9 +161,11 @@ class Session:
     @classmethod
     def start(cls, settings: ChatSettings | None = None, *, session_id: str | None = None, results_dir: Path | None = None,
               directory: Path | None = None, engine: ChatEngine | None = None,
-              on_attempt: "Callable[[Attempt], None] | None" = None, **overrides: Any) -> "Session":
+              on_attempt: "Callable[[Attempt], None] | None" = None,
+              on_route: Callable[[RouteDecision], None] | None = None, **overrides: Any) -> "Session":
         """Start a session, or resume `session_id` if its folder has a `session.json`.
 
+        `on_route(decision)` and `on_attempt(attempt)` are called as each happens (the CLI's `--debug`).
         A resumed session keeps its recorded settings; `settings`/`overrides` that contradict
         them are an error naming the differences. `engine` shares a built engine (its settings win).
         """
@@ -181,7 +185,7 @@ class Session:
             chosen = (engine.settings if engine is not None else (settings or ChatSettings())).with_overrides(**overrides)
         owns = engine is None
         engine = engine or ChatEngine.open(chosen)
-        session = cls(engine, session_id, directory, on_attempt=on_attempt, owns_engine=owns)
+        session = cls(engine, session_id, directory, on_attempt=on_attempt, owns_engine=owns, on_route=on_route)
         if recorded is not None:
             session._restore(recorded)
         else:
@@ -243,6 +247,8 @@ class Session:
         self._save()
         history = [(t.message, t.query) for t in self.turns]
         decision = self.engine.router.route(message, history, has_previous=self.context is not None)
+        if self.on_route is not None:
+            self.on_route(decision)
         log = TurnLog(self.session_id, number, message, decision.intent.value, decision.source.value, "")
         log.durations["route"] = decision.elapsed_s
         _count(log, decision.llm_calls, decision.prompt_tokens, decision.completion_tokens)
