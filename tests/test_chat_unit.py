@@ -358,3 +358,24 @@ def test_ask_export_with_a_bad_extension_fails_before_the_model(tmp_path):
     result = CliRunner().invoke(main, ["ask", "Berapa SKS 'Basis Data'?", "--export", str(tmp_path / "out.txt"), "-m", "nope"])
     assert result.exit_code == 1 and "extension must be one of" in result.output
     assert not Path(tmp_path / "out.txt").exists()
+
+
+class FailingModelStandIn:
+    """A stand-in for an LLM in unit tests only: every call fails as an unreachable endpoint would."""
+
+    model_id = "failing-stand-in"
+
+    def complete(self, messages, **kwargs) -> Completion:
+        from t2c_lib.llm.base import LLMError
+
+        raise LLMError("endpoint unreachable")
+
+
+def test_model_failures_fall_back_to_rules_and_fixed_templates():
+    from t2c_lib.chat.answer import AnswerWriter
+
+    decision = Router(FailingModelStandIn(), "id").route("Terima kasih", [], has_previous=False)
+    assert decision.intent is Intent.ACKNOWLEDGE and decision.source is RouteSource.RULES
+    assert "endpoint unreachable" in decision.note and decision.llm_calls == 1
+    filled = AnswerWriter(FailingModelStandIn(), "id").write("Berapa?", QueryResult(["jumlah"], [[7]]))
+    assert filled.text == "Jawabannya: 7." and not filled.from_model and "endpoint unreachable" in filled.problems[0]

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from t2c_lib.chat.numbers import format_value
 from t2c_lib.chat.prompts import load_examples, load_template
 from t2c_lib.graph.base import QueryResult
-from t2c_lib.llm.base import Message
+from t2c_lib.llm.base import LLMError, Message
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.llm.base import ChatModel
@@ -75,13 +75,20 @@ class AnswerWriter:
         """A grounded answer to `question` from `result` (the model's template if it is usable)."""
         started = time.perf_counter()
         self.llm_calls = self.prompt_tokens = self.completion_tokens = 0
-        reply = ""
+        reply, failure = "", ""
         if self.model is not None and result.rows:
-            completion = self.model.complete(answer_messages(question, result, self.language), temperature=0.0,
-                                             max_tokens=self.max_tokens, stop=["\n"])
-            reply = completion.text
-            self.llm_calls, self.prompt_tokens, self.completion_tokens = 1, completion.usage.prompt_tokens, completion.usage.completion_tokens
-        filled = fill_answer(reply, result, self.language) if reply else fill_answer("", result, self.language)
+            self.llm_calls = 1
+            try:
+                completion = self.model.complete(answer_messages(question, result, self.language), temperature=0.0,
+                                                 max_tokens=self.max_tokens, stop=["\n"])
+            except LLMError as exc:  # the answer falls back to the fixed template; the turn still succeeds
+                failure = f"model call failed: {exc}"
+            else:
+                reply = completion.text
+                self.prompt_tokens, self.completion_tokens = completion.usage.prompt_tokens, completion.usage.completion_tokens
+        filled = fill_answer(reply, result, self.language)
+        if failure:
+            filled = FilledAnswer(filled.text, filled.template, False, (failure,), filled.placeholders)
         self.elapsed_s = time.perf_counter() - started
         return filled
 

@@ -1,10 +1,10 @@
 """`ChatEngine`: the heavy parts of conversations, built once: dataset, store, model, loop, router, answer writer.
 
 Many sessions can share one engine (the conversation evaluation runs every dialogue on one).
-Routing and answer templates go to a `side_model`: with the packaged local model a second
-instance (its own, smaller context), so the query prompts' long shared prefix (instructions,
-schema, examples) stays in the first instance's KV cache between turns; an endpoint's model
-serves both.
+With the packaged local model, routing and answer templates each run on their own instance
+(the local model keeps one KV cache per instance, and an instance is chosen by its context
+size), so each kind of prompt finds its long shared prefix (instructions, schema, examples)
+still evaluated from the turn before; an endpoint's model serves all three.
 The loop comes from `agent.build`, the same builder `t2c ask` and the study use, so every
 query of a conversation meets the same validator chain, read-only guard and walls first.
 """
@@ -38,7 +38,6 @@ class ChatEngine:
     dataset: "Dataset"
     store: "GraphStore"
     model: "ChatModel"
-    side_model: "ChatModel"
     parts: LoopParts
     router: Router
     writer: AnswerWriter
@@ -57,22 +56,22 @@ class ChatEngine:
         owns_store = store is None
         store = store or open_store(settings.store, dataset)
         try:
-            model, side = (model, model) if model is not None else _models(settings)
+            model, route_model, answer_model = (model, model, model) if model is not None else _models(settings)
             configuration = Configuration(PromptType.parse(settings.prompt_type), SchemaFormat.parse(settings.schema_format))
             parts = build_parts(store, dataset, configuration, timeout_s=settings.timeout_s)
             vocabulary = domain_vocabulary([*parts.context.schema.labels, *parts.context.schema.rel_types,
                                             *dataset.schema_spec.descriptions.values(),
                                             *(q.question for q in dataset.questions), *(e.question for e in dataset.examples)])
-            router = Router(side, dataset.language, vocabulary, use_model=settings.router == "model",
+            router = Router(route_model, dataset.language, vocabulary, use_model=settings.router == "model",
                             max_tokens=settings.router_max_tokens)
-            writer = AnswerWriter(side, dataset.language, settings.answer_max_tokens)
+            writer = AnswerWriter(answer_model, dataset.language, settings.answer_max_tokens)
             size = sum(store.counts().values())
         except BaseException:
             if owns_store:
                 store.close()
             raise
         suggestions = tuple(e.question for e in dataset.examples) or tuple(q.question for q in dataset.questions)
-        return cls(settings, dataset, store, model, side, parts, router, writer, size, suggestions, owns_store)
+        return cls(settings, dataset, store, model, parts, router, writer, size, suggestions, owns_store)
 
     @property
     def language(self) -> str:
@@ -97,12 +96,13 @@ class ChatEngine:
             self.store.close()
 
 
-SIDE_N_CTX = 2048
-"""Context of the local side instance: the router's and the answer's prompts are short."""
+ROUTE_N_CTX = 2048
+ANSWER_N_CTX = 1536
+"""Contexts of the local instances for routing and for answer templates (short prompts; distinct sizes, distinct instances)."""
 
 
-def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel]":
-    """The query model and the side model, both behind the response cache (see the module docstring)."""
+def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel, ChatModel]":
+    """The models for queries, routing and answers, behind the response cache (see the module docstring)."""
     from t2c_lib.llm.cache import CachedModel, CacheMode
     from t2c_lib.llm.factory import make_model
     from t2c_lib.llm.local import LocalModel
@@ -111,7 +111,10 @@ def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel]":
     raw = make_model(settings.model)
     main = CachedModel(raw, mode=mode)
     if not isinstance(raw, LocalModel):
-        return main, main
-    side = LocalModel(path=raw._path, n_ctx=SIDE_N_CTX, n_threads=raw.n_threads, seed=raw.seed,
-                      extra_buffers=raw.extra_buffers)
-    return main, CachedModel(side, mode=mode)
+        return main, main, main
+
+    def sibling(n_ctx: int) -> "ChatModel":
+        return CachedModel(LocalModel(path=raw._path, n_ctx=n_ctx, n_threads=raw.n_threads, seed=raw.seed,
+                                      extra_buffers=raw.extra_buffers), mode=mode)
+
+    return main, sibling(ROUTE_N_CTX), sibling(ANSWER_N_CTX)

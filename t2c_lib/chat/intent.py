@@ -16,7 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from t2c_lib.chat.prompts import load_examples, load_template
-from t2c_lib.llm.base import Message
+from t2c_lib.llm.base import LLMError, Message
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.llm.base import ChatModel, Usage
@@ -180,14 +180,19 @@ class Router:
         started = time.perf_counter()
         reply, usage, calls, chosen, source, note = "", None, 0, None, RouteSource.RULES, "routing by rules"
         if self.use_model and self.model is not None:
-            completion = self.model.complete(self.messages(message, history), temperature=0.0, max_tokens=self.max_tokens,
-                                             stop=ONE_LINE)
-            reply, usage, calls = completion.text, completion.usage, 1
-            chosen = parse_intent(reply)
-            if chosen is None:
-                note = "model reply names no single category; rules decided"
+            calls = 1
+            try:
+                completion = self.model.complete(self.messages(message, history), temperature=0.0,
+                                                 max_tokens=self.max_tokens, stop=ONE_LINE)
+            except LLMError as exc:
+                note = f"model call failed ({exc}); rules decided"
             else:
-                source, note = RouteSource.MODEL, ""
+                reply, usage = completion.text, completion.usage
+                chosen = parse_intent(reply)
+                if chosen is None:
+                    note = "model reply names no single category; rules decided"
+                else:
+                    source, note = RouteSource.MODEL, ""
         if chosen is None:
             chosen = rule_intent(message, has_previous, self.vocabulary)
         if chosen is Intent.REQUEST_MODIFICATION and not has_previous:

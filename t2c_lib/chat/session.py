@@ -330,7 +330,7 @@ def _record_loop(log: TurnLog, state: "AgentState") -> None:
     from t2c_lib.metrics.schema_recall import used_elements
 
     validations = [v for a in state.attempts for v in a.validations]
-    log.durations["generate"] = state.model_time_s
+    log.durations["generate"] = max(0.0, state.wall_time_s - state.validation_time_s)  # wall time, cache hits included
     log.durations["execute"] = sum(v.elapsed_s for v in validations if v.validator in EXECUTION_STEPS)
     log.durations["validate"] = max(0.0, state.validation_time_s - log.durations["execute"])
     _count(log, state.llm_calls, state.prompt_tokens, state.completion_tokens)
