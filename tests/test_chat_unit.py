@@ -379,3 +379,30 @@ def test_model_failures_fall_back_to_rules_and_fixed_templates():
     assert "endpoint unreachable" in decision.note and decision.llm_calls == 1
     filled = AnswerWriter(FailingModelStandIn(), "id").write("Berapa?", QueryResult(["jumlah"], [[7]]))
     assert filled.text == "Jawabannya: 7." and not filled.from_model and "endpoint unreachable" in filled.problems[0]
+
+
+# --- conversation metrics ----------------------------------------------------------------------
+
+def test_conversation_metrics_on_one_dialogue(engine_for, kurikulum, tmp_path):
+    """konv-13 with a stand-in that routes turn 2 wrongly (a new question) and answers turn 3 with the gold query."""
+    from t2c_lib.chat.evaluate import evaluate_conversations, write_report
+
+    dialogue = next(d for d in kurikulum.conversations if d.id == "konv-13")
+    first, second, third = (t.cypher for t in dialogue.turns)
+    engine, _ = engine_for([
+        "EXECUTE_QUERY", f"<cypher>{first}</cypher>", "Kodenya {m.kode}.",
+        "EXECUTE_QUERY", "<cypher>MATCH (m:MK {nama: 'Pembelajaran Mesin'}) RETURN m.nama</cypher>", "{m.nama}",
+        "REQUEST_MODIFICATION", f"<cypher>{third}</cypher>", "{m.kode}",
+    ])
+    report = evaluate_conversations(engine, [dialogue], out_dir=tmp_path / "conv")
+    summary = report.summary()
+    assert [t.pass_at_1 for t in report.turns] == [1.0, 0.0, 1.0]
+    assert summary["intent_accuracy"] == pytest.approx(2 / 3) and summary["turn_pass_at_1"] == pytest.approx(2 / 3)
+    assert summary["follow_up_success"] == 0.5 and summary["new_question_pass_at_1"] == 1.0
+    assert summary["dialogue_success"] == 0.0 and summary["rule_intent_accuracy"] == 1.0
+    assert summary["routed_by_model"] == 1.0 and summary["intent_accuracy_by_intent"]["REQUEST_MODIFICATION"] == 0.5
+    paths = write_report(report, tmp_path / "conv")
+    first_bytes = {name: path.read_bytes() for name, path in paths.items()}
+    assert first_bytes == {name: path.read_bytes() for name, path in write_report(report, tmp_path / "conv").items()}
+    assert (tmp_path / "conv" / "sessions" / "konv-13" / "session.json").is_file()
+    assert "konv-13,2,Bagaimana dengan 'Pembelajaran Mesin'?,REQUEST_MODIFICATION,EXECUTE_QUERY,model" in paths["turns"].read_text()
