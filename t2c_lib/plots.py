@@ -302,8 +302,11 @@ def export_figures(tables: RunTables, out_dir: Path) -> list[Path]:
 
 
 CONVERSATION_METRICS = (("intent_accuracy", "turns"), ("turn_pass_at_1", "query_turns"),
-                        ("new_question_pass_at_1", None), ("follow_up_success", "follow_up_turns"),
+                        ("new_question_pass_at_1", "new_question_turns"), ("follow_up_success", "follow_up_turns"),
                         ("dialogue_success", "dialogues"))
+CONVERSATION_LABELS = {"intent_accuracy": "intent accuracy", "turn_pass_at_1": "turn Pass@1",
+                       "new_question_pass_at_1": "new questions: Pass@1", "follow_up_success": "follow-up success",
+                       "dialogue_success": "dialogues: all turns pass"}
 
 
 def fig_conversations(summary: dict) -> plt.Figure:
@@ -316,7 +319,7 @@ def fig_conversations(summary: dict) -> plt.Figure:
     for row, (name, count_key) in enumerate(CONVERSATION_METRICS):
         count = f" of {summary[count_key]}" if count_key and summary.get(count_key) is not None else ""
         ax.text(min(values[row] + 0.02, 0.98), row, f"{values[row]:.2f}{count}", va="center", fontsize=6)
-    ax.set_yticks(y, [n.replace("_", " ") for n in names], fontsize=7)
+    ax.set_yticks(y, [CONVERSATION_LABELS[n] for n in names], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.0)
     ax.set_xlabel("share")

@@ -82,7 +82,7 @@ class ConversationReport:
         solved = [d for d in dialogues if all(t.pass_at_1 == 1.0 for t in query_turns if t.dialogue_id == d)]
         return {
             "dialogues": len(dialogues), "turns": len(self.turns), "query_turns": len(query_turns),
-            "follow_up_turns": len(follow_ups),
+            "follow_up_turns": len(follow_ups), "new_question_turns": len(new),
             "intent_accuracy": _share([t.intent_ok for t in self.turns]),
             "turn_pass_at_1": _share([t.pass_at_1 == 1.0 for t in query_turns]),
             "follow_up_success": _share([t.pass_at_1 == 1.0 for t in follow_ups]),
