@@ -225,6 +225,7 @@ def test_three_turn_session_state_log_and_resume(engine_for, tmp_path):
     state = json.loads((directory / SESSION_FILE).read_text(encoding="utf-8"))
     assert [t["intent"] for t in state["turns"]] == ["EXECUTE_QUERY", "REQUEST_MODIFICATION", "ACKNOWLEDGE"]
     assert state["context"]["query"] == GOLD2 and state["pending"] is None
+    assert state["turns"][1]["template"] == "Total {sum:m.sks} SKS." and state["turns"][1]["template_from_model"] is True
 
     lines = read_log(directory / "analytics.jsonl")
     assert [line["turn"] for line in lines] == [1, 2, 3]

@@ -72,6 +72,8 @@ class Turn:
     rows: int | None = None
     error: dict[str, Any] | None = None
     route_note: str = ""
+    template: str = ""  # the answer template that was filled (the model's, or the fixed one)
+    template_from_model: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Turn":
@@ -98,6 +100,8 @@ class Answer:
     display_limit: int = 20
     route: RouteDecision | None = None
     state: "AgentState | None" = field(default=None, repr=False)
+    template: str = ""
+    template_from_model: bool = False
 
     @property
     def ok(self) -> bool:
@@ -268,7 +272,7 @@ class Session:
             number, message, decision.intent.value, decision.source.value, answer.status.value, answer.text, answer.query,
             answer.attempt, answer.attempts_allowed, list(answer.warnings), answer.quality,
             None if answer.result.empty and not len(answer.result.columns) else len(answer.result),
-            answer.error.to_dict() if answer.error else None, decision.note,
+            answer.error.to_dict() if answer.error else None, decision.note, answer.template, answer.template_from_model,
         ))
         self.pending = None
         self._save()
@@ -316,7 +320,7 @@ class Session:
                         else Context(message, state.final_query))
         return Answer(filled.text, state.final_query, result_frame(state.result), warnings, check.quality, decision.intent,
                       TurnStatus.ANSWERED, question, number, state.final_iteration, state.max_iterations, None,
-                      self.settings.display_limit, decision, state)
+                      self.settings.display_limit, decision, state, filled.template, filled.from_model)
 
 
 def _count(log: TurnLog, calls: int, prompt: int, completion: int) -> None:
