@@ -31,7 +31,7 @@ T2C_LOCAL_THREADS ?= $(shell n=$$(( $(CORES) / $(JOBS) )); echo $$(( n > 0 ? n :
 PAPERMILL := $(PY) -m t2c_lib.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
-.PHONY: help parallel setup test lab all run evaluate analyze figures neo4j neo4j-stop clean clean-cache
+.PHONY: help parallel setup test lab all run evaluate analyze figures conversations neo4j neo4j-stop clean clean-cache
 
 # The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
 ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
@@ -81,6 +81,11 @@ evaluate: setup $(STUDY_EVALUATED) ## metrics per configuration (after run)
 analyze: setup $(STUDY_ANALYZED) ## comparison tables, paired tests and figures (after evaluate)
 
 figures: analyze ## the paper figures (same as analyze)
+
+CONVERSATIONS_DIR := results/conversations
+conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions: intent accuracy, turn Pass@1, follow-up success (results/conversations/)
+	@mkdir -p $(CONVERSATIONS_DIR)
+	$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p out_dir $(CONVERSATIONS_DIR)
 
 clean: ## remove results, figures and store files (keeps .venv, the model and the response cache)
 	rm -rf results/* figures/* .cache/ladybug .cache/gold .cache/make .pytest_cache

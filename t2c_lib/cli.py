@@ -109,8 +109,8 @@ def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: st
 
 
 def _register_optional_commands() -> None:
-    """Commands that live in their own modules (agent, experiment) register here."""
-    for module_name in ("t2c_lib.cli_agent", "t2c_lib.cli_study", "t2c_lib.cli_score"):
+    """Commands that live in their own modules (agent, chat, study, score) register here."""
+    for module_name in ("t2c_lib.cli_agent", "t2c_lib.cli_chat", "t2c_lib.cli_study", "t2c_lib.cli_score"):
         try:
             module = __import__(module_name, fromlist=["register"])
         except ModuleNotFoundError as exc:

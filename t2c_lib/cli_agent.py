@@ -67,9 +67,9 @@ def _debug_logging() -> None:
 
 def open_model(name: str | None, no_cache: bool = False, refresh: bool = False) -> Any:
     """The named model (`local` or an endpoint's model, see `t2c_lib.llm.factory`) behind the response cache."""
-    from t2c_lib.llm import CacheMode, CachedModel, make_model
+    from t2c_lib.llm.factory import make_cached_model
 
-    return CachedModel(make_model(name), mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh))
+    return make_cached_model(name, no_cache=no_cache, refresh=refresh)
 
 
 def _open(dataset: str, store: str) -> tuple[Any, Any]:
@@ -125,6 +125,18 @@ def _indent(text: str, spaces: int) -> str:
     return "\n".join(pad + line for line in text.splitlines())
 
 
+def _export(state: AgentState, path: str, quiet: bool) -> None:
+    """`--export`: the final result to `path` with its sidecar; nothing written when no query succeeded."""
+    from t2c_lib.chat.export import export_state
+
+    if not state.success or state.result is None:
+        click.echo(f"t2c: nothing exported to {path}: no query passed the validator chain", err=True)
+        return
+    data_path, sidecar = export_state(state, path)
+    if not quiet:
+        click.echo(f"exported {len(state.result.rows)} row(s) to {data_path} (details: {sidecar})")
+
+
 def _summary(state: AgentState) -> None:
     from t2c_lib.cli_common import format_table
 
@@ -163,31 +175,29 @@ def _summary(state: AgentState) -> None:
 @click.option("--refresh", is_flag=True, help="call the model and overwrite the cached response")
 @click.option("--json", "as_json", is_flag=True, help="print the whole run (attempts, result) as JSON")
 @click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
+@click.option("--export", "export", default=None, type=click.Path(dir_okay=False),
+              help="write the result to FILE (.csv, .json, .xlsx or .parquet) with a FILE.meta.json sidecar")
 @_friendly
 def ask(
     question: str, dataset: str, store: str, prompt_type: str, schema_format: str, descriptions: bool, max_iterations: int,
     strategy: str | None, model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
-    no_cache: bool, refresh: bool, as_json: bool, debug: bool,
+    no_cache: bool, refresh: bool, as_json: bool, debug: bool, export: str | None,
 ) -> None:
     """Answer QUESTION with Cypher: generate, validate, feed back, repair; print every attempt and the result."""
-    from t2c_lib.feedback import FeedbackBuilder
-    from t2c_lib.prompts import PromptBuilder
-    from t2c_lib.validation import build_chain, make_context
+    from t2c_lib.agent.build import build_loop, build_parts
 
+    if export:
+        from t2c_lib.chat.export import export_format
+
+        export_format(export)  # a bad extension fails before the model is called
     if debug:
         _debug_logging()
     config = Configuration(PromptType.parse(prompt_type), SchemaFormat.parse(schema_format))
     ds, graph = _open(dataset, store)
     try:
-        ctx = make_context(graph, timeout_s=timeout)
-        from t2c_lib.linking import schema_text_source
-
-        schema_text = schema_text_source(graph, ds.schema_spec.descriptions, config.schema_format, ds.language,
-                                         descriptions=descriptions, timeout_s=timeout)
-        prompts = PromptBuilder(config, schema_text, ds.language, ds.examples)
-        loop = AgentLoop(
-            open_model(model, no_cache=no_cache, refresh=refresh), build_chain(graph), ctx, prompts,
-            FeedbackBuilder(ctx.schema, ds.language, timeout), max_iterations=max_iterations,
+        parts = build_parts(graph, ds, config, descriptions=descriptions, timeout_s=timeout)
+        loop = build_loop(
+            open_model(model, no_cache=no_cache, refresh=refresh), parts, max_iterations=max_iterations,
             temperature=temperature, refine_temperature=refine_temperature, max_tokens=max_tokens,
             strategy=strategy, on_attempt=None if as_json else _echo_attempt,
         )
@@ -200,6 +210,8 @@ def ask(
         click.echo(json.dumps(state.to_dict(), ensure_ascii=False, indent=2))
     else:
         _summary(state)
+    if export:
+        _export(state, export, quiet=as_json)
     if not state.success:
         sys.exit(1)
 

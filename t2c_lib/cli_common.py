@@ -44,7 +44,7 @@ class SchemaFormatType(click.ParamType):
 
     name = "schema format"
 
-    def get_metavar(self, param: click.Parameter, *args: Any) -> str:
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
         from t2c_lib.graph.schema import SchemaFormat
 
         return "[" + "|".join(f.value for f in SchemaFormat) + "]"
@@ -63,7 +63,7 @@ class PromptTypeType(click.ParamType):
 
     name = "prompt type"
 
-    def get_metavar(self, param: click.Parameter, *args: Any) -> str:
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
         from t2c_lib.prompts.config import PromptType
 
         return "[" + "|".join(p.value for p in PromptType) + "]"

@@ -94,6 +94,31 @@ class Example:
     reasoning: str = ""
 
 
+CONVERSATIONS_FILE = "conversations.yaml"
+INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION", "ACKNOWLEDGE", "UNKNOWN")
+"""A dialogue turn's expected intent (the names of `t2c_lib.chat.intent.Intent`)."""
+QUERY_INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION")
+"""Intents whose turns carry a gold query."""
+
+
+@dataclass(frozen=True)
+class DialogueTurn:
+    """One user message of a dialogue, its expected intent and (query turns) its gold Cypher."""
+
+    message: str
+    intent: str
+    cypher: str = ""
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """A hand-written conversation (`conversations.yaml`); a modification turn modifies the previous query turn."""
+
+    id: str
+    turns: tuple[DialogueTurn, ...]
+    title: str = ""
+
+
 @dataclass(frozen=True)
 class GroundTruthSpec:
     """Where the ground truth is and what its columns mean."""
@@ -121,6 +146,7 @@ class Dataset:
     hash: str
     settings: dict[str, Any] = field(default_factory=dict)
     gold_exclusions: dict[str, str] = field(default_factory=dict)  # question id -> why it is no ground truth
+    conversations: list[Dialogue] = field(default_factory=list)  # conversations.yaml (optional)
 
     @property
     def strata_columns(self) -> list[str]:
@@ -191,17 +217,24 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
     questions = _read_ground_truth(root / gt_spec.file, gt_spec, name)
     examples = _read_examples(root / "examples.yaml", {q.question.strip() for q in questions})
     exclusions = _gold_exclusions(root / "dataset.yaml", settings.get("gold_exclusions"), {q.id for q in questions})
+    conversations = read_conversations(root / CONVERSATIONS_FILE)
     return Dataset(
         name=name, path=root, language=language, description=str(settings.get("description", "")).strip(),
         schema_spec=spec, ground_truth_spec=gt_spec, nodes=nodes, rels=rels, questions=questions,
         examples=examples, hash=dataset_hash(root), settings=settings, gold_exclusions=exclusions,
+        conversations=conversations,
     )
 
 
+NOT_HASHED = (CONVERSATIONS_FILE,)
+"""Files outside the dataset hash: the conversational test set changes no study question or answer."""
+
+
 def dataset_hash(root: Path) -> str:
-    """sha256 over every file of the dataset (relative path + bytes): changes when any input changes."""
+    """sha256 over every file of the dataset but NOT_HASHED (relative path + bytes): changes when an input changes."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                       and p.relative_to(root).as_posix() not in NOT_HASHED):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
@@ -447,6 +480,72 @@ def _read_examples(path: Path, gold_questions: set[str]) -> list[Example]:
     return out
 
 
+# --- conversations --------------------------------------------------------------------------
+
+_DIALOGUE_KEYS = {"id", "title", "turns"}
+_TURN_KEYS = {"message", "intent", "cypher"}
+
+
+def read_conversations(path: Path) -> list[Dialogue]:
+    """`conversations.yaml`: a list of dialogues, checked strictly (a missing file means none)."""
+    raw = _read_yaml(path, required=False)
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise DatasetError(path, "expected a list of dialogues {id, title, turns}")
+    dialogues: list[Dialogue] = []
+    seen: set[str] = set()
+    for number, entry in enumerate(raw, start=1):
+        if not isinstance(entry, dict):
+            raise DatasetError(path, "each dialogue must be a mapping {id, title, turns}", number)
+        unknown = sorted(set(map(str, entry)) - _DIALOGUE_KEYS)
+        if unknown:
+            raise DatasetError(path, f"dialogue: unknown key(s) {unknown} (valid: {', '.join(sorted(_DIALOGUE_KEYS))})", number)
+        dialogue_id = str(entry.get("id") or "").strip()
+        if not dialogue_id:
+            raise DatasetError(path, "dialogue without an 'id'", number)
+        if dialogue_id in seen:
+            raise DatasetError(path, f"duplicate dialogue id {dialogue_id!r}", number)
+        seen.add(dialogue_id)
+        turns = entry.get("turns")
+        if not isinstance(turns, list) or not turns:
+            raise DatasetError(path, f"dialogue {dialogue_id}: 'turns' must be a non-empty list", number)
+        checked = tuple(_dialogue_turn(path, dialogue_id, i, turn, number) for i, turn in enumerate(turns, start=1))
+        _check_follow_ups(path, dialogue_id, checked, number)
+        dialogues.append(Dialogue(dialogue_id, checked, " ".join(str(entry.get("title") or "").split())))
+    return dialogues
+
+
+def _dialogue_turn(path: Path, dialogue_id: str, index: int, turn: Any, row: int) -> DialogueTurn:
+    where = f"dialogue {dialogue_id}, turn {index}"
+    if not isinstance(turn, dict):
+        raise DatasetError(path, f"{where}: expected a mapping {{message, intent, cypher}}", row)
+    unknown = sorted(set(map(str, turn)) - _TURN_KEYS)
+    if unknown:
+        raise DatasetError(path, f"{where}: unknown key(s) {unknown} (valid: {', '.join(sorted(_TURN_KEYS))})", row)
+    message = " ".join(str(turn.get("message") or "").split())
+    if not message:
+        raise DatasetError(path, f"{where}: empty 'message'", row)
+    intent = str(turn.get("intent") or "").strip()
+    if intent not in INTENTS:
+        raise DatasetError(path, f"{where}: intent {intent!r} is not one of {', '.join(INTENTS)}", row)
+    cypher = str(turn.get("cypher") or "").strip()
+    if intent in QUERY_INTENTS and not cypher:
+        raise DatasetError(path, f"{where}: a {intent} turn needs a gold 'cypher'", row)
+    if intent not in QUERY_INTENTS and cypher:
+        raise DatasetError(path, f"{where}: a {intent} turn has no query; remove its 'cypher'", row)
+    return DialogueTurn(message, intent, cypher)
+
+
+def _check_follow_ups(path: Path, dialogue_id: str, turns: tuple[DialogueTurn, ...], row: int) -> None:
+    """A modification needs an earlier query turn in its dialogue to modify."""
+    queried = False
+    for index, turn in enumerate(turns, start=1):
+        if turn.intent == "REQUEST_MODIFICATION" and not queried:
+            raise DatasetError(path, f"dialogue {dialogue_id}, turn {index}: REQUEST_MODIFICATION with no earlier query turn", row)
+        queried = queried or turn.intent in QUERY_INTENTS
+
+
 # --- small helpers --------------------------------------------------------------------------
 
 def _read_yaml(path: Path, required: bool) -> Any:
@@ -532,6 +631,6 @@ def _display(path: Path | str) -> str:
 
 
 __all__ = [
-    "Dataset", "DatasetError", "Example", "GroundTruthItem", "GroundTruthSpec", "NodeRow", "RelRow",
-    "RelSpec", "SchemaSpec", "available_datasets", "dataset_hash", "load_dataset", "parse_value",
+    "Dataset", "DatasetError", "Dialogue", "DialogueTurn", "Example", "GroundTruthItem", "GroundTruthSpec", "NodeRow", "RelRow",
+    "RelSpec", "SchemaSpec", "available_datasets", "dataset_hash", "load_dataset", "parse_value", "read_conversations",
 ]

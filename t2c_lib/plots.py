@@ -299,3 +299,39 @@ def export_figures(tables: RunTables, out_dir: Path) -> list[Path]:
             written += save_figure(fig, out_dir, name)
     return written
 
+
+
+CONVERSATION_METRICS = (("intent_accuracy", "turns"), ("turn_pass_at_1", "query_turns"),
+                        ("new_question_pass_at_1", "new_question_turns"), ("follow_up_success", "follow_up_turns"),
+                        ("dialogue_success", "dialogues"))
+CONVERSATION_LABELS = {"intent_accuracy": "intent accuracy", "turn_pass_at_1": "turn Pass@1",
+                       "new_question_pass_at_1": "new questions: Pass@1", "follow_up_success": "follow-up success",
+                       "dialogue_success": "dialogues: all turns pass"}
+
+
+def fig_conversations(summary: dict) -> plt.Figure:
+    """The conversation metrics (`chat.evaluate` summary) as horizontal bars, each with its share and count."""
+    names = [name for name, _ in CONVERSATION_METRICS]
+    values = [summary.get(name) or 0.0 for name in names]
+    fig, ax = plt.subplots(figsize=(4.6, 2.2))
+    y = np.arange(len(names))
+    ax.barh(y, values, color=MODE_COLORS[TREATMENT])
+    for row, (name, count_key) in enumerate(CONVERSATION_METRICS):
+        count = f" of {summary[count_key]}" if count_key and summary.get(count_key) is not None else ""
+        ax.text(min(values[row] + 0.02, 0.98), row, f"{values[row]:.2f}{count}", va="center", fontsize=6)
+    ax.set_yticks(y, [CONVERSATION_LABELS[n] for n in names], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.0)
+    ax.set_xlabel("share")
+    fig.tight_layout()
+    return fig
+
+
+def export_conversation_figure(summary: dict, out_dir: Path, model_id: str = "") -> list[Path]:
+    """`conversations.{pdf,svg,png}` in the paper style, deterministically."""
+    with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
+        fig = fig_conversations(summary)
+        if model_id.startswith("local"):
+            fig.text(0.995, 0.005, "local model results are illustrative", ha="right", va="bottom", fontsize=5,
+                     color="#777777")
+        return save_figure(fig, out_dir, "conversations")

@@ -128,11 +128,9 @@ def infer(
 
     `mode` is the old name of `strategy` (`agentic` = `feedback`).
     """
-    from t2c_lib.agent import AgentLoop
+    from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.agent.strategies import get_strategy
-    from t2c_lib.feedback import FeedbackBuilder
-    from t2c_lib.prompts import Configuration, PromptBuilder, template_hashes
-    from t2c_lib.validation.chain import build_chain, make_context
+    from t2c_lib.prompts import Configuration, template_hashes
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
     study = open_study(params, results_dir)
@@ -143,24 +141,20 @@ def infer(
 
         grammar = cypher_grammar(schema)
     chat = model or make_chat_model(params, cache_mode, grammar)
-    from t2c_lib.linking import schema_text_source, settings_from
+    from t2c_lib.linking import settings_from
 
-    configuration = Configuration.from_name(cell.configuration)
-    schema_text = schema_text_source(study.store, study.dataset.schema_spec.descriptions, cell.schema_format,
-                                     study.dataset.language, descriptions=params.schema_descriptions,
-                                     settings=settings_from(params), timeout_s=params.query_timeout_s)
-    prompts = PromptBuilder(configuration, schema_text, study.dataset.language, study.dataset.examples)
-    feedback = FeedbackBuilder(schema, study.dataset.language, params.query_timeout_s)
-    chain = build_chain(study.store)
-    context = make_context(study.store, params.query_timeout_s)
+    parts = build_parts(study.store, study.dataset, Configuration.from_name(cell.configuration),
+                        descriptions=params.schema_descriptions, linking=settings_from(params),
+                        timeout_s=params.query_timeout_s)
+    chain = parts.chain
     options = {}
     if cell.strategy == "vote":
         options = {"k": measured_vote_k(params, cell, study.run_dir), "temperature": params.vote_temperature}
     chosen = get_strategy(cell.strategy, **options)
 
     def make_loop(on_attempt: Any = None) -> Any:
-        return AgentLoop(
-            chat, chain, context, prompts, feedback, max_iterations=cell.max_iterations(params),
+        return build_loop(
+            chat, parts, max_iterations=cell.max_iterations(params),
             temperature=params.temperature_first, refine_temperature=params.temperature_refine,
             max_tokens=params.max_tokens, strategy=chosen, on_attempt=on_attempt,
         )

@@ -90,3 +90,10 @@ def make_model(spec: str | None = None, env: Mapping[str, str] | None = None, se
         timeout_s=_float(env, "T2C_LLM_TIMEOUT", 120.0),
     )
     return OpenAICompatModel(name, endpoint, retry=policy, seed=seed if seed is not None else seed_from_env(env))
+
+
+def make_cached_model(spec: str | None = None, no_cache: bool = False, refresh: bool = False) -> ChatModel:
+    """`make_model(spec)` behind the response cache (`no_cache`: bypass it; `refresh`: call and overwrite)."""
+    from t2c_lib.llm.cache import CachedModel, CacheMode
+
+    return CachedModel(make_model(spec), mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh))

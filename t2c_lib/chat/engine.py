@@ -1,0 +1,120 @@
+"""`ChatEngine`: the heavy parts of conversations, built once: dataset, store, model, loop, router, answer writer.
+
+Many sessions can share one engine (the conversation evaluation runs every dialogue on one).
+With the packaged local model, routing and answer templates each run on their own instance
+(the local model keeps one KV cache per instance, and an instance is chosen by its context
+size), so each kind of prompt finds its long shared prefix (instructions, schema, examples)
+still evaluated from the turn before; an endpoint's model serves all three.
+The loop comes from `agent.build`, the same builder `t2c ask` and the study use, so every
+query of a conversation meets the same validator chain, read-only guard and walls first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from t2c_lib.agent.build import LoopParts, build_loop, build_parts
+from t2c_lib.chat.answer import AnswerWriter
+from t2c_lib.chat.intent import Router, domain_vocabulary
+from t2c_lib.chat.prompts import template_hashes
+from t2c_lib.chat.settings import ChatSettings
+from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.prompts.config import Configuration, PromptType
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.agent.loop import AgentLoop
+    from t2c_lib.agent.types import Attempt
+    from t2c_lib.datasets import Dataset
+    from t2c_lib.graph.base import GraphStore
+    from t2c_lib.llm.base import ChatModel
+
+
+@dataclass
+class ChatEngine:
+    """Everything a turn needs besides the conversation's own state."""
+
+    settings: ChatSettings
+    dataset: "Dataset"
+    store: "GraphStore"
+    model: "ChatModel"
+    parts: LoopParts
+    router: Router
+    writer: AnswerWriter
+    graph_size: int
+    suggestions: tuple[str, ...]
+    owns_store: bool = True
+
+    @classmethod
+    def open(cls, settings: ChatSettings, *, dataset: "Dataset | None" = None, store: "GraphStore | None" = None,
+             model: "ChatModel | None" = None) -> "ChatEngine":
+        """Load the dataset, open the store and the model (behind the response cache) unless given."""
+        from t2c_lib.datasets import load_dataset
+        from t2c_lib.graph import open_store
+
+        dataset = dataset or load_dataset(settings.dataset)
+        owns_store = store is None
+        store = store or open_store(settings.store, dataset)
+        try:
+            model, route_model, answer_model = (model, model, model) if model is not None else _models(settings)
+            configuration = Configuration(PromptType.parse(settings.prompt_type), SchemaFormat.parse(settings.schema_format))
+            parts = build_parts(store, dataset, configuration, timeout_s=settings.timeout_s)
+            vocabulary = domain_vocabulary([*parts.context.schema.labels, *parts.context.schema.rel_types,
+                                            *dataset.schema_spec.descriptions.values(),
+                                            *(q.question for q in dataset.questions), *(e.question for e in dataset.examples)])
+            router = Router(route_model, dataset.language, vocabulary, use_model=settings.router == "model",
+                            max_tokens=settings.router_max_tokens)
+            writer = AnswerWriter(answer_model, dataset.language, settings.answer_max_tokens)
+            size = sum(store.counts().values())
+        except BaseException:
+            if owns_store:
+                store.close()
+            raise
+        suggestions = tuple(e.question for e in dataset.examples) or tuple(q.question for q in dataset.questions)
+        return cls(settings, dataset, store, model, parts, router, writer, size, suggestions, owns_store)
+
+    @property
+    def language(self) -> str:
+        return self.dataset.language
+
+    def loop(self, on_attempt: "Callable[[Attempt], None] | None" = None) -> "AgentLoop":
+        """A loop with the session's strategy and budgets (cheap: the parts are shared)."""
+        s = self.settings
+        return build_loop(self.model, self.parts, max_iterations=s.max_iterations, temperature=s.temperature,
+                          refine_temperature=s.refine_temperature, max_tokens=s.max_tokens, strategy=s.strategy,
+                          on_attempt=on_attempt)
+
+    def signature(self) -> dict[str, Any]:
+        """Every setting behind a conversation's answers (for session files and evaluation reports)."""
+        return {"loop": self.loop().signature(), "chat_settings": self.settings.to_dict(),
+                "chat_templates": template_hashes(self.language), "dataset": self.dataset.name,
+                "dataset_hash": self.dataset.hash, "store": self.store.name}
+
+    def close(self) -> None:
+        """Close the store if this engine opened it."""
+        if self.owns_store:
+            self.store.close()
+
+
+ROUTE_N_CTX = 2048
+ANSWER_N_CTX = 1536
+"""Contexts of the local instances for routing and for answer templates (short prompts; distinct sizes, distinct instances)."""
+
+
+def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel, ChatModel]":
+    """The models for queries, routing and answers, behind the response cache (see the module docstring)."""
+    from t2c_lib.llm.cache import CachedModel, CacheMode
+    from t2c_lib.llm.factory import make_model
+    from t2c_lib.llm.local import LocalModel
+
+    mode = CacheMode(settings.cache)
+    raw = make_model(settings.model)
+    main = CachedModel(raw, mode=mode)
+    if not isinstance(raw, LocalModel):
+        return main, main, main
+
+    def sibling(n_ctx: int) -> "ChatModel":
+        return CachedModel(LocalModel(path=raw._path, n_ctx=n_ctx, n_threads=raw.n_threads, seed=raw.seed,
+                                      extra_buffers=raw.extra_buffers), mode=mode)
+
+    return main, sibling(ROUTE_N_CTX), sibling(ANSWER_N_CTX)

@@ -1,0 +1,190 @@
+"""Conversation metrics on a dataset's dialogues: intent accuracy, turn-level Pass@1, follow-up success.
+
+Each dialogue is played as a real session (router, loop, rewrite, answer), one message at a
+time, in its own folder. Definitions:
+
+- **intent accuracy**: share of turns whose routed intent is the expected one;
+- **turn Pass@1**: over query turns (expected EXECUTE_QUERY or REQUEST_MODIFICATION), the
+  share whose final query's result is equivalent to the gold query's (the study's result
+  equivalence, `metrics.output.execution_scores` under a scoring preset; a turn that was not
+  routed to a query, or whose query failed, scores 0);
+- **follow-up success**: turn Pass@1 over the REQUEST_MODIFICATION turns alone. A follow-up
+  modifies the session's own previous query, so it depends on the turns before it;
+- **rule intent accuracy** (a reference, no model): the rule fallback alone on every turn.
+  The rules were written beside this test set, so read it as a ceiling of the rules, not a result.
+
+Only deterministic values are written (no times), so the same model, settings and cache give
+the same `turns.csv` and `summary.json`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from t2c_lib.chat.intent import rule_intent
+from t2c_lib.chat.session import Session
+from t2c_lib.metrics.output import execution_scores
+from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.chat.engine import ChatEngine
+    from t2c_lib.chat.settings import ChatSettings
+    from t2c_lib.datasets import Dialogue
+
+TURNS_FILE = "turns.csv"
+SUMMARY_FILE = "summary.json"
+SESSIONS_DIR = "sessions"
+QUERY_INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION")
+METRICS = ("intent_accuracy", "turn_pass_at_1", "follow_up_success", "new_question_pass_at_1")
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """One turn of one dialogue: what was expected, what the session did, and its score."""
+
+    dialogue_id: str
+    turn: int
+    message: str
+    expected_intent: str
+    intent: str
+    intent_source: str
+    intent_ok: bool
+    rule_intent: str
+    status: str
+    gold: str
+    query: str
+    pass_at_1: float | None  # None for turns without a gold query
+    attempts: int
+    quality: int | None
+    error: str
+
+
+@dataclass(frozen=True)
+class ConversationReport:
+    """Every turn's outcome, the summary and the signature of the settings behind them."""
+
+    turns: tuple[TurnOutcome, ...]
+    signature: dict[str, Any]
+    scoring: str
+
+    def summary(self) -> dict[str, Any]:
+        """The headline numbers with their counts (a share over no turns is None)."""
+        query_turns = [t for t in self.turns if t.expected_intent in QUERY_INTENTS]
+        follow_ups = [t for t in query_turns if t.expected_intent == "REQUEST_MODIFICATION"]
+        new = [t for t in query_turns if t.expected_intent == "EXECUTE_QUERY"]
+        dialogues = sorted({t.dialogue_id for t in self.turns})
+        solved = [d for d in dialogues if all(t.pass_at_1 == 1.0 for t in query_turns if t.dialogue_id == d)]
+        return {
+            "dialogues": len(dialogues), "turns": len(self.turns), "query_turns": len(query_turns),
+            "follow_up_turns": len(follow_ups), "new_question_turns": len(new),
+            "intent_accuracy": _share([t.intent_ok for t in self.turns]),
+            "turn_pass_at_1": _share([t.pass_at_1 == 1.0 for t in query_turns]),
+            "follow_up_success": _share([t.pass_at_1 == 1.0 for t in follow_ups]),
+            "new_question_pass_at_1": _share([t.pass_at_1 == 1.0 for t in new]),
+            "dialogue_success": _share([d in solved for d in dialogues]),
+            "rule_intent_accuracy": _share([t.rule_intent == t.expected_intent for t in self.turns]),
+            "routed_by_model": _share([t.intent_source == "model" for t in self.turns]),
+            "intent_accuracy_by_intent": {
+                intent: _share([t.intent_ok for t in self.turns if t.expected_intent == intent])
+                for intent in sorted({t.expected_intent for t in self.turns})
+            },
+            "scoring": self.scoring,
+        }
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [asdict(t) for t in self.turns]
+
+
+def _share(flags: Sequence[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 6) if flags else None
+
+
+def evaluate_conversations(
+    engine: "ChatEngine", dialogues: "Sequence[Dialogue] | None" = None, *, out_dir: Path | None = None,
+    scoring: str = DEFAULT_SCORING, progress: bool = False,
+) -> ConversationReport:
+    """Play every dialogue as a fresh session on `engine` and score each turn (sessions under `out_dir/sessions/`)."""
+    get_scoring(scoring)
+    dialogues = list(engine.dataset.conversations if dialogues is None else dialogues)
+    if not dialogues:
+        raise ValueError(f"dataset {engine.dataset.name!r} has no conversations (conversations.yaml)")
+    outcomes: list[TurnOutcome] = []
+    for number, dialogue in enumerate(dialogues, start=1):
+        if progress:
+            print(f"[{number}/{len(dialogues)}] {dialogue.id}: {dialogue.title}", flush=True)
+        outcomes += play_dialogue(engine, dialogue, out_dir, scoring)
+    return ConversationReport(tuple(outcomes), engine.signature(), scoring)
+
+
+def play_dialogue(engine: "ChatEngine", dialogue: "Dialogue", out_dir: Path | None, scoring: str) -> list[TurnOutcome]:
+    """One dialogue, turn by turn, in a fresh session; each query turn scored against its gold query."""
+    directory = Path(out_dir) / SESSIONS_DIR / dialogue.id if out_dir is not None else _scratch(dialogue.id)
+    if directory.exists():
+        shutil.rmtree(directory)
+    session = Session.start(session_id=dialogue.id, directory=directory, engine=engine)
+    outcomes = []
+    previous_query = False
+    try:
+        for index, turn in enumerate(dialogue.turns, start=1):
+            answer = session.ask(turn.message)
+            route = answer.route
+            score = None
+            if turn.cypher:
+                score = execution_scores(turn.cypher, answer.query if answer.ok else None, engine.store,
+                                         timeout_s=engine.settings.timeout_s, scoring=scoring).pass_at_1
+            expected_rule = rule_intent(turn.message, previous_query, engine.router.vocabulary).value
+            previous_query = previous_query or turn.intent in QUERY_INTENTS
+            outcomes.append(TurnOutcome(
+                dialogue.id, index, turn.message, turn.intent, answer.intent.value,
+                route.source.value if route else "", answer.intent.value == turn.intent, expected_rule,
+                answer.status.value, turn.cypher, answer.query, score, answer.attempt, answer.quality,
+                answer.error.technical_details if answer.error else "",
+            ))
+    finally:
+        session.close()
+    return outcomes
+
+
+def _scratch(dialogue_id: str) -> Path:
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="t2c-conv-")) / dialogue_id
+
+
+def write_report(report: ConversationReport, out_dir: Path) -> dict[str, Path]:
+    """`turns.csv` and `summary.json` (with the signature) under `out_dir`; same report, same bytes."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    columns = [f.name for f in fields(TurnOutcome)]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in report.rows():
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    turns_path = out_dir / TURNS_FILE
+    turns_path.write_text(buffer.getvalue(), encoding="utf-8")
+    summary_path = out_dir / SUMMARY_FILE
+    summary = {**report.summary(), "signature": report.signature}
+    summary_path.write_text(json.dumps(summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return {"turns": turns_path, "summary": summary_path}
+
+
+def run_conversations(settings: "ChatSettings", out_dir: Path, *, limit: int | None = None, scoring: str = DEFAULT_SCORING,
+                      progress: bool = True) -> ConversationReport:
+    """Open an engine for `settings`, play the dataset's first `limit` dialogues (all: None), write the report."""
+    from t2c_lib.chat.engine import ChatEngine
+
+    engine = ChatEngine.open(settings)
+    try:
+        dialogues = engine.dataset.conversations[:limit] if limit else engine.dataset.conversations
+        report = evaluate_conversations(engine, dialogues, out_dir=out_dir, scoring=scoring, progress=progress)
+    finally:
+        engine.close()
+    write_report(report, out_dir)
+    return report

@@ -1,0 +1,65 @@
+"""`ChatSettings`: every setting of a conversation, stored with the session so a resume uses the same ones."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
+
+ROUTERS = ("model", "rules")
+CACHE_MODES = ("use", "refresh", "off")
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """Dataset, store and model; how questions are answered (prompt, schema format, strategy); display and budgets."""
+
+    dataset: str = "kurikulum"
+    store: str = "ladybug"
+    model: str | None = None  # `local`, an endpoint's model name, or None: $T2C_MODEL or local
+    prompt_type: str = "Few-Shot"
+    schema_format: str = "nodes_paths"
+    strategy: str | None = None  # None: single-pass for max_iterations 1, else feedback
+    max_iterations: int = 3
+    max_tokens: int = 256
+    temperature: float = 0.0
+    refine_temperature: float = 0.1
+    router: str = "model"  # model: the model routes, rules when its reply is unusable; rules: rules only
+    router_max_tokens: int = 16
+    answer_max_tokens: int = 64
+    display_limit: int = 20
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    cache: str = "use"
+
+    def __post_init__(self) -> None:
+        if self.router not in ROUTERS:
+            raise ValueError(f"router must be one of {', '.join(ROUTERS)}, got {self.router!r}")
+        if self.cache not in CACHE_MODES:
+            raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}, got {self.cache!r}")
+        for name in ("max_iterations", "max_tokens", "router_max_tokens", "answer_max_tokens", "display_limit"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not self.timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ChatSettings":
+        """Settings from a dict (a session file); unknown keys are an error that names the valid ones."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"unknown chat setting(s) {unknown} (valid: {', '.join(sorted(names))})")
+        return cls(**data)
+
+    def with_overrides(self, **overrides: Any) -> "ChatSettings":
+        """A copy with the given settings changed (None values are ignored)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        unknown = sorted(set(given) - {f.name for f in fields(self)})
+        if unknown:
+            raise ValueError(f"unknown chat setting(s) {unknown}")
+        return replace(self, **given)

@@ -1,0 +1,118 @@
+"""`t2c chat`: a conversation with the graph in the terminal (or driven by a script through stdin).
+
+In a terminal it prompts for each message; when standard input is not a terminal it reads
+one message per line and ends at the end of input. Every turn is saved as it ends, so
+`t2c chat --session ID` resumes a session that was stopped or killed (a message that was
+being answered is answered again). `t2c_lib.cli` registers the command through `register`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Iterator
+
+import click
+
+from t2c_lib.cli_common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
+from t2c_lib.graph import STORES
+
+EXIT_WORDS = frozenset({"exit", "quit", "keluar", "selesai", ":q"})
+STRATEGIES = ("single-pass", "feedback", "history", "raw-error", "verifier", "vote", "agentic")
+
+
+def _messages(interactive: bool) -> Iterator[str]:
+    """Messages from the terminal (prompted) or from stdin lines, until EOF or an exit word."""
+    while True:
+        try:
+            line = input("> ") if interactive else sys.stdin.readline()
+        except (EOFError, KeyboardInterrupt):
+            return
+        if not interactive and line == "":
+            return
+        text = line.strip()
+        if not text:
+            continue
+        if text.lower() in EXIT_WORDS:
+            return
+        if not interactive:
+            click.echo(f"> {text}")
+        yield text
+
+
+def _echo_route(route: Any) -> None:
+    """`--debug`: the router's decision as soon as it is made."""
+    click.echo(f"[route] {route.intent.value} by {route.source.value}"
+               + (f" (model said {route.model_reply!r})" if route.model_reply else "")
+               + (f"; {route.note}" if route.note else ""))
+
+
+def _show(answer: Any, debug: bool) -> None:
+    """One answer: the text, the table (display limit), warnings and quality; with --debug the final query."""
+    if debug and answer.query:
+        click.echo(f"[query] {answer.query}")
+    click.echo(answer.text)
+    table = answer.table()
+    if table:
+        click.echo(table)
+    for warning in answer.warnings:
+        click.echo(f"! {warning}")
+    if answer.quality is not None:
+        click.echo(f"quality {answer.quality}/100; attempt {answer.attempt} of {answer.attempts_allowed}")
+    if answer.error is not None and debug:
+        click.echo(f"[details] {answer.error.technical_details}")
+    click.echo("")
+
+
+@click.command("chat")
+@click.option("--dataset", "-d", default=None, help="dataset name under data/ or a path [default: kurikulum]")
+@click.option("--store", "-s", type=click.Choice(STORES), default=None, help="graph database [default: ladybug]")
+@click.option("--session", "session_id", default=None, help="resume (or start) the session with this id")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
+              help="how attempts follow one another [default: feedback; single-pass for -n 1]")
+@click.option("--model", "-m", default=None, help="`local` or a model name of the endpoint [default: $T2C_MODEL or local]")
+@click.option("--prompt", "-p", "prompt_type", type=PROMPT_TYPE, default=None, help="prompt type [default: Few-Shot]")
+@click.option("--schema", "schema_format", type=SCHEMA_FORMAT, default=None, help="schema format [default: nodes_paths]")
+@click.option("--max-iterations", "-n", type=POSITIVE_INT, default=None, help="attempts per query [default: 3]")
+@click.option("--max-tokens", type=POSITIVE_INT, default=None, help="tokens the model may write per query [default: 256]")
+@click.option("--router", type=click.Choice(("model", "rules")), default=None,
+              help="who routes messages: the model (rules when its reply is unusable) or the rules alone [default: model]")
+@click.option("--display-limit", type=POSITIVE_INT, default=None, help="rows shown per answer [default: 20]")
+@click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
+@click.option("--debug", is_flag=True, help="show each route decision, generated Cypher and its verdicts")
+@friendly_errors
+def chat(dataset: str | None, store: str | None, session_id: str | None, strategy: str | None, model: str | None,
+         prompt_type: str | None, schema_format: str | None, max_iterations: int | None, max_tokens: int | None,
+         router: str | None, display_limit: int | None, no_cache: bool, debug: bool) -> None:
+    """Talk with the graph: questions, follow-ups ("urutkan ..."), thanks; every turn saved and logged."""
+    from t2c_lib.chat import Session
+    from t2c_lib.cli_agent import _echo_attempt
+
+    overrides = {"dataset": dataset, "store": store, "strategy": strategy, "model": model, "prompt_type": prompt_type,
+                 "schema_format": schema_format, "max_iterations": max_iterations, "max_tokens": max_tokens,
+                 "router": router, "display_limit": display_limit, "cache": "off" if no_cache else None}
+    session = Session.start(session_id=session_id, on_attempt=_echo_attempt if debug else None,
+                            on_route=_echo_route if debug else None,
+                            **{k: v for k, v in overrides.items() if v is not None})
+    try:
+        s = session.settings
+        verb = "resumed" if session.resumed else "started"
+        click.echo(f"t2c chat: session {session.session_id} {verb} ({len(session.turns)} turn(s) so far); "
+                   f"dataset {s.dataset}, store {s.store}, model {session.engine.model.model_id}")
+        click.echo(f"resume with: t2c chat --session {session.session_id}; end with 'exit' or Ctrl-D")
+        if session.resumed and session.turns:
+            last = session.turns[-1]
+            click.echo(f"last turn {last.turn}: {last.message} -> {last.text.splitlines()[0] if last.text else ''}")
+        if session.pending:
+            click.echo(f"answering the interrupted message again: {session.pending}")
+            _show(session.ask(session.pending), debug)
+        for message in _messages(sys.stdin.isatty()):
+            _show(session.ask(message), debug)
+    finally:
+        session.close()
+    click.echo(f"session {session.session_id} saved in {session.directory}")
+
+
+def register(group: click.Group) -> None:
+    """Add `chat` to the `t2c` group."""
+    group.add_command(chat)
+
