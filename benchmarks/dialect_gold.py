@@ -87,8 +87,8 @@ def measure(dataset_name: str, with_neo4j: bool) -> dict[str, Any]:
         "pairs": before.total,
         "kept_before": len(kept_before),
         "kept_after": len(kept_after),
-        "dropped_before": dict(Counter(str(d.kind) for d in before.dropped)),
-        "dropped_after": dict(Counter(str(d.kind) for d in after.dropped)),
+        "dropped_before": dict(Counter(d.kind.value for d in before.dropped)),
+        "dropped_after": dict(Counter(d.kind.value for d in after.dropped)),
         "gained": {qid: list(normalise(cypher[qid]).applied) for qid in gained},
         "lost": lost,
     }
