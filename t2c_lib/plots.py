@@ -7,7 +7,7 @@ fonts embedded as Type 42 and no timestamps or random ids, so a rerun writes the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import matplotlib
 
@@ -250,23 +250,29 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharex=True)
     table = tables.strategies
     rows = table[table["configuration"] == "ALL"] if not table.empty else table
+    points: list[tuple[plt.Axes, dict[tuple[float, float], list[str]]]] = []
     for ax, (metric, label) in zip(axes, (("pass_at_1_final", f"Pass@1 final ({tables.scoring})"), ("kg_valid_chain", "KG-valid chain"))):
+        groups: dict[tuple[float, float], list[str]] = {}
         if not rows.empty:
             ax.scatter(rows["llm_calls"], rows[metric], color="#4C72B0")
             for x, y, name in zip(rows["llm_calls"], rows[metric], rows["strategy"]):
-                ax.annotate(name, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
+                groups.setdefault((round(float(x), 9), round(float(y), 9)), []).append(str(name))
+        points.append((ax, groups))
         ax.set_xlabel("mean LLM calls per question")
         ax.set_ylabel(label)
         ax.set_ylim(-0.02, 1.02)
     fig.tight_layout()
+    renderer = fig.canvas.get_renderer()
+    for ax, groups in points:
+        _place_labels(ax, groups, renderer)
     return fig
 
 
-def _place_labels(ax: plt.Axes, groups: dict[tuple[float, float], list[int]], renderer: object) -> None:
-    """One label per point (`1,4`), moved up in 6-point steps until it overlaps no label placed before."""
+def _place_labels(ax: plt.Axes, groups: dict[tuple[float, float], list[Any]], renderer: object) -> None:
+    """One label per point (`1,4`, `history`), moved up in 6-point steps until it overlaps no label placed before."""
     placed = []
-    for (x, y), numbers in sorted(groups.items()):
-        text = ",".join(str(n) for n in numbers)
+    for (x, y), names in sorted(groups.items()):
+        text = ",".join(str(n) for n in names)
         for step in range(60):
             label = ax.annotate(text, (x, y), xytext=(4, 2 + 6 * step), textcoords="offset points", fontsize=6,
                                 arrowprops={"arrowstyle": "-", "linewidth": 0.3, "color": "#999999"} if step else None)
