@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from t2c_lib.agent import AgentLoop
-    from t2c_lib.cli_agent import open_model
+    from t2c_lib.llm.factory import make_cached_model
     from t2c_lib.datasets import load_dataset
     from t2c_lib.feedback import FeedbackBuilder
     from t2c_lib.graph import open_store
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx = make_context(store, timeout_s=args.timeout)
     config = Configuration.from_name(args.config)
     prompts = PromptBuilder(config, ctx.schema.render(config.schema_format), dataset.language, dataset.examples)
-    model = open_model(args.model, no_cache=args.no_cache, refresh=args.refresh)
+    model = make_cached_model(args.model, no_cache=args.no_cache, refresh=args.refresh)
     out = args.out.open("a", encoding="utf-8") if args.out else None
 
     def record(attempt) -> None:

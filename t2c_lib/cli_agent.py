@@ -65,13 +65,6 @@ def _debug_logging() -> None:
     logger.setLevel(logging.DEBUG)
 
 
-def open_model(name: str | None, no_cache: bool = False, refresh: bool = False) -> Any:
-    """The named model (`local` or an endpoint's model, see `t2c_lib.llm.factory`) behind the response cache."""
-    from t2c_lib.llm.factory import make_cached_model
-
-    return make_cached_model(name, no_cache=no_cache, refresh=refresh)
-
-
 def _open(dataset: str, store: str) -> tuple[Any, Any]:
     from t2c_lib.cli_common import open_dataset_store
 
@@ -185,6 +178,7 @@ def ask(
 ) -> None:
     """Answer QUESTION with Cypher: generate, validate, feed back, repair; print every attempt and the result."""
     from t2c_lib.agent.build import build_loop, build_parts
+    from t2c_lib.llm.factory import make_cached_model
 
     if export:
         from t2c_lib.chat.export import export_format
@@ -197,7 +191,7 @@ def ask(
     try:
         parts = build_parts(graph, ds, config, descriptions=descriptions, timeout_s=timeout)
         loop = build_loop(
-            open_model(model, no_cache=no_cache, refresh=refresh), parts, max_iterations=max_iterations,
+            make_cached_model(model, no_cache=no_cache, refresh=refresh), parts, max_iterations=max_iterations,
             temperature=temperature, refine_temperature=refine_temperature, max_tokens=max_tokens,
             strategy=strategy, on_attempt=None if as_json else _echo_attempt,
         )

@@ -114,7 +114,6 @@ def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel, ChatModel]":
         return main, main, main
 
     def sibling(n_ctx: int) -> "ChatModel":
-        return CachedModel(LocalModel(path=raw._path, n_ctx=n_ctx, n_threads=raw.n_threads, seed=raw.seed,
-                                      extra_buffers=raw.extra_buffers), mode=mode)
+        return CachedModel(raw.variant(n_ctx=n_ctx, grammar=None), mode=mode)
 
     return main, sibling(ROUTE_N_CTX), sibling(ANSWER_N_CTX)

@@ -284,6 +284,12 @@ class LocalModel:
     def __repr__(self) -> str:
         return f"LocalModel({self.model_id!r}, n_ctx={self.n_ctx}, threads={self.n_threads}, seed={self.seed})"
 
+    def variant(self, **changes: Any) -> "LocalModel":
+        """The same model and settings with `changes` (n_ctx, grammar, ...) applied: a new instance."""
+        settings = {"path": self._path, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed,
+                    "extra_buffers": self.extra_buffers, "grammar": self.grammar}
+        return LocalModel(**{**settings, **changes})
+
     @property
     def settings(self) -> LocalSettings:
         path = self._path if self._path is not None else model_path()
@@ -447,8 +453,7 @@ def prompt_digest(messages: Sequence[Message]) -> str:
 def constrained(model: Any, grammar: str) -> Any:
     """`model` held to `grammar`; only the packaged local model takes one, anything else says so."""
     if isinstance(model, LocalModel):
-        return LocalModel(path=model._path, n_ctx=model.n_ctx, n_threads=model.n_threads, seed=model.seed,
-                          extra_buffers=model.extra_buffers, grammar=grammar)
+        return model.variant(grammar=grammar)
     raise LLMConfigError(
         f"decoding: constrained needs a model that takes a GBNF grammar; {getattr(model, 'model_id', model)!r} "
         "is reached through the OpenAI-compatible chat API, which t2c sends no grammar to. "
