@@ -163,3 +163,60 @@ def test_study_model_is_held_to_the_grammar_and_old_manifests_resume(grammar, tm
     check_same_settings(path, {"model_id": "m", "parameters": StudyParams().to_dict()})
     with pytest.raises(RuntimeError, match="parameters differ"):
         check_same_settings(path, {"model_id": "m", "parameters": params.to_dict()})
+
+
+def test_clause_repetition_is_bounded(model, grammar) -> None:
+    """A looping small model is steered into RETURN: four reading clauses pass, a fifth does not."""
+    four = "<cypher>" + "MATCH (m:MK) " * 4 + "RETURN m</cypher>"
+    assert accepts(model, grammar, four)
+    assert not accepts(model, grammar, "<cypher>" + "MATCH (m:MK) " * 5 + "RETURN m</cypher>")
+    assert not accepts(model, grammar, "<cypher>MATCH (a)-->(b)-->(c)-->(d)-->(e) RETURN a</cypher>")
+    assert not accepts(model, grammar, "<cypher>MATCH (m:MK) RETURN '" + "x" * 81 + "'</cypher>")
+
+
+def test_shortlist_mask_decodes_like_full_vocabulary_masking(kurikulum, model, grammar) -> None:
+    """Greedy replies through GrammarMask equal llama-cpp-python's own (whole-vocabulary) grammar sampling."""
+    from llama_cpp import LlamaGrammar
+
+    from t2c_lib.llm import local
+
+    dataset, schema = kurikulum
+    llama, lock = shared_llama(model.settings)
+    for name, index in (("Few-Shot_Full", 3), ("Zero-Shot_Nodes+Paths", 1)):
+        config = Configuration.from_name(name)
+        builder = PromptBuilder(config, schema.render(config.schema_format), dataset.language, dataset.examples)
+        messages = builder.initial(dataset.questions[index].question)
+        ours = model.complete(messages, max_tokens=40).text
+        prefix, suffix = local.render_parts(messages)
+        with lock:
+            prefix_ids = llama.tokenize(prefix.encode("utf-8"), add_bos=True, special=False)
+            suffix_ids = llama.tokenize(suffix.encode("utf-8"), add_bos=False, special=False)
+            tokens = prefix_ids + suffix_ids
+            local._evaluate(llama, prefix_ids, suffix_ids)
+            theirs = llama.create_completion(
+                tokens, max_tokens=40, temperature=0.0, top_p=1.0, top_k=0, min_p=0.0, repeat_penalty=1.0,
+                stop=list(local.STOP_SEQUENCES), seed=model.seed,
+                logits_processor=local._answer_on_same_line(llama, len(tokens)),
+                stopping_criteria=local._answer_complete(llama, len(tokens)),
+                grammar=LlamaGrammar.from_string(grammar, verbose=False),
+            )["choices"][0]["text"]
+        assert ours == theirs and ours.startswith(" <cypher>")
+
+
+def test_zero_shot_constrained_reply_closes_before_max_tokens(kurikulum, model) -> None:
+    """With the bounded grammar the looping Zero-Shot reply still ends in `</cypher>` within the study's 256 tokens."""
+    dataset, schema = kurikulum
+    config = Configuration.from_name("Zero-Shot_Full")
+    builder = PromptBuilder(config, schema.render(config.schema_format), dataset.language, dataset.examples)
+    completion = model.complete(builder.initial(dataset.questions[1].question), max_tokens=256)
+    assert completion.text.rstrip().endswith("</cypher>"), completion.text
+    assert completion.usage.completion_tokens < 256
+    assert parse_response(completion.text).source is QuerySource.CYPHER_TAG
+
+
+def test_an_unparsable_grammar_is_a_clear_error(model) -> None:
+    from t2c_lib.llm.grammar_mask import GrammarError, GrammarMask
+
+    llama, _ = shared_llama(model.settings)
+    with pytest.raises(GrammarError, match="could not parse the GBNF grammar"):
+        GrammarMask(llama, 'root ::= "a" undefined_rule', 0)

@@ -8,7 +8,10 @@ LOAD CSV can be produced. Labels, relationship types and property names are only
 schema's (back-quoted when they are not plain identifiers); a relationship points one
 way or none (`<-->`, which LadybugDB refuses, cannot be written); variables, literals,
 operators and a list of common functions are free. One line, single spaces: a blank
-line would end the local model's answer.
+line would end the local model's answer. Every repetition is bounded (at most 4 clauses
+before RETURN, 3 relationships per pattern, 6 projected items, expressions nested two
+deep, 80-character strings), so a small model that loops on a clause is steered into
+RETURN and `</cypher>` instead of running to `max_tokens`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import re
 
 from t2c_lib.graph.schema import GraphSchema
 
-GRAMMAR_VERSION = "cypher-ro-v2"
+GRAMMAR_VERSION = "cypher-ro-v3"
 FUNCTIONS = ("count", "sum", "avg", "min", "max", "collect", "size", "toLower", "toUpper", "toString",
              "toInteger", "toFloat", "coalesce", "labels", "type", "length", "trim", "round", "abs", "id",
              "startNode", "endNode", "nodes", "relationships", "head", "last", "keys", "exists")
@@ -27,30 +30,33 @@ _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _STATIC = r"""
 root ::= " "? "<cypher>" query "</cypher>"
-query ::= (reading " ")* return
+query ::= (reading " "){0,4} return
 reading ::= match | with | unwind
-match ::= ("OPTIONAL ")? "MATCH " pattern (", " pattern)* (" " where)?
+match ::= ("OPTIONAL ")? "MATCH " pattern (", " pattern){0,2} (" " where)?
 with ::= "WITH " ("DISTINCT ")? projection (" " order)? (" " where)?
 unwind ::= "UNWIND " expr " AS " var
 return ::= "RETURN " ("DISTINCT ")? projection (" " order)? (" SKIP " int)? (" LIMIT " int)?
 where ::= "WHERE " expr
-order ::= "ORDER BY " sortitem (", " sortitem)*
+order ::= "ORDER BY " sortitem (", " sortitem){0,2}
 sortitem ::= expr (" ASC" | " DESC")?
-projection ::= "*" | item (", " item)*
+projection ::= "*" | item (", " item){0,5}
 item ::= expr (" AS " var)?
-pattern ::= node (rel node)*
-node ::= "(" var? (":" label)* (" "? props)? ")"
+pattern ::= node (rel node){0,3}
+node ::= "(" var? (":" label)? (" "? props)? ")"
 rel ::= "<-" relbody? "-" | "-" relbody? "->" | "-" relbody? "-"
-relbody ::= "[" var? (":" reltype ("|" reltype)*)? ("*" int? (".." int?)?)? (" "? props)? "]"
-props ::= "{" prop ": " expr (", " prop ": " expr)* "}"
-expr ::= unary (" " binop " " unary)*
-unary ::= ("NOT ")* ("-")? postfix
-postfix ::= atom ("." prop)* (" IS NULL" | " IS NOT NULL")?
-atom ::= literal | var | call | "(" expr ")" | "[" (expr (", " expr)*)? "]" | casex | "count(*)"
-casex ::= "CASE " ("WHEN " expr " THEN " expr " ")+ ("ELSE " expr " ")? "END"
-call ::= func "(" ("DISTINCT ")? (expr (", " expr)*)? ")"
+relbody ::= "[" var? (":" reltype ("|" reltype){0,2})? ("*" int? (".." int?)?)? (" "? props)? "]"
+props ::= "{" prop ": " simple (", " prop ": " simple){0,2} "}"
+expr ::= unary (" " binop " " unary){0,3}
+unary ::= ("NOT ")? ("-")? postfix
+postfix ::= atom ("." prop)? (" IS NULL" | " IS NOT NULL")?
+atom ::= simple | call | "(" inner ")" | "[" (inner (", " inner){0,5})? "]" | casex
+casex ::= "CASE " ("WHEN " inner " THEN " inner " "){1,3} ("ELSE " inner " ")? "END"
+call ::= func "(" ("DISTINCT ")? (inner (", " inner){0,2})? ")"
+inner ::= innerterm (" " binop " " innerterm){0,2}
+innerterm ::= ("NOT ")? ("-")? (simple | func "(" ("DISTINCT ")? (simple (", " simple){0,2})? ")") ("." prop)?
+simple ::= literal | var ("." prop)? | "count(*)"
 binop ::= "AND" | "OR" | "XOR" | "=" | "<>" | "<" | ">" | "<=" | ">=" | "+" | "-" | "*" | "/" | "%" | "CONTAINS" | "STARTS WITH" | "ENDS WITH" | "IN" | "=~"
-literal ::= int ("." [0-9]+)? | "'" sq* "'" | "\"" dq* "\"" | "true" | "false" | "null"
+literal ::= int ("." [0-9]{1,6})? | "'" sq{0,80} "'" | "\"" dq{0,80} "\"" | "true" | "false" | "null"
 sq ::= [^'\\\n] | "\\" [^\n]
 dq ::= [^"\\\n] | "\\" [^\n]
 int ::= [0-9]{1,9}

@@ -329,12 +329,14 @@ class LocalModel:
                     f"{MODEL_ID}: the prompt has {len(tokens)} tokens but the context holds {self.n_ctx}; "
                     "raise T2C_LOCAL_N_CTX or shorten the prompt"
                 )
+            mask = None
             try:
-                grammar = None
+                processors = _answer_on_same_line(llama, len(tokens))
                 if self.grammar:
-                    from llama_cpp import LlamaGrammar
+                    from t2c_lib.llm.grammar_mask import GrammarMask
 
-                    grammar = LlamaGrammar.from_string(self.grammar, verbose=False)
+                    mask = GrammarMask(llama, self.grammar, len(tokens))
+                    processors.append(mask)
                 self.last_reused_tokens = _evaluate(llama, prefix_ids, suffix_ids)
                 out = llama.create_completion(
                     tokens,
@@ -346,13 +348,15 @@ class LocalModel:
                     repeat_penalty=1.0,
                     stop=stops,
                     seed=self.seed if seed is None else seed,
-                    logits_processor=_answer_on_same_line(llama, len(tokens)),
+                    logits_processor=processors,
                     stopping_criteria=_answer_complete(llama, len(tokens)),
-                    grammar=grammar,
                 )
             except (ValueError, RuntimeError) as exc:
                 llama.reset()
                 raise LLMError(f"{MODEL_ID}: generation failed: {exc}") from exc
+            finally:
+                if mask is not None:
+                    mask.close()
             latency = time.perf_counter() - t0
         usage = out.get("usage") or {}
         return Completion(
