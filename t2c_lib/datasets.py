@@ -20,6 +20,8 @@ import yaml
 from t2c_lib import config
 from t2c_lib.graph.schema import PropType
 from t2c_lib.languages import LANGUAGES
+
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in: the same data, parsed ~10x faster
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
 NODE_ID_COLUMN = "id"
 
@@ -554,7 +556,7 @@ def _read_yaml(path: Path, required: bool) -> Any:
             raise DatasetError(path, "file is missing")
         return None
     try:
-        return yaml.safe_load(read_text(path))
+        return yaml.load(read_text(path), Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise DatasetError(path, f"not valid YAML: {exc}") from None
 

@@ -16,7 +16,9 @@ equivalent on all of them.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import os
 import random
 import re
 from collections import Counter
@@ -138,6 +140,28 @@ class GoldScreen:
         json_path.write_text(json.dumps(self.summary(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return csv_path, json_path
 
+    def to_record(self) -> dict[str, Any]:
+        """Everything needed to rebuild this screen from the dataset: kept ids, and each drop with its kind and reason."""
+        return {
+            "dataset": self.dataset, "dataset_hash": self.dataset_hash, "store": self.store, "timeout_s": self.timeout_s,
+            "also": list(self.also), "order_probe": self.order_probe, "kept": [item.id for item in self.kept],
+            "dropped": [{"id": d.id, "kind": d.kind.value, "reason": d.reason} for d in self.dropped],
+        }
+
+    @classmethod
+    def from_record(cls, dataset: Dataset, record: dict[str, Any]) -> "GoldScreen":
+        """The screen `to_record` described, its items taken from `dataset` (which must be the same version)."""
+        if record.get("dataset_hash") != dataset.hash:
+            raise ValueError(f"a gold screen of {record.get('dataset')} {str(record.get('dataset_hash'))[:16]} "
+                             f"does not describe {dataset.name} {dataset.hash[:16]}")
+        by_id = {item.id: item for item in dataset.questions}
+        dropped = [DroppedItem(d["id"], by_id[d["id"]].question, by_id[d["id"]].cypher, d["reason"], DropKind(d["kind"]),
+                               dict(by_id[d["id"]].strata)) for d in record["dropped"]]
+        return cls(dataset=record["dataset"], dataset_hash=record["dataset_hash"], store=record["store"],
+                   timeout_s=float(record["timeout_s"]), strata_columns=list(dataset.strata_columns),
+                   kept=[by_id[i] for i in record["kept"]], dropped=dropped, also=list(record["also"]),
+                   order_probe=bool(record["order_probe"]))
+
     def describe(self) -> str:
         """A few human-readable lines: kept/dropped overall and per stratum, and the top reasons."""
         checks = (["row order probed"] if self.order_probe else []) + (
@@ -250,6 +274,52 @@ def screen_gold(
         timeout_s=timeout_s, strata_columns=list(dataset.strata_columns), kept=kept, dropped=dropped,
         also=[_store_name(other) for other in also], order_probe=order_probe is not None,
     )
+
+
+SCREEN_CACHE_VERSION = "screen-v1"
+_SCREEN_RULES = ("t2c_lib.gold", "t2c_lib.metrics.equivalence", "t2c_lib.validation.guard", "t2c_lib.graph.dialect")
+
+
+def screen_cache_key(dataset: Dataset, store: GraphStore, timeout_s: float, order_probe: bool) -> str:
+    """sha256 (24 hex digits) of what decides a screen: dataset version, store and engine, timeout, probe, rule code.
+
+    The rule code is the source text of the screening modules and of the store's own
+    module, so a change to any of them screens again instead of reading a stale answer.
+    """
+    import importlib
+    import importlib.metadata
+    import inspect
+
+    from t2c_lib import __version__
+
+    modules = [*_SCREEN_RULES, type(store).__module__]
+    sources = hashlib.sha256()
+    for name in modules:
+        sources.update(inspect.getsource(importlib.import_module(name)).encode("utf-8"))
+    engine = {"ladybug": "ladybug", "neo4j": "neo4j"}.get(_store_name(store))
+    try:
+        engine_version = importlib.metadata.version(engine) if engine else ""
+    except importlib.metadata.PackageNotFoundError:
+        engine_version = ""
+    parts = [SCREEN_CACHE_VERSION, __version__, dataset.hash, _store_name(store), engine_version, repr(float(timeout_s)),
+             str(bool(order_probe)), sources.hexdigest()]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
+
+
+def read_cached_screen(dataset: Dataset, path: Path) -> GoldScreen | None:
+    """The screen saved at `path`, or None when there is none or it cannot be read (then the caller screens again)."""
+    try:
+        return GoldScreen.from_record(dataset, json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_cached_screen(screen: GoldScreen, path: Path) -> None:
+    """Save `screen` at `path` atomically (parallel notebook runs may write the same file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    staging.write_text(json.dumps(screen.to_record(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(staging, path)
 
 
 def _store_name(store: GraphStore) -> str:

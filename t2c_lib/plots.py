@@ -19,6 +19,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from t2c_lib.analysis import BASELINE, TREATMENT, RunTables  # noqa: E402
+from t2c_lib.run_pair import KG_VALID, RunPair  # noqa: E402
 from t2c_lib.stats import BOOTSTRAP_SEED  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
@@ -341,3 +342,37 @@ def export_conversation_figure(summary: dict, out_dir: Path, model_id: str = "")
             fig.text(0.995, 0.005, "local model results are illustrative", ha="right", va="bottom", fontsize=5,
                      color="#777777")
         return save_figure(fig, out_dir, "conversations")
+
+
+def fig_run_pair(pair: RunPair) -> plt.Figure:
+    """NO_QUERY (first reply), KG-valid chain and Pass@1 per configuration: both runs x {single-pass, feedback}."""
+    table = pair.per_cell
+    headline = pair.headline
+    configs = config_order(table["configuration"].tolist())
+    fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.9), sharey=True)
+    x = np.arange(len(configs))
+    bars = [(label, mode) for label in (pair.label_a, pair.label_b) for mode in (BASELINE, TREATMENT)]
+    width = 0.8 / len(bars)
+    shades = {pair.label_a: 0.45, pair.label_b: 1.0}
+    for ax, metric, title in ((axes[0], "no_query_first", "NO_QUERY (first reply)"), (axes[1], KG_VALID, "KG-valid chain (final)"),
+                              (axes[2], f"pass_at_1_final__{headline}", f"Pass@1 final ({headline.replace('_', '-')})")):
+        for i, (label, mode) in enumerate(bars):
+            rows = table[table["strategy"] == mode].set_index("configuration").reindex(configs)
+            ax.bar(x - 0.4 + width * (i + 0.5), rows[f"{metric}_{label}"].to_numpy(dtype=float), width,
+                   color=MODE_COLORS[mode], alpha=shades[label], label=f"{label}, {MODE_LABELS[mode]}")
+        ax.set_title(title)
+        ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
+        ax.set_ylim(0, 1.05)
+    axes[0].set_ylabel("share of questions")
+    axes[0].legend(loc="upper right", fontsize=5)
+    fig.tight_layout()
+    return fig
+
+
+def export_run_pair_figure(pair: RunPair, out_dir: Path, name: str, local_model: bool = False) -> list[Path]:
+    """`<name>.{pdf,svg,png}` in the paper style, deterministically."""
+    with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
+        fig = fig_run_pair(pair)
+        fig.text(0.995, 0.005, "local model results are illustrative" if local_model else "",
+                 ha="right", va="bottom", fontsize=5, color="#777777")
+        return save_figure(fig, out_dir, name)

@@ -18,7 +18,8 @@ from t2c_lib.experiment import (
     MANIFEST_FILE, Cell, CellReport, RateLimitedModel, RateLimiter, build_manifest, expand_grid, run_cell,
     run_dir_for, write_json,
 )
-from t2c_lib.gold import GoldScreen, OrderProbe, sample_items, screen_gold
+from t2c_lib.gold import (GoldScreen, OrderProbe, read_cached_screen, sample_items, screen_cache_key, screen_gold,
+                          write_cached_screen)
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.graph.schema import SchemaFormat
@@ -50,11 +51,7 @@ def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyCon
     dataset = load_dataset(params.dataset)
     store = open_store(params.store, dataset)
     run_dir = run_dir_for(params, results_dir)
-    probe = OrderProbe.open(dataset, forward=store)
-    try:
-        screen = screen_gold(dataset, store, timeout_s=params.query_timeout_s, order_probe=probe)
-    finally:
-        probe.close()
+    screen = screened_gold(dataset, store, params.query_timeout_s)
     screen.write_report(run_dir / SCREEN_DIR)
     write_schema_texts(store, dataset, run_dir / "schema")
     if screen.dropped:
@@ -65,6 +62,25 @@ def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyCon
     strata = dataset.strata_columns[0] if dataset.strata_columns else None
     questions = sample_items(screen.kept, limit, strata, params.sample_seed)
     return StudyContext(params, dataset, store, questions, screen, run_dir)
+
+
+def screened_gold(dataset: Dataset, store: GraphStore, timeout_s: float) -> GoldScreen:
+    """`screen_gold` with the row-order probe, read from `.cache/gold_screen/` when the same screen was made before.
+
+    Every notebook of a grid opens the study, and the screen (every gold query on the
+    store and on a bottom-up copy) cost about 2 s each time; its key covers everything
+    that decides the outcome (`gold.screen_cache_key`), so a reused screen is the same.
+    """
+    path = config.CACHE_DIR / "gold_screen" / f"{screen_cache_key(dataset, store, timeout_s, True)}.json"
+    screen = read_cached_screen(dataset, path)
+    if screen is None:
+        probe = OrderProbe.open(dataset, forward=store)
+        try:
+            screen = screen_gold(dataset, store, timeout_s=timeout_s, order_probe=probe)
+        finally:
+            probe.close()
+        write_cached_screen(screen, path)
+    return screen
 
 
 def write_schema_texts(store: GraphStore, dataset: Dataset, directory: Path) -> None:

@@ -269,3 +269,51 @@ def test_movies_screen_drops_exclusions_and_order_dependent_gold(tmp_path):
     assert kinds["excluded"] == len(movies.gold_exclusions) == 2  # one dialect difference, one tie cut inside a WITH
     assert kinds["order"] > 0
     assert all(c["kept"] >= 10 for c in screen.stratum_counts()["type"].values())
+
+
+def test_a_screen_round_trips_through_its_record(flawed, screen, tmp_path):
+    """The cached form rebuilds the same screen: kept items, and every drop with its kind and reason."""
+    from t2c_lib.gold import GoldScreen, read_cached_screen, write_cached_screen
+
+    dataset, _ = flawed
+    path = tmp_path / "screen.json"
+    write_cached_screen(screen, path)
+    again = read_cached_screen(dataset, path)
+    assert again == screen and again.summary() == screen.summary()
+    assert {d.kind for d in again.dropped} == {kind for *_, kind in EXTRA_ROWS if kind}
+    path.write_text("{not json", encoding="utf-8")
+    assert read_cached_screen(dataset, path) is None  # unreadable: screened again, never trusted
+    other = load_dataset(FIXTURES / "tiny")
+    write_cached_screen(screen, path)
+    assert read_cached_screen(other, path) is None  # another dataset version
+
+
+def test_screen_cache_key_covers_what_decides_a_screen(flawed, tmp_path):
+    from t2c_lib.gold import screen_cache_key
+
+    dataset, store = flawed
+    key = screen_cache_key(dataset, store, 10.0, True)
+    assert key == screen_cache_key(dataset, store, 10.0, True)
+    assert len({key, screen_cache_key(dataset, store, 5.0, True), screen_cache_key(dataset, store, 10.0, False),
+                screen_cache_key(load_dataset(FIXTURES / "tiny"), store, 10.0, True)}) == 4
+
+
+def test_open_study_screens_once_and_reuses_the_screen(tmp_path, monkeypatch):
+    """The second notebook of a run reads the screen: no order probe is built, and the questions are the same."""
+    from t2c_lib import config, study
+    from t2c_lib.params import StudyParams
+
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    params = StudyParams().with_overrides(dataset=str(FIXTURES / "tiny"), run_id="screen-once")
+    first = study.open_study(params, results_dir=tmp_path / "results")
+    first.store.close()
+    assert len(list((tmp_path / "cache" / "gold_screen").glob("*.json"))) == 1
+
+    def no_probe(*args, **kwargs):
+        raise AssertionError("the screen should have come from the cache")
+
+    monkeypatch.setattr(study.OrderProbe, "open", no_probe)
+    second = study.open_study(params, results_dir=tmp_path / "results")
+    second.store.close()
+    assert [q.id for q in second.questions] == [q.id for q in first.questions] and second.screen == first.screen
+    assert (tmp_path / "results" / "screen-once" / "gold_screen" / "gold_screen.json").exists()

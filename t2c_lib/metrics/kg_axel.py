@@ -32,9 +32,9 @@ import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any
 
+from functools import cache
+
 import textdistance
-from nltk.translate.bleu_score import sentence_bleu
-from rouge_score import rouge_scorer
 
 from t2c_lib.graph.base import GraphNode, GraphRel, QueryResult
 from t2c_lib.metrics.text import RougeL
@@ -49,7 +49,16 @@ KEYWORDS = (
 _KEYWORD = re.compile(r"\b(?:" + "|".join(re.escape(k) for k in KEYWORDS) + r")\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 
-_ROUGE = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+
+
+@cache
+def _rouge_scorer() -> Any:
+    """rouge-score's stemming scorer, built on first use (its NLTK import costs about 2 s)."""
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+
+
 _JARO_WINKLER = textdistance.JaroWinkler(external=False)
 
 
@@ -70,6 +79,8 @@ def upper_keywords(text: str) -> str:
 
 def bleu(gold: str | None, generated: str | None) -> float:
     """NLTK sentence BLEU, 4-gram uniform weights, no smoothing, on spaced-form tokens."""
+    from nltk.translate.bleu_score import sentence_bleu
+
     ref, hyp = spaced(gold).split(), spaced(generated).split()
     if not hyp:
         return 0.0
@@ -80,7 +91,7 @@ def bleu(gold: str | None, generated: str | None) -> float:
 
 def rouge_l(gold: str | None, generated: str | None) -> RougeL:
     """ROUGE-L with rouge-score's default tokenizer and Porter stemming, on spaced forms."""
-    s = _ROUGE.score(spaced(gold), spaced(generated))["rougeL"]
+    s = _rouge_scorer().score(spaced(gold), spaced(generated))["rougeL"]
     return RougeL(float(s.precision), float(s.recall), float(s.fmeasure))
 
 

@@ -25,14 +25,12 @@ An empty or missing query (either side) scores 0 on every metric; nothing here r
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from functools import cache
+from typing import Any, Callable, NamedTuple
 
 import textdistance
-from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
-from rouge_score import rouge_scorer, tokenizers
 
 MAX_NGRAM = 4
-BLEU_SMOOTHING = SmoothingFunction().method1
 BLEU_SETTING = "nltk-sentence-method1-ws"
 ROUGE_SETTING = "rougeL-ws"
 JARO_WINKLER_SETTING = "textdistance-char"
@@ -51,19 +49,37 @@ def tokenize(query: str | None) -> list[str]:
     return query.split() if query else []
 
 
-class WhitespaceTokenizer(tokenizers.Tokenizer):
-    """rouge-score tokenizer that keeps Cypher punctuation and case (see module notes)."""
+class WhitespaceTokenizer:
+    """rouge-score tokenizer that keeps Cypher punctuation and case (see module notes).
+
+    rouge-score only calls `tokenize`; not subclassing its `Tokenizer` keeps NLTK (which
+    rouge_score.tokenizers imports, about 2 s) out of the import of this module.
+    """
 
     def tokenize(self, text: str) -> list[str]:
         return tokenize(text)
 
 
-_ROUGE = rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
+@cache
+def _rouge_scorer() -> Any:
+    """rouge-score's scorer, built on first use: importing NLTK costs about 2 s, which a notebook that only runs inference need not pay."""
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
+
+
 _JARO_WINKLER = textdistance.JaroWinkler(external=False)
 
 
-def bleu(gold: str | None, generated: str | None, smoothing=BLEU_SMOOTHING) -> float:
-    """Sentence BLEU of the generated query against the gold query (orders capped by length)."""
+def bleu(gold: str | None, generated: str | None, smoothing: str | Callable[..., Any] = "method1") -> float:
+    """Sentence BLEU of the generated query against the gold query (orders capped by length).
+
+    `smoothing`: a method name of NLTK's `SmoothingFunction` or the function itself.
+    """
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    if isinstance(smoothing, str):
+        smoothing = getattr(SmoothingFunction(), smoothing)
     ref, hyp = tokenize(gold), tokenize(generated)
     if not ref or not hyp:
         return 0.0
@@ -76,7 +92,7 @@ def rouge_l(gold: str | None, generated: str | None) -> RougeL:
     """ROUGE-L (longest common token subsequence) precision, recall and F1."""
     if not tokenize(gold) or not tokenize(generated):
         return RougeL(0.0, 0.0, 0.0)
-    s = _ROUGE.score(gold, generated)["rougeL"]
+    s = _rouge_scorer().score(gold, generated)["rougeL"]
     return RougeL(float(s.precision), float(s.recall), float(s.fmeasure))
 
 

@@ -1,0 +1,162 @@
+"""Two finished runs that differ in one setting (e.g. `decoding: free` vs `constrained`), side by side.
+
+For every configuration and strategy the runs share, on the questions both answered:
+the NO_QUERY rate of the first reply and of the final one, KG-valid (chain, final
+attempt), Pass@1 (final attempt) under every scoring preset both runs were evaluated
+with, mean LLM calls and completion tokens per question, and an exact McNemar test of
+run B against run A per (configuration, strategy) with Holm across the table. A second
+table says whether the repair loop still adds anything under each run: feedback minus
+single-pass in KG-valid and Pass@1, with the loop's McNemar p (Holm within each run).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from t2c_lib.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
+from t2c_lib.stats import holm, mcnemar_exact
+
+NO_QUERY = "NO_QUERY"
+KG_VALID = "kg_valid_chain_final"
+
+
+@dataclass
+class RunPair:
+    """The two tables of a run pair, and the labels the columns carry."""
+
+    label_a: str
+    label_b: str
+    per_cell: pd.DataFrame
+    loop_gain: pd.DataFrame
+    differences: dict[str, tuple[object, object]] = field(default_factory=dict)
+
+    def write(self, out_dir: Path, stem: str) -> list[Path]:
+        """`<stem>.csv`, `<stem>_loop_gain.csv` and a Markdown view of both, into `out_dir`."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}_loop_gain.csv", out_dir / f"{stem}.md"]
+        self.per_cell.to_csv(paths[0], index=False, float_format="%.10g", lineterminator="\n")
+        self.loop_gain.to_csv(paths[1], index=False, float_format="%.10g", lineterminator="\n")
+        paths[2].write_text(self.markdown(), encoding="utf-8")
+        return paths
+
+    @property
+    def headline(self) -> str:
+        """The slug of the headline scoring preset (the first one both runs were evaluated with)."""
+        return next(c[len("pass_at_1_final__"):-len(f"_{self.label_a}")] for c in self.per_cell.columns
+                    if c.startswith("pass_at_1_final__") and c.endswith(f"_{self.label_a}"))
+
+    def markdown(self) -> str:
+        """The tables a reader compares: each measure as `A -> B`, with the Holm-adjusted McNemar p."""
+        a, b = self.label_a, self.label_b
+        headline = self.headline
+        pass_col = f"pass_at_1_final__{headline}"
+
+        def arrow(row: pd.Series, metric: str, digits: int = 3) -> str:
+            return f"{row[f'{metric}_{a}']:.{digits}f} -> {row[f'{metric}_{b}']:.{digits}f}"
+
+        lines = [f"# {b} vs {a}", ""]
+        if self.differences:
+            lines += ["Settings that differ: " + "; ".join(f"`{k}`: {va!r} -> {vb!r}" for k, (va, vb) in self.differences.items()), ""]
+        lines += [f"Shares of the questions both runs answered, {a} -> {b}; p: exact McNemar of {b} against {a}, "
+                  "Holm across the table. NO_QUERY: the reply held no query.", "",
+                  f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | p | "
+                  f"Pass@1 final ({headline}) | p | mean LLM calls | mean completion tokens |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for _, row in self.per_cell.iterrows():
+            lines.append(f"| {row['configuration']} | {row['strategy']} | {row['n']} | {arrow(row, 'no_query_first')} | "
+                         f"{arrow(row, 'no_query_final')} | {arrow(row, KG_VALID)} | {row[f'{KG_VALID}_mcnemar_p_holm']:.3g} | "
+                         f"{arrow(row, pass_col)} | {row[f'{pass_col}_mcnemar_p_holm']:.3g} | {arrow(row, 'llm_calls', 2)} | "
+                         f"{arrow(row, 'completion_tokens', 1)} |")
+        if not self.loop_gain.empty:
+            lines += ["", "What the repair loop adds in each run: feedback minus single-pass (p: McNemar, Holm within the run).", "",
+                      f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({headline}) sp -> fb | gain | p |",
+                      "|---|---|---|---|---|---|---|---|"]
+            for _, row in self.loop_gain.iterrows():
+                lines.append(f"| {row['run']} | {row['configuration']} | {row[f'{KG_VALID}_sp']:.3f} -> {row[f'{KG_VALID}_fb']:.3f} | "
+                             f"{row[f'{KG_VALID}_gain']:+.3f} | {row[f'{KG_VALID}_mcnemar_p_holm']:.3g} | "
+                             f"{row[f'{pass_col}_sp']:.3f} -> {row[f'{pass_col}_fb']:.3f} | {row[f'{pass_col}_gain']:+.3f} | "
+                             f"{row[f'{pass_col}_mcnemar_p_holm']:.3g} |")
+        return "\n".join(lines) + "\n"
+
+
+def setting_differences(run_a: Path, run_b: Path) -> dict[str, tuple[object, object]]:
+    """Parameters whose values differ between the two runs' manifests (run_id and description left out)."""
+    def parameters(run: Path) -> dict:
+        path = Path(run) / "manifest.json"
+        return json.loads(path.read_text(encoding="utf-8")).get("parameters", {}) if path.exists() else {}
+
+    pa, pb = parameters(run_a), parameters(run_b)
+    return {k: (pa.get(k), pb.get(k)) for k in sorted(set(pa) | set(pb))
+            if k not in ("run_id", "description") and pa.get(k) != pb.get(k)}
+
+
+def _rates(rows: pd.DataFrame, presets: list[str]) -> dict[str, float]:
+    out = {
+        "no_query_first": float((rows["first_error_type"] == NO_QUERY).mean()),
+        "no_query_final": float((rows["final_error_type"] == NO_QUERY).mean()),
+        KG_VALID: float(rows[KG_VALID].mean()),
+    }
+    out.update({f"pass_at_1_final__{p}": float(rows[f"pass_at_1_final__{p}"].mean()) for p in presets})
+    out["llm_calls"] = float(rows["llm_calls"].mean())
+    out["completion_tokens"] = float(rows["completion_tokens"].mean())
+    return out
+
+
+def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B") -> RunPair:
+    """Set run B beside run A (both `results/<run_id>/` directories with evaluated cells)."""
+    if label_a == label_b:
+        raise ValueError(f"the two runs need different labels, got {label_a!r} twice")
+    a, b = load_per_question(Path(run_a)), load_per_question(Path(run_b))
+    presets = [p for p in presets_of(a) if p in presets_of(b)]
+    if not presets:
+        raise ValueError(f"{run_a} and {run_b} share no scoring preset; evaluate both with the same t2c")
+    keys = ["configuration", "mode", "question_id"]
+    joined = a.merge(b, on=keys, suffixes=(f"__{label_a}", f"__{label_b}"))
+    if joined.empty:
+        raise ValueError(f"{run_a} and {run_b} have no (configuration, strategy, question) in common")
+    records = []
+    for (configuration, mode), rows in joined.groupby(["configuration", "mode"], sort=True):
+        row: dict[str, object] = {"configuration": configuration, "strategy": mode, "n": len(rows)}
+        for label in (label_a, label_b):
+            side = rows[[c for c in rows.columns if c.endswith(f"__{label}")]]
+            side = side.rename(columns=lambda c: c[: -len(f"__{label}")])
+            row.update({f"{name}_{label}": value for name, value in _rates(side, presets).items()})
+        for metric in [KG_VALID, *(f"pass_at_1_final__{p}" for p in presets)]:
+            test = mcnemar_exact(rows[f"{metric}__{label_a}"] > 0.5, rows[f"{metric}__{label_b}"] > 0.5)
+            row[f"{metric}_mcnemar_p"] = test.p_value
+        records.append(row)
+    per_cell = pd.DataFrame.from_records(records)
+    for metric in [KG_VALID, *(f"pass_at_1_final__{p}" for p in presets)]:
+        per_cell[f"{metric}_mcnemar_p_holm"] = holm(per_cell[f"{metric}_mcnemar_p"].tolist())
+    return RunPair(label_a, label_b, per_cell, _loop_gain({label_a: a, label_b: b}, presets[0]),
+                   setting_differences(Path(run_a), Path(run_b)))
+
+
+def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
+    """Feedback minus single-pass per configuration, in each run (KG-valid chain and the headline Pass@1)."""
+    pass_col = f"pass_at_1_final__{preset}"
+    records = []
+    for label, frame in runs.items():
+        if not {BASELINE, TREATMENT} <= set(frame["mode"]):
+            continue
+        rows = []
+        for configuration in sorted(frame["configuration"].unique()):
+            pair = paired_frame(frame, configuration)
+            if pair.empty:
+                continue
+            row: dict[str, object] = {"run": label, "configuration": configuration, "n": len(pair)}
+            for metric in (KG_VALID, pass_col):
+                row[f"{metric}_sp"] = float(pair[f"{metric}_sp"].mean())
+                row[f"{metric}_fb"] = float(pair[f"{metric}_ag"].mean())
+                row[f"{metric}_gain"] = row[f"{metric}_fb"] - row[f"{metric}_sp"]
+                row[f"{metric}_mcnemar_p"] = mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_ag"] > 0.5).p_value
+            rows.append(row)
+        table = pd.DataFrame.from_records(rows)
+        for metric in (KG_VALID, pass_col):
+            table[f"{metric}_mcnemar_p_holm"] = holm(table[f"{metric}_mcnemar_p"].tolist())
+        records.append(table)
+    return pd.concat(records, ignore_index=True) if records else pd.DataFrame()
