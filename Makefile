@@ -31,7 +31,7 @@ T2C_LOCAL_THREADS ?= $(shell n=$$(( $(CORES) / $(JOBS) )); echo $$(( n > 0 ? n :
 PAPERMILL := $(PY) -m t2c_lib.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
-.PHONY: help parallel setup test lab all run evaluate analyze figures conversations neo4j neo4j-stop clean clean-cache
+.PHONY: help parallel setup test lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache
 
 # The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
 ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
@@ -86,6 +86,11 @@ CONVERSATIONS_DIR := results/conversations
 conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions: intent accuracy, turn Pass@1, follow-up success (results/conversations/)
 	@mkdir -p $(CONVERSATIONS_DIR)
 	$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p out_dir $(CONVERSATIONS_DIR)
+
+decoding: setup ## the thesis grid decoded free and constrained, side by side (results/thesis-constrained/analysis/constrained_vs_free.*)
+	$(MAKE) all PARAMS=params/thesis.yaml
+	$(MAKE) all PARAMS=params/thesis-constrained.yaml
+	$(T2C) study compare results/thesis results/thesis-constrained
 
 clean: ## remove results, figures and store files (keeps .venv, the model and the response cache)
 	rm -rf results/* figures/* .cache/ladybug .cache/gold .cache/make .pytest_cache

@@ -152,6 +152,31 @@ def plan_command(params_file, makefile):
     makefile.write_text(make_rules(params, params_file), encoding="utf-8")
 
 
+@study_group.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--labels", nargs=2, help="names of the two runs in the tables (default: the values of the one setting "
+                                       "that differs, e.g. free constrained; else the run directories' names)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="table directory (default: RUN_B/analysis)")
+@click.option("--figures", "figures_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="figure directory (default: figures/<RUN_B's name>)")
+@friendly_errors
+def compare_command(run_a, run_b, labels, out, figures_dir):
+    """Set two finished runs side by side (e.g. results/thesis vs results/thesis-constrained): NO_QUERY, KG-valid, Pass@1."""
+    from t2c_lib import config
+    from t2c_lib.plots import export_run_pair_figure
+    from t2c_lib.run_pair import compare_runs, default_labels
+
+    label_a, label_b = labels or default_labels(run_a, run_b)
+    pair = compare_runs(run_a, run_b, label_a, label_b)
+    stem = f"{label_b}_vs_{label_a}"
+    written = pair.write(out or run_b / "analysis", stem)
+    local = all(pair.models.get(label, "").startswith("local") for label in (label_a, label_b))
+    written += export_run_pair_figure(pair, figures_dir or config.FIGURES_DIR / run_b.name, stem, local_model=local)
+    click.echo(pair.markdown())
+    click.echo("written: " + ", ".join(str(p) for p in written))
+
+
 def register(main: click.Group) -> None:
     for command in (run_command, evaluate_command, analyze_command, study_group):
         main.add_command(command)

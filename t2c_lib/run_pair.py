@@ -33,6 +33,7 @@ class RunPair:
     per_cell: pd.DataFrame
     loop_gain: pd.DataFrame
     differences: dict[str, tuple[object, object]] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)  # label -> model id of the run
 
     def write(self, out_dir: Path, stem: str) -> list[Path]:
         """`<stem>.csv`, `<stem>_loop_gain.csv` and a Markdown view of both, into `out_dir`."""
@@ -83,15 +84,36 @@ class RunPair:
         return "\n".join(lines) + "\n"
 
 
+def _manifest(run: Path) -> dict:
+    path = Path(run) / "manifest.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _model_of(run: Path) -> str:
+    """The model id in the run's cell signatures (`...|model:<id>|...`), or "" when the run has no manifest."""
+    for signature in _manifest(run).get("cells", {}).values():
+        for part in str(signature).split("|"):
+            if part.startswith("model:"):
+                return part[len("model:"):]
+    return ""
+
+
 def setting_differences(run_a: Path, run_b: Path) -> dict[str, tuple[object, object]]:
     """Parameters whose values differ between the two runs' manifests (run_id and description left out)."""
-    def parameters(run: Path) -> dict:
-        path = Path(run) / "manifest.json"
-        return json.loads(path.read_text(encoding="utf-8")).get("parameters", {}) if path.exists() else {}
-
-    pa, pb = parameters(run_a), parameters(run_b)
+    pa, pb = _manifest(run_a).get("parameters", {}), _manifest(run_b).get("parameters", {})
     return {k: (pa.get(k), pb.get(k)) for k in sorted(set(pa) | set(pb))
             if k not in ("run_id", "description") and pa.get(k) != pb.get(k)}
+
+
+def default_labels(run_a: Path, run_b: Path) -> tuple[str, str]:
+    """The values of the one setting that differs (e.g. `free`, `constrained`), else the run directories' names."""
+    differences = setting_differences(run_a, run_b)
+    if len(differences) == 1:
+        value_a, value_b = next(iter(differences.values()))
+        if isinstance(value_a, str) and isinstance(value_b, str) and value_a and value_b:
+            return value_a, value_b
+    names = Path(run_a).resolve().name, Path(run_b).resolve().name
+    return names if names[0] != names[1] else ("A", "B")
 
 
 def _rates(rows: pd.DataFrame, presets: list[str]) -> dict[str, float]:
@@ -133,7 +155,8 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
     for metric in [KG_VALID, *(f"pass_at_1_final__{p}" for p in presets)]:
         per_cell[f"{metric}_mcnemar_p_holm"] = holm(per_cell[f"{metric}_mcnemar_p"].tolist())
     return RunPair(label_a, label_b, per_cell, _loop_gain({label_a: a, label_b: b}, presets[0]),
-                   setting_differences(Path(run_a), Path(run_b)))
+                   setting_differences(Path(run_a), Path(run_b)),
+                   {label_a: _model_of(Path(run_a)), label_b: _model_of(Path(run_b))})
 
 
 def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
