@@ -128,7 +128,7 @@ def make_chat_model(params: StudyParams, cache_mode: str = "use", grammar: str |
 
     model = make_model(params.model, seed=params.seed)
     if grammar:
-        from t2c_lib.llm.local import constrained
+        from t2c_lib.llm.factory import constrained
 
         model = constrained(model, grammar)
     if params.requests_per_minute:

@@ -136,12 +136,18 @@ def test_signature_names_constrained_decoding() -> None:
 
 def test_an_endpoint_without_grammar_support_says_so(grammar) -> None:
     from t2c_lib.llm.base import LLMConfigError
-    from t2c_lib.llm.local import constrained
-    from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel
+    from t2c_lib.llm.factory import constrained
+    from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, grammar_field_from
 
     remote = OpenAICompatModel("qwen", Endpoint("http://127.0.0.1:9/v1", "", "custom"))
-    with pytest.raises(LLMConfigError, match=r"decoding: constrained needs a model that takes a GBNF grammar; 'qwen[^']*' is reached through the OpenAI-compatible"):
+    with pytest.raises(LLMConfigError, match=r"decoding: constrained needs an endpoint that takes a GBNF grammar; 'qwen[^']*' .* T2C_LLM_GRAMMAR_FIELD"):
         constrained(remote, grammar)
+    with pytest.raises(LLMConfigError, match=r"decoding: constrained needs a model that takes a GBNF grammar; 'scripted'"):
+        constrained(type("Scripted", (), {"model_id": "scripted"})(), grammar)
+    with pytest.raises(LLMConfigError, match=r"T2C_LLM_GRAMMAR_FIELD='json_schema': valid: grammar, guided_grammar"):
+        grammar_field_from({"T2C_LLM_GRAMMAR_FIELD": "json_schema"})
+    held = constrained(OpenAICompatModel("qwen", Endpoint("http://127.0.0.1:9/v1", "", "custom", "guided_grammar")), grammar)
+    assert held.grammar == grammar and held.fingerprint == f"grammar={grammar_digest(grammar)}"
     local = constrained(LocalModel(n_threads=1), grammar)
     assert local.grammar == grammar and local.n_threads == 1
 

@@ -71,6 +71,19 @@ def test_plain_call_sends_the_request_and_reads_usage(server: FaultServer) -> No
     assert (rec.body["temperature"], rec.body["max_tokens"], rec.body["stop"], rec.body["seed"]) == (0.2, 33, ["\n\n"], 3)
 
 
+def test_grammar_goes_in_the_configured_field(server: FaultServer) -> None:
+    """`decoding: constrained` on an endpoint: the GBNF text in the field T2C_LLM_GRAMMAR_FIELD names, nothing else changed."""
+    for field_name in ("grammar", "guided_grammar"):
+        model = OpenAICompatModel("fault-model", Endpoint(server.base_url, KEY, "fault", field_name), FAST, seed=3)
+        model.variant(grammar='root ::= "<cypher>MATCH (m) RETURN m</cypher>"').complete(MESSAGES, max_tokens=8)
+        model.complete(MESSAGES, max_tokens=8)
+    held, free, vllm, vllm_free = server.requests
+    assert held.body["grammar"].startswith("root ::=") and "guided_grammar" not in held.body
+    assert vllm.body["guided_grammar"] == held.body["grammar"] and "grammar" not in vllm.body
+    assert "grammar" not in free.body and "guided_grammar" not in vllm_free.body
+    assert {k: v for k, v in held.body.items() if k != "grammar"} == free.body
+
+
 def test_sdk_retries_are_off(server: FaultServer) -> None:
     server.queue(status(500))
     with pytest.raises(LLMError):
@@ -326,6 +339,37 @@ def test_llama_cpp_server_through_the_sdk(llama_server: LlamaServer, monkeypatch
     assert first.usage.prompt_tokens > 5 and 0 < first.usage.completion_tokens <= 16
     assert second.text == first.text  # greedy decoding on the server too
     assert first.model == f"gemma-3-270m@{llama_server.base_url.split('/')[2]}"
+
+
+@pytest.mark.slow
+def test_llama_cpp_server_holds_the_reply_to_the_grammar(llama_server: LlamaServer, monkeypatch) -> None:
+    """A real llama.cpp server given the schema grammar in its `grammar` field answers with a read-only query."""
+    import tempfile
+
+    from t2c_lib.datasets import load_dataset
+    from t2c_lib.graph.ladybug import LadybugStore
+    from t2c_lib.llm.factory import constrained
+    from t2c_lib.llm.grammar import cypher_grammar
+    from t2c_lib.llm.parse import QuerySource, parse_response
+
+    monkeypatch.setenv("T2C_LLM_BASE_URL", llama_server.base_url)
+    monkeypatch.setenv("T2C_LLM_GRAMMAR_FIELD", "grammar")
+    monkeypatch.delenv("T2C_LLM_API_KEY", raising=False)
+    with tempfile.TemporaryDirectory() as root:
+        with LadybugStore(load_dataset("kurikulum"), root=root) as store:
+            grammar = cypher_grammar(store.schema())
+    model = constrained(make_model("gemma-3-270m"), grammar)
+    messages = [Message("system", "You write Cypher queries."),
+                Message("user", "Which courses are in semester 3? Schema: (:MK {nama, semester})")]
+    try:
+        held = model.complete(messages, temperature=0.0, max_tokens=96)
+        free = make_model("gemma-3-270m").complete(messages, temperature=0.0, max_tokens=96)
+    finally:
+        llama_server.check_alive()
+    parsed = parse_response(held.text)
+    assert parsed.source is QuerySource.CYPHER_TAG and held.text.lstrip().startswith("<cypher>"), held.text
+    assert parsed.query.split()[0] in ("MATCH", "OPTIONAL", "WITH", "UNWIND", "RETURN") and "RETURN" in parsed.query
+    assert held.text != free.text
 
 
 @pytest.mark.slow

@@ -24,9 +24,9 @@ run in process by llama-cpp-python and assembled under `<project>/.cache/models/
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from typing import Any, Mapping
 
-from t2c_lib.llm.base import ChatModel, LLMError
+from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError
 
 LOCAL_SPECS = frozenset({"local", "local/gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m"})
 
@@ -97,3 +97,20 @@ def make_cached_model(spec: str | None = None, no_cache: bool = False, refresh: 
     from t2c_lib.llm.cache import CachedModel, CacheMode
 
     return CachedModel(make_model(spec), mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh))
+
+
+def constrained(model: Any, grammar: str) -> Any:
+    """`model` held to `grammar`: the packaged local model, or an endpoint whose grammar field is configured.
+
+    Any other model says so (LLMConfigError) before a request is sent.
+    """
+    from t2c_lib.llm.local import LocalModel
+    from t2c_lib.llm.openai_compat import OpenAICompatModel
+
+    if isinstance(model, (LocalModel, OpenAICompatModel)):
+        return model.variant(grammar=grammar)
+    raise LLMConfigError(
+        f"decoding: constrained needs a model that takes a GBNF grammar; {getattr(model, 'model_id', model)!r} "
+        "takes none. Use the packaged local model (model: local), an endpoint with T2C_LLM_GRAMMAR_FIELD set, "
+        "or decoding: free"
+    )

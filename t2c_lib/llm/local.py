@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from t2c_lib.llm.base import Completion, LLMConfigError, LLMError, Message, Usage
+from t2c_lib.llm.base import Completion, LLMError, Message, Usage
 from t2c_lib.llm.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -452,14 +452,3 @@ def _evaluate(llama: Any, prefix_ids: list[int], suffix_ids: list[int]) -> int:
 def prompt_digest(messages: Sequence[Message]) -> str:
     """sha256 (16 hex digits) of the rendered prompt: what the model actually saw."""
     return hashlib.sha256(render_prompt(messages).encode("utf-8")).hexdigest()[:16]
-
-
-def constrained(model: Any, grammar: str) -> Any:
-    """`model` held to `grammar`; only the packaged local model takes one, anything else says so."""
-    if isinstance(model, LocalModel):
-        return model.variant(grammar=grammar)
-    raise LLMConfigError(
-        f"decoding: constrained needs a model that takes a GBNF grammar; {getattr(model, 'model_id', model)!r} "
-        "is reached through the OpenAI-compatible chat API, which t2c sends no grammar to. "
-        "Use the packaged local model (model: local) or decoding: free"
-    )

@@ -59,6 +59,7 @@ class Endpoint:
     base_url: str
     api_key: str = field(repr=False, default="")
     name: str = ""
+    grammar_field: str = ""  # request field that takes a GBNF grammar (llama.cpp server: grammar; vLLM: guided_grammar)
 
     @property
     def host(self) -> str:
@@ -78,11 +79,23 @@ def resolve_endpoint(env: Mapping[str, str]) -> Endpoint | None:
         key = env.get("T2C_LLM_API_KEY") or ""
         if not key:
             key = _own_preset_key(base_url, env)
-        return Endpoint(base_url.rstrip("/"), key or "not-needed", "custom")
+        return Endpoint(base_url.rstrip("/"), key or "not-needed", "custom", grammar_field_from(env))
     for name, key_var, url in PRESETS:
         if env.get(key_var):
             return Endpoint(url, env[key_var], name)
     return None
+
+
+GRAMMAR_FIELDS = ("grammar", "guided_grammar")  # llama.cpp server's field, vLLM's guided-decoding field
+
+
+def grammar_field_from(env: Mapping[str, str]) -> str:
+    """`T2C_LLM_GRAMMAR_FIELD`: which request field carries the grammar of `decoding: constrained` ("" = none)."""
+    value = (env.get("T2C_LLM_GRAMMAR_FIELD") or "").strip()
+    if value and value not in GRAMMAR_FIELDS:
+        raise LLMConfigError(f"T2C_LLM_GRAMMAR_FIELD={value!r}: valid: {', '.join(GRAMMAR_FIELDS)} "
+                             "(grammar for a llama.cpp server, guided_grammar for vLLM), or unset")
+    return value
 
 
 def _own_preset_key(base_url: str, env: Mapping[str, str]) -> str:
@@ -188,6 +201,7 @@ class OpenAICompatModel:
         seed: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
+        grammar: str | None = None,
     ) -> None:
         import openai  # imported here so that `t2c_lib.llm` loads without the SDK
 
@@ -200,6 +214,18 @@ class OpenAICompatModel:
         self.seed = seed
         self.model_id = f"{model}@{endpoint.host}"
         self.fingerprint = ""
+        self.grammar = grammar
+        if grammar:
+            if not endpoint.grammar_field:
+                raise LLMConfigError(
+                    f"decoding: constrained needs an endpoint that takes a GBNF grammar; {self.model_id!r} at "
+                    f"{endpoint.label} gets none unless T2C_LLM_GRAMMAR_FIELD names the request field "
+                    "(grammar for a llama.cpp server, guided_grammar for vLLM). Or use decoding: free"
+                )
+            from t2c_lib.llm.grammar import grammar_digest
+
+            self.fingerprint = f"grammar={grammar_digest(grammar)}"
+        self._init_args = (model, endpoint, retry, seed, sleep, rng)
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
@@ -213,6 +239,10 @@ class OpenAICompatModel:
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, endpoint={self.endpoint.label!r})"
+
+    def variant(self, grammar: str | None) -> "OpenAICompatModel":
+        """The same model and endpoint with `grammar` (None: free decoding): a new instance."""
+        return OpenAICompatModel(*self._init_args, grammar=grammar)
 
     def _fail(self, what: str, status: int | None, attempts: int, hint: str | None = None) -> LLMError:
         status_text = f"HTTP {status}" if status is not None else "no HTTP status"
@@ -290,6 +320,8 @@ class OpenAICompatModel:
             kwargs["stop"] = list(stop)
         if (seed if seed is not None else self.seed) is not None:
             kwargs["seed"] = seed if seed is not None else self.seed
+        if self.grammar:
+            kwargs["extra_body"] = {self.endpoint.grammar_field: self.grammar}
         t0 = time.perf_counter()
         try:
             response = self._client.chat.completions.create(**kwargs)
