@@ -277,31 +277,26 @@ def screen_gold(
 
 
 SCREEN_CACHE_VERSION = "screen-v1"
-_SCREEN_RULES = ("t2c_lib.gold", "t2c_lib.metrics.equivalence", "t2c_lib.validation.guard", "t2c_lib.graph.dialect")
+_SCREEN_RULES = ("t2c_lib.gold", "t2c_lib.metrics.equivalence", "t2c_lib.validation.guard")
 
 
 def screen_cache_key(dataset: Dataset, store: GraphStore, timeout_s: float, order_probe: bool) -> str:
-    """sha256 (24 hex digits) of what decides a screen: dataset version, store and engine, timeout, probe, rule code.
+    """sha256 (24 hex digits) of what decides a screen: dataset version, store engine, timeout, probe, rule code.
 
-    The rule code is the source text of the screening modules and of the store's own
-    module, so a change to any of them screens again instead of reading a stale answer.
+    The rule code is the source text of the screening modules; the store's own code,
+    dialect rules and engine version come in through `engine_fingerprint`. A change to
+    any of them screens again instead of reading a stale answer.
     """
     import importlib
-    import importlib.metadata
     import inspect
 
     from t2c_lib import __version__
+    from t2c_lib.graph.fingerprint import engine_fingerprint
 
-    modules = [*_SCREEN_RULES, type(store).__module__]
     sources = hashlib.sha256()
-    for name in modules:
+    for name in _SCREEN_RULES:
         sources.update(inspect.getsource(importlib.import_module(name)).encode("utf-8"))
-    engine = {"ladybug": "ladybug", "neo4j": "neo4j"}.get(_store_name(store))
-    try:
-        engine_version = importlib.metadata.version(engine) if engine else ""
-    except importlib.metadata.PackageNotFoundError:
-        engine_version = ""
-    parts = [SCREEN_CACHE_VERSION, __version__, dataset.hash, _store_name(store), engine_version, repr(float(timeout_s)),
+    parts = [SCREEN_CACHE_VERSION, __version__, dataset.hash, engine_fingerprint(store), repr(float(timeout_s)),
              str(bool(order_probe)), sources.hexdigest()]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
 

@@ -8,6 +8,7 @@ from t2c_lib.agent import KG_VALID_STEPS, ValidationResult
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph import open_store
 from t2c_lib.metrics import GoldCache, execute, execution_scores, score_question, summarize
+from t2c_lib.metrics.gold import store_slot
 
 ALL_OK = [ValidationResult(step, True) for step in KG_VALID_STEPS]
 
@@ -73,7 +74,7 @@ def test_cached_gold_results_equal_fresh_ones(ds, store, tmp_path):
         execution_scores(q, q, store, GoldCache(ds.hash, tmp_path))
     reread = GoldCache(ds.hash, tmp_path)  # a new instance: reads the JSON files
     for q in queries:
-        hit = reread.get(store.name, q)
+        hit = reread.get(store_slot(store), q)
         assert hit is not None and hit.rows == store.query(q).rows
 
 
@@ -139,7 +140,7 @@ def test_failing_gold_query_is_reported_and_not_cached(ds, store, tmp_path):
     cache = GoldCache(ds.hash, tmp_path)
     ex = execution_scores("MATCH (m:NoSuchLabel) RETURN m", "MATCH (m:MK) RETURN m", store, cache)
     assert ex.pass_at_1 == 0.0 and ex.error.startswith("gold query failed: semantic error")
-    assert cache.get(store.name, "MATCH (m:NoSuchLabel) RETURN m") is None
+    assert cache.get(store_slot(store), "MATCH (m:NoSuchLabel) RETURN m") is None
     assert not list(tmp_path.rglob("*.json"))
 
 
@@ -164,3 +165,20 @@ def test_score_question_combines_parts_under_the_preset(ds, store):
     assert (a.weights, b.weights) == ("kg-axel", "agentic-doc")
     with pytest.raises(ValueError, match="valid presets"):
         score_question(q.cypher, gen, store, ALL_OK, preset="nope")
+
+
+def test_gold_results_are_cached_per_engine_fingerprint(ds, store, tmp_path, monkeypatch):
+    """A changed dialect rule (or adapter, or engine version) runs a gold query again instead of reading the old answer."""
+    from t2c_lib.graph import fingerprint
+    from t2c_lib.metrics.output import execute_gold
+
+    cache = GoldCache(ds.hash, tmp_path)
+    gold = "MATCH (m:MK) RETURN count(m)"
+    first = execute_gold(store, gold, cache)
+    slot = store_slot(store)
+    assert cache.get(slot, gold).rows == first.result.rows and len(list(tmp_path.rglob("*.json"))) == 1
+    real = fingerprint._module_digest
+    monkeypatch.setattr(fingerprint, "_module_digest", lambda name: "edited" if name.endswith("dialect") else real(name))
+    assert fingerprint.engine_fingerprint(store) != slot.split("-", 1)[1]
+    assert execute_gold(store, gold, GoldCache(ds.hash, tmp_path)).result.rows == first.result.rows
+    assert len(list(tmp_path.rglob("*.json"))) == 2  # stored again under the new fingerprint

@@ -1,6 +1,8 @@
 """Cache of gold-query results, so each gold query runs once per dataset and store.
 
-Entries are keyed by (dataset hash, store name, sha256 of the gold query text). They
+Entries are keyed by (dataset hash, store slot, sha256 of the gold query text); the slot
+(`store_slot`) is the store's name and its engine fingerprint, so a changed dialect rule,
+adapter or engine version runs the gold queries again. They
 live in memory, and also on disk when a directory is given (`GoldCache.for_dataset`
 defaults to `<root>/.cache/gold`, i.e. `config.CACHE_DIR / "gold"`): one JSON file per entry at
 `<dir>/<dataset hash[:16]>/<store name>/<query sha256[:32]>.json`, written atomically.
@@ -22,6 +24,13 @@ from typing import Any
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
 
 CACHE_FORMAT = 1
+
+
+def store_slot(store: Any) -> str:
+    """The cache's name for a store: its name and `engine_fingerprint` (adapter code, dialect rules, engine version)."""
+    from t2c_lib.graph.fingerprint import engine_fingerprint
+
+    return f"{store.name}-{engine_fingerprint(store)}"
 
 
 def query_hash(query: str) -> str:

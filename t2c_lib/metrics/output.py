@@ -17,7 +17,7 @@ from typing import Any
 from t2c_lib.agent.types import KG_VALID_STEPS, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
 from t2c_lib.metrics.equivalence import Ordering, ordering, results_equivalent, rows_jaccard
-from t2c_lib.metrics.gold import GoldCache
+from t2c_lib.metrics.gold import GoldCache, store_slot
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 
 CHAIN_STEPS = (*KG_VALID_STEPS, "execution", "non_empty")
@@ -55,14 +55,19 @@ def execute(store: GraphStore, query: str | None, timeout_s: float = DEFAULT_TIM
 def execute_gold(
     store: GraphStore, query: str, cache: GoldCache | None = None, timeout_s: float = DEFAULT_TIMEOUT_S
 ) -> Execution:
-    """Run a gold query, or take its result from the cache (successful results are cached)."""
+    """Run a gold query, or take its result from the cache (successful results are cached).
+
+    Cached under the store's name and `engine_fingerprint` (adapter code, dialect rules,
+    engine version): a changed rewrite rule runs the gold query again.
+    """
     if cache is not None and query:
-        hit = cache.get(store.name, query)
+        slot = store_slot(store)
+        hit = cache.get(slot, query)
         if hit is not None:
             return Execution(result=hit)
     run = execute(store, query, timeout_s)
-    if cache is not None and run.result is not None:
-        cache.put(store.name, query, run.result)
+    if cache is not None and query and run.result is not None:
+        cache.put(slot, query, run.result)
     return run
 
 
