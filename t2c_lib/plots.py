@@ -364,8 +364,9 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
         ax.set_ylim(0, 1.05)
     axes[0].set_ylabel("share of questions")
-    axes[0].legend(loc="upper right", fontsize=5)
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(bars), fontsize=6, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))  # the legend below the panels, clear of the bars
     return fig
 
 
@@ -373,6 +374,6 @@ def export_run_pair_figure(pair: RunPair, out_dir: Path, name: str, local_model:
     """`<name>.{pdf,svg,png}` in the paper style, deterministically."""
     with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
         fig = fig_run_pair(pair)
-        fig.text(0.995, 0.005, "local model results are illustrative" if local_model else "",
-                 ha="right", va="bottom", fontsize=5, color="#777777")
+        fig.text(0.995, 0.995, "local model results are illustrative" if local_model else "",  # the legend is at the bottom
+                 ha="right", va="top", fontsize=5, color="#777777")
         return save_figure(fig, out_dir, name)

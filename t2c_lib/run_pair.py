@@ -65,7 +65,7 @@ class RunPair:
         lines += [f"Shares of the questions both runs answered, {a} -> {b}; p: exact McNemar of {b} against {a}, "
                   "Holm across the table. NO_QUERY: the reply held no query.", "",
                   f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | p | "
-                  f"Pass@1 final ({headline}) | p | mean LLM calls | mean completion tokens |",
+                  f"Pass@1 final ({headline.replace('_', '-')}) | p | mean LLM calls | mean completion tokens |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, row in self.per_cell.iterrows():
             lines.append(f"| {row['configuration']} | {row['strategy']} | {row['n']} | {arrow(row, 'no_query_first')} | "
@@ -74,7 +74,7 @@ class RunPair:
                          f"{arrow(row, 'completion_tokens', 1)} |")
         if not self.loop_gain.empty:
             lines += ["", "What the repair loop adds in each run: feedback minus single-pass (p: McNemar, Holm within the run).", "",
-                      f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({headline}) sp -> fb | gain | p |",
+                      f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({headline.replace('_', '-')}) sp -> fb | gain | p |",
                       "|---|---|---|---|---|---|---|---|"]
             for _, row in self.loop_gain.iterrows():
                 lines.append(f"| {row['run']} | {row['configuration']} | {row[f'{KG_VALID}_sp']:.3f} -> {row[f'{KG_VALID}_fb']:.3f} | "
