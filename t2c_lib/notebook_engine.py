@@ -14,8 +14,15 @@ import sys
 import tempfile
 from typing import Any
 
-from jupyter_client.manager import AsyncKernelManager
-from papermill.engines import NBClientEngine, papermill_engines
+# jsonschema imports the optional `rfc3987_syntax` (for its "iri" format check) when it is
+# installed, and that module builds a Lark grammar at import: about 3 s of every notebook
+# run's start, spent before papermill's clock starts. nbformat's notebook schema uses no
+# "iri" format, so the check is never needed here; a None entry makes the import fail at
+# once and jsonschema goes on without it. An explicit import of it elsewhere still wins.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+
+from jupyter_client.manager import AsyncKernelManager  # noqa: E402
+from papermill.engines import NBClientEngine, papermill_engines  # noqa: E402
 
 
 class IPCKernelManager(AsyncKernelManager):

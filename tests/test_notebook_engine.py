@@ -29,3 +29,14 @@ def test_papermill_through_the_ipc_engine_runs_without_the_tcp_warning(tmp_path:
     assert outputs[0]["text"] == ["value 42\n"]
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
     assert "-m t2c_lib.notebook_engine" in makefile  # `make all` uses it
+
+
+def test_engine_start_skips_the_slow_optional_iri_checker() -> None:
+    """Importing the engine leaves out rfc3987_syntax (about 3 s of Lark grammar building) and nbformat still validates."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import t2c_lib.notebook_engine; import nbformat; "
+            "nbformat.validate(nbformat.v4.new_notebook()); print(sys.modules.get('rfc3987_syntax', 'absent'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["None"]  # blocked, not imported
