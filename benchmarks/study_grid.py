@@ -11,7 +11,11 @@ Reads a run directory (`results/<run_id>/`) as `make all` leaves it:
   `validation_s` is the validator chain's time.
 
 Overhead is busy time minus model and validation time: notebook kernels, store
-opening, gold screening, evaluation and analysis. Shares are of the busy time.
+opening, gold screening, evaluation and analysis. Shares are of the busy time. It is a
+lower bound: papermill's clock starts after its own process has started and imported its
+modules (about 1 s per notebook run, 4 s before `notebook_engine` kept jsonschema's IRI
+checker out), so the honest overhead of a grid is the wall time of a rerun whose replies
+all come from the cache.
 
 Usage: python benchmarks/study_grid.py results/<run_id> [--json out.json]
 """
