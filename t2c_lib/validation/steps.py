@@ -21,10 +21,10 @@ from typing import Any, Callable
 
 from t2c_lib.agent.types import ErrorType, ValidationResult
 from t2c_lib.graph.base import QueryError, QueryTimeout
-from t2c_lib.graph.dialect import normalise
+from t2c_lib.cypher.dialect import normalise
 from t2c_lib.validation.base import ValidationContext
 from t2c_lib.validation.checks import property_problems, schema_problems
-from t2c_lib.validation.lexer import LexError
+from t2c_lib.cypher.lexer import LexError
 from t2c_lib.validation.names import NameSet, quote_list
 from t2c_lib.validation.patterns import QueryShape, extract
 
@@ -63,7 +63,7 @@ def _timed(name: str, fn: Callable[[], ValidationResult], query: str | None = No
 
 
 NORMALISING_STORES = frozenset({"ladybug"})
-"""Stores that rewrite Neo4j-only forms before planning (`t2c_lib.graph.dialect`)."""
+"""Stores that rewrite Neo4j-only forms before planning (`t2c_lib.cypher.dialect`)."""
 
 
 def dialect_rewrites(query: str, ctx: ValidationContext) -> list[str]:
