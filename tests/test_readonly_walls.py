@@ -131,7 +131,7 @@ def test_a_runaway_result_fails_the_execution_step_with_feedback(kurikulum_store
     ctx = make_context(kurikulum_store)
     execution = [step for step in build_chain(kurikulum_store) if step.name == "execution"][0]
     verdict = execution.validate("MATCH (a:topic),(b:topic) RETURN a.nama, b.nama", ctx)
-    assert not verdict.ok and verdict.error_type is ErrorType.EXECUTION_ERROR
+    assert not verdict.ok and verdict.error_type is ErrorType.RESOURCE_LIMIT
     assert "more than the limit" in verdict.message and verdict.details["kind"] == "too_large"
 
 

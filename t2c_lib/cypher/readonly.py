@@ -60,6 +60,7 @@ FILE_COMMANDS = frozenset({"COPY", "IMPORT", "EXPORT"})
 (`COPY x FROM`, `COPY (...) TO`, `IMPORT DATABASE`, `EXPORT DATABASE`), and at a statement's start always."""
 
 _NOT_CLAUSE_BEFORE = (".", ":", "::")
+_BOX_FIRST, _BOX_LAST = 0x2500, 0x257F  # the characters of LadybugDB's EXPLAIN drawing
 _VALUE_AFTER = frozenset({",", "=", "<>", "<", ">", "<=", ">=", "+", "-", "*", "/", "%", "^", "=~", "!="})
 """Tokens after which no clause can start: an alias standing there is a value (`ORDER BY a, delete`)."""
 
@@ -68,6 +69,11 @@ def find_violation(tokens: list[Token]) -> tuple[str, str] | None:
     """The first offending clause and a message naming it, or None for a single read query."""
     aliases = _aliases(tokens)
     for i, tok in enumerate(tokens):
+        if tok.kind in (Kind.STRING, Kind.QUOTED) and any(_BOX_FIRST <= ord(c) <= _BOX_LAST for c in tok.text):
+            return "box-drawing characters", (
+                "box-drawing characters (U+2500-U+257F) in a string or name: the database draws its plan with them, "
+                "so the plan of such a query cannot be checked; remove them"
+            )
         if tok.is_punct(";"):
             if i + 1 < len(tokens):
                 return ";", "more than one statement (a `;` is followed by another statement); send one query"

@@ -144,7 +144,7 @@ class LadybugStore:
                 raise StoreUnavailable(
                     f"the {self.dataset.name} graph is not loaded in {self.db_path}; run `t2c db load --dataset {self.dataset.name}`"
                 )
-            self._process = QueryProcess(self.db_path, BUFFER_POOL_BYTES, self.memory_bytes)
+            self._process = QueryProcess(self.db_path, min(BUFFER_POOL_BYTES, self.memory_bytes // 2), self.memory_bytes)
         return self._process
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:

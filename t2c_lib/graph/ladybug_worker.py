@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Any, BinaryIO
 
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel
-from t2c_lib.graph.ladybug_plan import read_plan
+from t2c_lib.graph.ladybug_plan import read_plan, size_problem
 
 HEADER = struct.Struct(">Q")
 FETCH_CHECK_EVERY = 256
@@ -199,6 +199,9 @@ def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
     deadline = started + request["timeout_ms"] / 1000.0
     try:
         statement, verdict = plan_of(conn, request["text"], deadline)
+        too_big = size_problem(verdict) if verdict.ok else None
+        if too_big:
+            raise _Failure("resource", too_big)
         if request["op"] == "plan":
             return {"plan": {"operators": verdict.operators, "functions": verdict.functions, "refused": verdict.refused}}
         if not verdict.ok:
@@ -220,11 +223,11 @@ MAX_DB_BYTES = 1 << 30
 data-segment limit would allow); far above the graphs t2c loads (a few MB)."""
 
 
-def _limit_resources(memory_bytes: int) -> None:
-    """No core files; a data-segment cap (the budget plus the database's page reservation) behind the parent's memory watch."""
+def _limit_resources(memory_bytes: int, buffer_pool: int) -> None:
+    """No core files; a data-segment cap (the budget plus the database's address reservations) behind the parent's memory watch."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if memory_bytes > 0:
-        cap = memory_bytes + MAX_DB_BYTES
+        cap = memory_bytes + MAX_DB_BYTES + buffer_pool
         try:
             resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
         except (ValueError, OSError):  # a lower hard limit set by the user's shell stays in force
@@ -235,7 +238,7 @@ def main(argv: list[str]) -> int:
     db_path, read_fd, write_fd, buffer_pool, memory_bytes = argv[1], int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5])
     requests = os.fdopen(read_fd, "rb", buffering=0)
     replies = os.fdopen(write_fd, "wb")
-    _limit_resources(memory_bytes)
+    _limit_resources(memory_bytes, buffer_pool)
     try:
         import ladybug
 
