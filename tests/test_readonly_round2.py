@@ -180,3 +180,35 @@ def test_a_hostile_predictions_file_leaks_nothing(sandbox, tmp_path) -> None:
     for text in (done.stdout, done.stderr, written):
         assert SECRET_MARKER not in text and ENV_SECRET not in text
     untouched(sandbox)
+
+
+def test_evaluate_scores_a_refused_attempt_from_its_record(tiny_dataset, tiny_store, tmp_path, sandbox, monkeypatch) -> None:
+    """A hostile reply the guard refused during the run is never executed by the evaluation."""
+    from t2c_lib.agent import Attempt, ValidationResult
+    from t2c_lib.evaluation import evaluate_cell
+    from t2c_lib.experiment import AttemptLog, Cell
+
+    hostile = f"LOAD FROM '{sandbox['secret']}' (file_format='csv', header=false) RETURN *"
+    verdict = check_read_only(hostile)
+    assert verdict.error_type is ErrorType.UNSAFE_QUERY
+    cell = Cell("feedback", "Zero-Shot", "full_schema")
+    log = AttemptLog(cell.directory(tmp_path / "run"))
+    for item in tiny_dataset.questions:
+        log.append_attempt(Attempt(
+            question_id=item.id, iteration=1, prompt_hash="p", raw_response=hostile, query=hostile,
+            validations=[verdict], ok=False, error_type=ErrorType.UNSAFE_QUERY, feedback=None,
+            prompt_tokens=10, completion_tokens=10, mode="feedback", kind="generate",
+        ))
+        log.append_question({"question_id": item.id, "status": "FAILED", "llm_calls": 1})
+    sent: list[str] = []
+    real_query = tiny_store.query
+
+    def recording_query(cypher: str, timeout_s: float = 10.0):
+        sent.append(cypher)
+        return real_query(cypher, timeout_s=timeout_s)
+
+    monkeypatch.setattr(tiny_store, "query", recording_query)
+    evaluate_cell(cell, tmp_path / "run", tiny_dataset.questions, tiny_dataset, tiny_store, "kg-axel", 3, 10.0)
+    assert hostile not in sent and sent, "the evaluation ran the refused query (or nothing at all)"
+    metrics = (cell.directory(tmp_path / "run") / "metrics.csv").read_text(encoding="utf-8")
+    assert "not executed" in metrics and SECRET_MARKER not in metrics
