@@ -212,3 +212,33 @@ def test_evaluate_scores_a_refused_attempt_from_its_record(tiny_dataset, tiny_st
     assert hostile not in sent and sent, "the evaluation ran the refused query (or nothing at all)"
     metrics = (cell.directory(tmp_path / "run") / "metrics.csv").read_text(encoding="utf-8")
     assert "not executed" in metrics and SECRET_MARKER not in metrics
+
+
+@pytest.mark.slow
+def test_hostile_model_replies_through_t2c_run_and_evaluate_leak_nothing(sandbox, tmp_path) -> None:
+    """Replies that read files, smuggle code past the rewriter or blow up the parser: refused in the run,
+    never executed by the evaluation, and no output holds a byte of the file or of an environment secret."""
+    from llm_fault_server import FaultServer, ok
+
+    hostile = [text_of(c, sandbox) for c in CASES if c["expect"] == "gate"]
+    params = tmp_path / "hostile.yaml"
+    params.write_text(
+        "run_id: hostile\ndataset: kurikulum\nstore: ladybug\nmodel: loopback-model\nprompt_types: [Zero-Shot]\n"
+        "schema_formats: [full_schema]\nstrategies: [feedback]\nmax_iterations: 3\nlimit: 3\nmax_tokens: 64\n"
+        "weights: kg-axel\nscoring: t2c\n", encoding="utf-8",
+    )
+    results = tmp_path / "results"
+    env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_RESULTS_DIR": str(results),
+           "T2C_FIGURES_DIR": str(tmp_path / "figures"), "T2C_TEST_API_KEY": ENV_SECRET, "T2C_MODEL": ""}
+    with FaultServer() as server:
+        server.queue(*(ok(f"<cypher>{hostile[i % len(hostile)]}</cypher>") for i in range(9)))
+        env.update({"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key"})
+        run = _cli(["run", "--params", str(params)], env, timeout=600)
+    assert run.returncode in (0, 1), run.stderr[-800:]
+    evaluated = _cli(["evaluate", "--params", str(params)], env, timeout=600)
+    assert evaluated.returncode == 0, evaluated.stderr[-800:]
+    written = [p for p in results.rglob("*") if p.is_file()]
+    assert any(p.name == "metrics.csv" for p in written)
+    for text in [run.stdout, run.stderr, evaluated.stdout, evaluated.stderr] + [p.read_text(errors="replace") for p in written]:
+        assert SECRET_MARKER not in text and ENV_SECRET not in text and "test-key" not in text
+    untouched(sandbox)

@@ -46,6 +46,7 @@ from t2c_lib.graph.base import (
 )
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting
+from t2c_lib.graph.ladybug_worker import MAX_DB_BYTES
 from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
 
 DB_FILE = "graph.lbdb"
@@ -119,7 +120,7 @@ class LadybugStore:
                 return self.counts()
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
             try:
-                db = ladybug.Database(str(staging / DB_FILE))
+                db = ladybug.Database(str(staging / DB_FILE), max_db_size=MAX_DB_BYTES, buffer_pool_size=BUFFER_POOL_BYTES)
                 conn = ladybug.Connection(db)
                 _create_tables(conn, self.dataset)
                 _insert_rows(conn, self.dataset)
