@@ -15,7 +15,7 @@ import re
 MIN_SECRET_CHARS = 6
 """Environment values at least this long are blanked wherever a message repeats them."""
 MAX_MESSAGE_CHARS = 600
-_EXPECTED_LIST = re.compile(r"(expected rule|[Ee]xpected|Was expecting one of)[^\n]{200,}")
+_EXPECTED_LIST = re.compile(r"([Ee]xpect(?:ed|ing)|Was expecting one of)[^\n]{200,}")
 _REDACTED = "[redacted]"
 
 
