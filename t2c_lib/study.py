@@ -195,9 +195,11 @@ def infer(
                 "prompt_tokens": state.prompt_tokens, "completion_tokens": state.completion_tokens,
                 "model_time_s": round(state.model_time_s, 6), "validation_time_s": round(state.validation_time_s, 6)}
 
-    report = run_cell(cell, params, study.questions, solve, study.run_dir, workers=workers, progress=progress)
-    study.store.close()
-    return report
+    try:
+        return run_cell(cell, params, study.questions, solve, study.run_dir, workers=workers, progress=progress,
+                        model_id=chat.model_id)
+    finally:
+        study.store.close()
 
 
 THESIS_STRATEGIES = ("single-pass", "feedback")
