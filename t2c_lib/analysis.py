@@ -48,6 +48,7 @@ class RunTables:
     strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
     transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
     validator_audit: pd.DataFrame = field(default_factory=pd.DataFrame)
+    models: tuple[str, ...] = ()  # the model ids that answered (from the cells' summaries)
 
     def col(self, metric: str, scoring: str | None = None) -> str:
         """The column of a per-preset metric, under the headline preset unless named."""
@@ -396,6 +397,7 @@ def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFram
         raise ValueError(f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
                          f"({', '.join(schemes)}); run the evaluation step again")
     signatures = sorted({s["signature"] for s in summaries})
+    models = tuple(sorted({s["model_id"] for s in summaries if s.get("model_id")}))
     by_scoring = by_scoring_table(per_question, summaries)
     return RunTables(
         per_question=per_question, comparison=compare(per_question),
@@ -405,7 +407,7 @@ def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFram
         scoring=schemes[0], by_scoring=by_scoring,
         reference=beside_reference(by_scoring, published if published is not None else pd.DataFrame(), run_label),
         strategies=strategy_table(per_question), transitions=error_transitions(attempts),
-        validator_audit=validator_audit(attempts, gold),
+        validator_audit=validator_audit(attempts, gold), models=models,
     )
 
 
@@ -416,6 +418,62 @@ def paired_note(tables: RunTables) -> str:
     modes = sorted(tables.per_question["mode"].unique())
     return (f"paired tests need both strategies ({BASELINE} and {TREATMENT}) on the same questions; "
             f"this run has {', '.join(modes) or 'none'}: the table shows each mode's means with bootstrap 95% CIs")
+
+
+STRATEGY_LABELS = {BASELINE: "single-pass", TREATMENT: "feedback (the thesis's agentic loop)"}
+"""One vocabulary for tables, figures and the terminal: the thesis's "agentic" is the `feedback` strategy."""
+
+
+def _count(share: float, n: int) -> str:
+    """A share of n binary outcomes as `k/n`."""
+    return f"{int(round(share * n))}/{n}" if np.isfinite(share) else "-"
+
+
+def _interval(estimate: float, low: float, high: float, sign: bool = False) -> str:
+    fmt = "{:+.3f}" if sign else "{:.3f}"
+    if not np.isfinite(estimate):
+        return "-"
+    return f"{fmt.format(estimate)} [{fmt.format(low)}, {fmt.format(high)}]"
+
+
+def readable_summary(tables: RunTables) -> pd.DataFrame:
+    """The headline numbers as rounded text: counts k/n, paired bootstrap 95% CIs, Holm-adjusted exact McNemar p.
+
+    Both strategies on the same questions: per configuration, single-pass -> feedback for Pass@1
+    (headline preset) and KG-valid chain, the difference with its CI and p. One strategy only:
+    each configuration's counts with the CI of the share.
+    """
+    pass_col = tables.col("pass_at_1_final")
+    pass_name = f"Pass@1 ({tables.scoring})"
+    rows = []
+    if tables.comparison.empty:
+        for r in tables.mode_means.to_dict("records"):
+            row = {"configuration": r["configuration"], "strategy": r["mode"], "n": int(r["n"])}
+            for metric, name in ((pass_col, pass_name), ("kg_valid_chain_final", "KG-valid chain")):
+                row[name] = _count(r[metric], int(r["n"]))
+                row[f"{name} share [95% CI]"] = _interval(r[metric], r[f"{metric}_low"], r[f"{metric}_high"])
+            rows.append(row)
+        return pd.DataFrame.from_records(rows)
+    for r in tables.comparison.to_dict("records"):
+        n = int(r["n"])
+        row = {"configuration": r["configuration"], "n": n}
+        for metric, name, short in ((pass_col, pass_name, "Pass@1"), ("kg_valid_chain_final", "KG-valid chain", "KG-valid")):
+            row[f"{name} sp -> fb"] = f"{_count(r[f'{metric}_sp'], n)} -> {_count(r[f'{metric}_ag'], n)}"
+            row[f"{short} diff [95% CI]"] = _interval(r[f"{metric}_diff_estimate"], r[f"{metric}_diff_low"],
+                                                      r[f"{metric}_diff_high"], sign=True)
+            row[f"{short} p Holm"] = f"{r[f'{metric}_mcnemar_p_holm']:.3f}"
+        rows.append(row)
+    return pd.DataFrame.from_records(rows)
+
+
+def summary_header(tables: RunTables) -> str:
+    """What the summary's numbers are: who answered, the headline preset, the statistics and their settings."""
+    paired = not tables.comparison.empty
+    tests = (f"{TREATMENT} (sp -> fb) against {BASELINE} on the same questions; exact McNemar, Holm across "
+             f"{len(tables.comparison)} configuration(s); " if paired else "")
+    return (f"answered by: {', '.join(tables.models) or 'unknown (cells evaluated before t2c recorded it)'}; "
+            f"headline scoring {tables.scoring} (every preset in analysis/comparison.csv); {tests}"
+            f"paired bootstrap 95% CIs, seed {BOOTSTRAP_SEED}")
 
 
 def summary_view(tables: RunTables) -> pd.DataFrame:
@@ -448,7 +506,13 @@ def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
 
 
 def comparison_latex(tables: RunTables) -> str:
-    """The paper's main table: per configuration, Pass@1 final per preset, KG-valid chain and structural, LLMetric."""
+    """The paper's main table: per configuration, Pass@1 final per preset, KG-valid chain and structural, LLMetric.
+
+    A run with one strategy has nothing to pair: the table then holds each configuration's
+    means with bootstrap 95% CIs (never an empty body).
+    """
+    if tables.comparison.empty:
+        return means_latex(tables)
     h = slug(tables.scoring)
     presets = [h, *(s for s in presets_of(tables.per_question) if s != h)]
     groups = [(f"pass_at_1_final__{s}", f"Pass@1 final ({s.replace('_', '-')})", True) for s in presets]
@@ -471,6 +535,27 @@ def comparison_latex(tables: RunTables) -> str:
             cells += [f"{row[f'{metric}_sp']:.3f}", f"{row[f'{metric}_ag']:.3f}"]
             if tested:
                 cells.append(_p(row[f"{metric}_mcnemar_p_holm"]))
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\hline", "\\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def means_latex(tables: RunTables) -> str:
+    """Per configuration and strategy: n, Pass@1 final (headline) and KG-valid chain as k/n with the share's 95% CI."""
+    pass_col = tables.col("pass_at_1_final")
+    lines = [
+        f"% generated by t2c_lib.analysis; one strategy, no paired tests; scoring: {tables.scoring} (headline); "
+        f"bootstrap 95% CIs, seed {BOOTSTRAP_SEED}",
+        "\\begin{tabular}{llrrr}",
+        "\\hline",
+        f"Configuration & Strategy & $n$ & Pass@1 final ({tables.scoring}) & KG-valid chain \\\\",
+        "\\hline",
+    ]
+    for r in tables.mode_means.to_dict("records"):
+        n = int(r["n"])
+        cells = [_tex(r["configuration"]), _tex(STRATEGY_LABELS.get(r["mode"], r["mode"])), str(n)]
+        for metric in (pass_col, "kg_valid_chain_final"):
+            cells.append(f"{_count(r[metric], n)} ({r[metric]:.3f} [{r[f'{metric}_low']:.3f}, {r[f'{metric}_high']:.3f}])")
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", ""]
     return "\n".join(lines)

@@ -149,6 +149,9 @@ def infer(
     from t2c_lib.prompts import Configuration, template_hashes
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
+    choice = model_choice(params)
+    if choice is not None and model is None:
+        choice.check()  # an endpoint in the environment and `model: local` in the file: refuse to guess
     study = open_study(params, results_dir)
     schema = study.store.schema()
     grammar = None
@@ -252,7 +255,14 @@ def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> StudyParams:
-    """Parameters from a file (relative to the project root if not found here) plus explicit overrides."""
+    """Parameters from a file (relative to the project root if not found here) plus explicit overrides.
+
+    The model follows `t2c_lib.model_choice`: an explicit `model` override, else `T2C_MODEL`,
+    else the file's `model:`; the `ModelChoice` rides along in `params.extra` (`infer` checks it).
+    """
+    import dataclasses
+
+    from t2c_lib.model_choice import CHOICE_KEY, choose_model
     from t2c_lib.params import load_params
 
     base = StudyParams()
@@ -263,7 +273,16 @@ def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> S
         elif not path.is_file() and (config.PARAMS_DIR / path.name).is_file():
             path = config.PARAMS_DIR / path.name
         base = load_params(path)
-    return base.with_overrides(**overrides)
+    choice = choose_model(base.model, overrides.pop("model", None), file_name=str(params_file or "the default parameters"))
+    params = base.with_overrides(model=choice.name, **overrides)
+    return dataclasses.replace(params, extra={**params.extra, CHOICE_KEY: choice})
+
+
+def model_choice(params: StudyParams) -> Any:
+    """The `ModelChoice` behind `params.model` (None for parameters not made by `resolve_params`)."""
+    from t2c_lib.model_choice import CHOICE_KEY
+
+    return params.extra.get(CHOICE_KEY)
 
 
 def make_rules(params: StudyParams, params_file: str) -> str:
@@ -372,12 +391,20 @@ def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir
 
     dataset = load_dataset(params.dataset)
     run_dir = run_dir_for(params, results_dir)
-    label = f"this run: {params.run_id}, {params.model} (t2c's graph and questions)"
+    label = f"this run: {params.run_id}, {', '.join(recorded_models(run_dir)) or params.model} (t2c's graph and questions)"
     tables = analyze_run(run_dir, dataset.strata_columns, load_published(dataset.path), label)
     write_tables(tables, run_dir)
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))
     return tables
+
+
+def recorded_models(run_dir: Path) -> list[str]:
+    """The model ids that answered in a run, from its cells' manifests (which model answered, not which is set now)."""
+    import json
+
+    return sorted({json.loads(path.read_text(encoding="utf-8")).get("model_id", "")
+                   for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")} - {""})
 
 
 def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:

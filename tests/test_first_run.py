@@ -1,0 +1,94 @@
+"""What a researcher meets on a first run (issue 28, items 3-7): which model answers and why, no
+silent exit 0, one-line errors that say where, bounded output. Real subprocesses of `t2c` against
+the embedded store and a loopback OpenAI-compatible endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from llm_fault_server import FaultServer, ok  # noqa: E402
+from t2c_lib.model_choice import AmbiguousModel, choose_model  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PARAMS = {"run_id": "first", "dataset": "kurikulum", "store": "ladybug", "model": "local",
+          "prompt_types": ["Few-Shot"], "schema_formats": ["nodes_paths"], "strategies": ["single-pass", "feedback"],
+          "max_iterations": 2, "limit": 1, "max_tokens": 64, "test_suite_copies": 0}
+
+
+def t2c(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, input=stdin,
+                          env={**os.environ, **(env or {})}, cwd=ROOT, timeout=600)
+
+
+@pytest.fixture()
+def study(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    params = tmp_path / "first.yaml"
+    params.write_text(yaml.safe_dump(PARAMS))
+    env = {"T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_RESULTS_DIR": str(tmp_path / "results"),
+           "T2C_FIGURES_DIR": str(tmp_path / "figures"), "T2C_MODEL": "", "T2C_LLM_BASE_URL": "",
+           "T2C_LLM_MAX_ATTEMPTS": "1"}
+    return params, env
+
+
+# --- item 3: which model answers --------------------------------------------------------------
+
+def test_the_command_line_beats_the_environment_which_beats_the_parameter_file() -> None:
+    assert choose_model("local", "qwen", {"T2C_MODEL": "gemma"}).name == "qwen"
+    env_wins = choose_model("local", None, {"T2C_MODEL": "qwen2.5-coder:3b", "T2C_LLM_BASE_URL": "http://h/v1"})
+    assert (env_wins.name, env_wins.source) == ("qwen2.5-coder:3b", "T2C_MODEL")
+    assert env_wins.describe() == "model qwen2.5-coder:3b (from T2C_MODEL; the parameter file's model: local is overridden)"
+    file_wins = choose_model("qwen2.5-coder:3b", None, {"T2C_LLM_BASE_URL": "http://h/v1"})
+    assert (file_wins.name, file_wins.refused) == ("qwen2.5-coder:3b", "")
+    assert choose_model("local", None, {}).describe() == "model local (from the parameter file)"
+    with pytest.raises(AmbiguousModel, match="T2C_LLM_BASE_URL is set .* says model: local"):
+        choose_model("local", None, {"T2C_LLM_BASE_URL": "http://h/v1"}, "params/quick.yaml").check()
+    choose_model("local", "local", {"T2C_LLM_BASE_URL": "http://h/v1"}).check()  # said explicitly: no question
+
+
+def test_an_endpoint_in_the_environment_and_model_local_in_the_file_is_refused_not_guessed(study) -> None:
+    params, env = study
+    with FaultServer() as server:
+        refused = t2c("run", "--params", str(params), env={**env, "T2C_LLM_BASE_URL": server.base_url})
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert "t2c: error: T2C_LLM_BASE_URL is set" in refused.stderr and "says model: local" in refused.stderr
+        assert server.requests == []
+
+
+def test_t2c_model_wins_over_the_file_and_run_evaluate_and_analyze_say_which_model_answered(study) -> None:
+    params, env = study
+    with FaultServer() as server:
+        env = {**env, "T2C_LLM_BASE_URL": server.base_url, "T2C_MODEL": "fault-model"}
+        ran = t2c("run", "--params", str(params), env=env)
+        assert ran.returncode == 0, ran.stderr
+        assert server.requests and server.requests[0].body["model"] == "fault-model"
+    host = server.base_url.split("//")[1].split("/")[0]
+    assert "model fault-model (from T2C_MODEL; the parameter file's model: local is overridden)" in ran.stdout
+    assert f"model fault-model@{host}" in ran.stdout.splitlines()[-1]
+    evaluated = t2c("evaluate", "--params", str(params), env=env)
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert all(f"model fault-model@{host}" in line for line in evaluated.stdout.splitlines()), evaluated.stdout
+    analyzed = t2c("analyze", "--params", str(params), env=env)
+    assert analyzed.returncode == 0, analyzed.stderr
+    assert f"answered by: fault-model@{host}" in analyzed.stdout
+
+
+# --- item 4: a selection outside the grid is an error, not an empty run -------------------------
+
+@pytest.mark.parametrize("args,named", [(["--prompt", "CoT"], "--prompt CoT"), (["--schema", "Full"], "--schema full_schema"),
+                                        (["--strategy", "vote"], "--strategy vote")])
+def test_a_cell_outside_the_grid_is_an_error_naming_the_grid(study, args, named) -> None:
+    params, env = study
+    done = t2c("run", "--params", str(params), *args, env=env)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"t2c: error: {named} is not in the grid of {params}" in done.stderr
+    assert not (Path(env["T2C_RESULTS_DIR"]) / "first").exists()
