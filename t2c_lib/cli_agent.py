@@ -180,6 +180,9 @@ def ask(
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.llm.factory import make_cached_model
 
+    if not question.strip():  # before the model is built: an empty question costs no call
+        raise click.BadParameter("the question is empty; write one, e.g. t2c ask \"Berapa SKS mata kuliah 'Basis Data'?\"",
+                                 param_hint="QUESTION")
     if export:
         from t2c_lib.chat.export import export_format
 

@@ -92,3 +92,56 @@ def test_a_cell_outside_the_grid_is_an_error_naming_the_grid(study, args, named)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"t2c: error: {named} is not in the grid of {params}" in done.stderr
     assert not (Path(env["T2C_RESULTS_DIR"]) / "first").exists()
+
+
+# --- item 5: one-line errors that say where; nothing silent -----------------------------------
+
+def test_a_broken_parameter_file_is_reported_with_its_line_and_column(tmp_path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("run_id: x\nprompt_types: [Zero-Shot\nlimit: 3\n")
+    done = t2c("run", "--params", str(broken))
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f"t2c: error: {broken}: not valid YAML at line 3, column 6: expected ',' or ']', "
+                                   "but got ':' (while parsing a flow sequence from line 2, column 15)")
+
+
+def test_an_empty_question_is_refused_before_any_model_call() -> None:
+    with FaultServer() as server:
+        for question in ("", "   \n"):
+            done = t2c("ask", question, "--model", "fault-model", env={"T2C_LLM_BASE_URL": server.base_url})
+            assert done.returncode == 2 and "the question is empty" in done.stderr, done.stderr
+        assert server.requests == []
+
+
+def test_the_notebooks_parameter_cells_parse_without_papermill_warnings(caplog) -> None:
+    import ast
+
+    import nbformat
+    from papermill.translators import PythonTranslator
+
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="papermill"):
+            found = [p.name for p in PythonTranslator.inspect(cell)]
+        assigned = [t.id for node in ast.parse(cell.source).body if isinstance(node, ast.Assign) for t in node.targets]
+        assert not [r.message for r in caplog.records], (path.name, [r.message for r in caplog.records])
+        assert found == assigned, path.name
+
+
+def test_a_one_strategy_run_prints_intervals_and_writes_a_latex_table_with_a_body(study) -> None:
+    params, env = study
+    with FaultServer() as server:
+        env = {**env, "T2C_LLM_BASE_URL": server.base_url}
+        assert t2c("run", "--params", str(params), "--strategy", "feedback", "--model", "fault-model", env=env).returncode == 0
+    assert t2c("evaluate", "--params", str(params), "--strategy", "feedback", env=env).returncode == 0
+    analyzed = t2c("analyze", "--params", str(params), env=env)
+    assert analyzed.returncode == 0, analyzed.stderr
+    assert "share [95% CI]" in analyzed.stdout, analyzed.stdout
+    assert "0.000 [0.000, 0.000]" in analyzed.stdout or "1.000 [1.000, 1.000]" in analyzed.stdout, analyzed.stdout
+    figures = Path(env["T2C_FIGURES_DIR"]) / "first"
+    assert f"figures: {figures}/" in analyzed.stdout and f"tables: {Path(env['T2C_RESULTS_DIR']) / 'first' / 'analysis'}/" in analyzed.stdout
+    tex = (Path(env["T2C_RESULTS_DIR"]) / "first" / "analysis" / "comparison.tex").read_text()
+    body = tex.split("\\hline")[2]
+    assert "Few-Shot\\_Nodes+Paths & feedback (the thesis's agentic loop) & 1 & " in body, tex
