@@ -145,3 +145,24 @@ def test_a_one_strategy_run_prints_intervals_and_writes_a_latex_table_with_a_bod
     tex = (Path(env["T2C_RESULTS_DIR"]) / "first" / "analysis" / "comparison.tex").read_text()
     body = tex.split("\\hline")[2]
     assert "Few-Shot\\_Nodes+Paths & feedback (the thesis's agentic loop) & 1 & " in body, tex
+
+
+# --- item 7: a long answer is a preview with its row count --------------------------------------
+
+def test_ask_shows_a_bounded_preview_with_the_row_count_and_how_to_get_the_rest(tmp_path) -> None:
+    env = {"T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_MODEL": ""}
+    with FaultServer("<cypher>MATCH (m:MK) RETURN m.nama</cypher>") as server:  # 63 courses
+        env["T2C_LLM_BASE_URL"] = server.base_url
+        done = t2c("ask", "Sebutkan semua mata kuliah.", "--model", "fault-model", "--max-iterations", "1", env=env)
+        more = t2c("ask", "Sebutkan semua mata kuliah.", "--model", "fault-model", "--max-iterations", "1",
+                   "--rows", "70", env=env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = lines.index(next(line for line in lines if line.strip() == "m.nama"))
+    footer = next(i for i, line in enumerate(lines) if line.startswith("(63 rows"))
+    assert footer - header - 2 == 10, "ten rows between the rule under the header and the footer"
+    assert lines[footer] == ("(63 rows; the first 10 shown: --rows N shows more, --export FILE.csv writes them all, "
+                             "--json prints them all)")
+    assert "(63 rows)" in more.stdout
+    validated = t2c("validate", "MATCH (m:MK) RETURN m.nama", env=env)
+    assert "(63 rows; the first 10 shown: t2c db query prints them all)" in validated.stdout
