@@ -173,6 +173,22 @@ def plan_command(params_file, makefile):
     makefile.write_text(make_rules(params, params_file), encoding="utf-8")
 
 
+@study_group.command("progress")
+@params_option
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="the run's folder as make names it (results/<run_id>)")
+@click.option("--since", type=float, default=None, help="when this make started (seconds since the epoch)")
+@friendly_errors
+def progress_command(params_file, run_dir, since):
+    """One line for `make all`: cells of the whole grid done of total, time so far, an estimate of the time left."""
+    from t2c_lib.experiment import expand_grid
+    from t2c_lib.grid_progress import grid_progress
+
+    params = _params(params_file)
+    cells = [run_dir / cell.strategy / cell.configuration for cell in expand_grid(params)]
+    click.echo(grid_progress(params.run_id, cells, run_dir, since).line(), err=True)
+
+
 @study_group.command("compare")
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))

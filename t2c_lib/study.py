@@ -288,6 +288,9 @@ def model_choice(params: StudyParams) -> Any:
 def make_rules(params: StudyParams, params_file: str) -> str:
     """Make rules running the notebooks for every cell with papermill (`make -j` safe).
 
+    After every step the rules run `$(GRID_PROGRESS)` (the Makefile's `t2c study progress`:
+    cells done of total, time so far, an estimate); left undefined it is an empty command.
+
     Every other strategy's cell waits for its `feedback` twin: its first attempts fill the cache
     (single-pass, history, raw-error and verifier begin with the same request) and `vote`
     measures its k from it.
@@ -309,9 +312,11 @@ def make_rules(params: StudyParams, params_file: str) -> str:
             f"\t@mkdir -p {nb} {cell_dir}",
             f"\t$(PAPERMILL) notebooks/01_inference.ipynb {nb}/01_inference__{tag}.ipynb {args}",
             "\t@touch $@",
+            "\t@$(GRID_PROGRESS)",
             f"{cell_dir}/.evaluated: {cell_dir}/.inferred",
             f"\t$(PAPERMILL) notebooks/02_evaluation.ipynb {nb}/02_evaluation__{tag}.ipynb {args}",
             "\t@touch $@",
+            "\t@$(GRID_PROGRESS)",
             "",
         ]
         evaluated.append(f"{cell_dir}/.evaluated")
@@ -321,6 +326,7 @@ def make_rules(params: StudyParams, params_file: str) -> str:
         f"{run}/.analyzed: $(STUDY_EVALUATED)",
         f"\t$(PAPERMILL) notebooks/03_comparative_analysis.ipynb {nb}/03_comparative_analysis.ipynb -p params_file {params_file}",
         "\t@touch $@",
+        "\t@$(GRID_PROGRESS)",
         f"STUDY_ANALYZED := {run}/.analyzed",
         "",
     ]
@@ -392,7 +398,8 @@ def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir
     dataset = load_dataset(params.dataset)
     run_dir = run_dir_for(params, results_dir)
     label = f"this run: {params.run_id}, {', '.join(recorded_models(run_dir)) or params.model} (t2c's graph and questions)"
-    tables = analyze_run(run_dir, dataset.strata_columns, load_published(dataset.path), label)
+    tables = analyze_run(run_dir, dict(dataset.ground_truth_spec.strata), load_published(dataset.path), label,
+                         language=dataset.language)
     write_tables(tables, run_dir)
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))
