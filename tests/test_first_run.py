@@ -166,3 +166,32 @@ def test_ask_shows_a_bounded_preview_with_the_row_count_and_how_to_get_the_rest(
     assert "(63 rows)" in more.stdout
     validated = t2c("validate", "MATCH (m:MK) RETURN m.nama", env=env)
     assert "(63 rows; the first 10 shown: t2c db query prints them all)" in validated.stdout
+
+
+# --- item 6: the first run shows the study's shape --------------------------------------------
+
+def test_the_quick_grid_is_a_first_run_of_the_studys_shape() -> None:
+    from t2c_lib.params import load_params
+
+    params = load_params(ROOT / "params" / "quick.yaml")
+    assert set(params.prompt_types) == {"Few-Shot", "CoT"} and len(params.schema_formats) == 1
+    assert set(params.strategies) == {"single-pass", "feedback"} and params.model == "local"
+    assert isinstance(params.limit, int) and 4 <= params.limit <= 8
+
+
+@pytest.mark.slow
+def test_the_quick_grid_fills_every_figure_and_captions_it(tmp_path) -> None:
+    """The packaged model on params/quick.yaml (the response cache may answer): non-empty figures with captions."""
+    env = {"T2C_RESULTS_DIR": str(tmp_path / "results"), "T2C_FIGURES_DIR": str(tmp_path / "figures"),
+           "T2C_MODEL": "", "T2C_LLM_BASE_URL": ""}
+    for step in ("run", "evaluate", "analyze"):
+        done = t2c(step, "--params", "params/quick.yaml", env=env)
+        assert done.returncode == 0, step + done.stdout + done.stderr
+    means = __import__("pandas").read_csv(tmp_path / "results" / "quick" / "analysis" / "mode_means.csv")
+    assert len(means) == 4 and means["kg_valid_chain_final"].max() > 0, "the first run's KG-valid bars are not all empty"
+    figures = tmp_path / "figures" / "quick"
+    for name in ("pass_kgvalid_by_config", "llmetric_heatmap", "cumulative_success", "error_types_recovery",
+                 "accuracy_by_stratum", "accuracy_by_stratum_id", "cost_vs_gain", "strategy_cost_effectiveness"):
+        assert (figures / f"{name}.png").stat().st_size > 10_000, name
+        assert "N = " in (figures / f"{name}.txt").read_text() or name == "strategy_cost_effectiveness"
+    assert "answered by: local/" in done.stdout
