@@ -75,7 +75,7 @@ def run_command(params_file, prompt_type, schema_format, mode, store, model, lim
     cells = _cells(params, prompt_type, schema_format, mode, params_file)
     choice = model_choice(params)
     choice.check()
-    click.echo(f"t2c run {params.run_id}: {len(cells)} configuration(s), {choice.describe()}")
+    click.echo(f"t2c run {params.run_id}: {len(cells)} cell(s) (strategy x configuration), {choice.describe()}")
     for cell in cells:
         report = infer(params, cell.prompt_type, cell.schema_format, cell.strategy, cache_mode=cache_mode)
         click.echo(report.line())
