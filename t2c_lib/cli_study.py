@@ -66,9 +66,7 @@ def with_cell_options(func):
 def run_command(params_file, prompt_type, schema_format, mode, store, model, limit, run_id, no_cache, refresh):
     """Run the grid (or one cell of it): every question through the loop; resumes."""
     from t2c_lib.llm.cache import CacheMode
-    from t2c_lib.study import infer
-
-    from t2c_lib.study import model_choice
+    from t2c_lib.study import infer, model_choice
 
     params = _params(params_file, store=store, model=model, limit=limit, run_id=run_id)
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value

@@ -99,7 +99,8 @@ def _strata(tables: RunTables, language: str = "en") -> str:
     variant = " Titles and values as the dataset writes them (the thesis's language)." if language != "en" else ""
     return (f"Pass@1 of the final query per stratum value, all configurations pooled: {BOTH}, on the "
             f"same questions; values in the dataset's order. "
-            f"Each bar is labelled k/N (k of N question-configuration pairs). {_sizes(tables)} {ERROR_BARS} "
+            f"Each bar is labelled k/N (k of N question-configuration pairs). {_sizes(tables)} "
+            f"{ERROR_BARS.replace('over the questions', 'over the question-configuration pairs')} "
             f"{_who(tables)}{variant}")
 
 
