@@ -99,7 +99,12 @@ def code_facts() -> dict[str, object]:
     from t2c_lib.agent.strategies import MAX_CORRECTIONS
     from t2c_lib.chat.settings import ChatSettings
     from t2c_lib.cli_agent import PREVIEW_ROWS
-    from t2c_lib.graph.base import DEFAULT_MAX_ROWS
+    from t2c_lib.cypher.limits import QueryLimits
+    from t2c_lib.graph.base import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS
+    from t2c_lib.graph.ladybug import BUFFER_POOL_BYTES
+    from t2c_lib.graph.ladybug_plan import MAX_CROSS_PRODUCTS
+    from t2c_lib.graph.ladybug_process import DEFAULT_QUERY_MEMORY, GRACE_S
+    from t2c_lib.graph.messages import MIN_SECRET_CHARS
     from t2c_lib.linking.retriever import DEFAULT_K, DEFAULT_REL_K
     from t2c_lib.llm.grammar_mask import SHORTLIST
     from t2c_lib.metrics.composite import _KG_AXEL
@@ -112,6 +117,10 @@ def code_facts() -> dict[str, object]:
             "corrections": MAX_CORRECTIONS, "verifier_calls": 1 + MAX_CORRECTIONS,
             "suite_copies": defaults.test_suite_copies, "weights": _KG_AXEL, "display_limit": ChatSettings().display_limit,
             "max_rows": f"{DEFAULT_MAX_ROWS:,}", "k": DEFAULT_K, "rel_k": DEFAULT_REL_K, "shortlist": SHORTLIST,
+            "query_chars": f"{QueryLimits.max_chars:,}", "query_tokens": f"{QueryLimits.max_tokens:,}",
+            "query_depth": QueryLimits.max_depth, "grace": f"{GRACE_S:g}", "query_memory": f"{DEFAULT_QUERY_MEMORY // 2 ** 20:,}",
+            "parts": MAX_CROSS_PRODUCTS + 1, "buffer_pool": BUFFER_POOL_BYTES // 2 ** 20,
+            "result_mib": DEFAULT_MAX_RESULT_BYTES // 2 ** 20, "secret_chars": MIN_SECRET_CHARS,
             "refine_temperature": defaults.temperature_refine, "preview_rows": PREVIEW_ROWS, "quick_limit": quick.limit,
             "python": re.search(r"python=(\d+\.\d+)", (ROOT / "environment.yml").read_text()).group(1),
             "java": re.search(r"<maven.compiler.release>(\d+)<", (ROOT / "tools/neo4j/pom.xml").read_text()).group(1),
@@ -171,6 +180,14 @@ FACTS = (
          lambda: tuple(X()["weights"][k] for k in ("pass_at_1", "kg_valid", "jaccard_output", "jarou"))),
     Fact("README.md", "its first {} rows and the row count", lambda: (X()["preview_rows"],)),
     Fact("README.md", "(default {}; refused before a row is fetched)", lambda: (X()["max_rows"],)),
+    Fact("README.md", "texts over {} characters, {} tokens or {} levels of brackets/CASE",
+         lambda: (X()["query_chars"], X()["query_tokens"], X()["query_depth"])),
+    Fact("README.md", "killed past the time limit plus {} s", lambda: (X()["grace"],)),
+    Fact("README.md", "over `T2C_QUERY_MEMORY_MB` (default {}) of resident memory", lambda: (X()["query_memory"],)),
+    Fact("README.md", "and at most {} disconnected patterns", lambda: (X()["parts"],)),
+    Fact("README.md", "one thread, a {} MiB buffer pool", lambda: (X()["buffer_pool"],)),
+    Fact("README.md", "more than `T2C_MAX_RESULT_BYTES` (default {} MiB)", lambda: (X()["result_mib"],)),
+    Fact("README.md", "the value of an environment variable ({}+ characters)", lambda: (X()["secret_chars"],)),
     Fact("README.md", "The rows follow, {} at most", lambda: (X()["display_limit"],)),
     Fact("README.md", "the top `linking_k` ({}) are kept plus the `linking_rel_k` ({})", lambda: (X()["k"], X()["rel_k"])),
     Fact("README.md", "(`NEO4J_PORT`, default {})", lambda: (X()["neo4j_port"],)),
@@ -198,7 +215,6 @@ FIXED: dict[str, str] = {
     "Its unsmoothed BLEU is near 0": "a property of unsmoothed BLEU",
     "scores 0 for paths": "CypherBench's definition",
     "bootstrap 95% CI": "the confidence level, by definition",
-    "LadybugDB opened `read_only=True`, one thread, a 1 GiB buffer pool": "t2c_lib/graph/ladybug.py BUFFER_POOL_BYTES",
     "is Gemma 3 270M": "the model's name",
     "a **quality score** (0-100)": "the scale of the score",
     "(1-based)": "the numbering scheme",
