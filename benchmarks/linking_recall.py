@@ -17,7 +17,7 @@ import time
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph import open_store
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.linking import LinkingSettings, Ranking, SchemaRetriever, ValueIndex, store_loader
 from t2c_lib.metrics.schema_recall import schema_recall, used_elements
 

@@ -21,7 +21,7 @@ import time
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.llm.local import LocalModel, render_parts, render_prompt, shared_llama
 from t2c_lib.llm.parse import parse_response
 from t2c_lib.prompts import Configuration, PromptBuilder

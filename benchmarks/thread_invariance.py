@@ -19,7 +19,7 @@ import numpy as np
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.llm.local import LocalModel, render_parts, shared_llama
 from t2c_lib.prompts import Configuration, PromptBuilder
 

@@ -15,7 +15,7 @@ from t2c_lib import __version__
 from t2c_lib.cli_common import (
     SCHEMA_FORMAT, TIMEOUT, dataset_option, format_table, friendly_errors, open_dataset_store, store_option,
 )
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

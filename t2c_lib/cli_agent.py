@@ -17,7 +17,7 @@ from t2c_lib.agent import AgentLoop, AgentState, Attempt
 from t2c_lib.cli_common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, TEMPERATURE, TIMEOUT
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.prompts import Configuration, PromptType
 
 ASK_DEFAULTS = {"prompt_type": "Few-Shot", "schema_format": "nodes_paths", "max_tokens": 256}

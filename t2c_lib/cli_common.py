@@ -45,12 +45,12 @@ class SchemaFormatType(click.ParamType):
     name = "schema format"
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
-        from t2c_lib.graph.schema import SchemaFormat
+        from t2c_lib.schema import SchemaFormat
 
         return "[" + "|".join(f.value for f in SchemaFormat) + "]"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from t2c_lib.graph.schema import SchemaFormat
+        from t2c_lib.schema import SchemaFormat
 
         try:
             return SchemaFormat.parse(str(value).strip()).value

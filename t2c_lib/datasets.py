@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from t2c_lib import config
-from t2c_lib.graph.schema import PropType
+from t2c_lib.schema import PropType
 from t2c_lib.languages import LANGUAGES
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in: the same data, parsed ~10x faster

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.agent.types import Attempt
+from t2c_lib.records import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.experiment import ATTEMPTS_FILE, MANIFEST_FILE, QUESTIONS_FILE, Cell, read_jsonl, write_json
 from t2c_lib.graph.base import GraphStore

@@ -32,10 +32,10 @@ from typing import Any, Callable, Iterable
 from tqdm import tqdm
 
 from t2c_lib import __version__, config
-from t2c_lib.agent.types import Attempt
+from t2c_lib.records import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import GraphStore
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.llm.base import STOPS_THE_RUN
 from t2c_lib.params import StudyParams
 

@@ -141,7 +141,7 @@ def _canonical(key: str, value: Any) -> Any:
         return value
     try:
         if key == "schema_formats":
-            from t2c_lib.graph.schema import SchemaFormat
+            from t2c_lib.schema import SchemaFormat
 
             return SchemaFormat.parse(value.strip()).value
         if key == "prompt_types":

@@ -22,7 +22,7 @@ from t2c_lib.gold import (GoldScreen, OrderProbe, read_cached_screen, sample_ite
                           write_cached_screen)
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.params import StudyParams
 
 log = logging.getLogger(__name__)
@@ -243,7 +243,7 @@ NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute
 
 def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     """The manifest keys that decide answers; a pre-strategy manifest (`mode: agentic`) reads as `feedback`."""
-    from t2c_lib.agent.types import canonical_strategy
+    from t2c_lib.records import canonical_strategy
 
     data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode")}
     if "mode" in manifest or "strategy" in manifest:

@@ -37,8 +37,8 @@ def _loaded_after(statement: str) -> set[str]:
     return set(out.stdout.split())
 
 
-def test_types_import_loads_no_loop_validation_or_prompts() -> None:
-    loaded = _loaded_after("import t2c_lib.agent.types")
+def test_records_import_loads_no_loop_validation_or_prompts() -> None:
+    loaded = _loaded_after("import t2c_lib.records")
     assert "t2c_lib.agent.loop" not in loaded
     assert not any(m.startswith(("t2c_lib.validation", "t2c_lib.prompts", "t2c_lib.feedback", "t2c_lib.llm")) for m in loaded)
 
@@ -58,3 +58,11 @@ def test_no_import_circles_counting_type_checking_and_function_imports() -> None
     out = subprocess.run([sys.executable, "tools/import_cycles.py"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout
     assert ", 0 import circle(s)" in out.stdout
+
+
+def test_no_package_circles_counting_the_parent_packages_python_runs_first() -> None:
+    """Importing `a.b.c` runs `a/__init__` and `a/b/__init__` first: no package may import one that imports it back."""
+    out = subprocess.run([sys.executable, "tools/import_cycles.py", "--with-parents"], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stdout
+    assert ", 0 import circle(s) (parent packages counted)" in out.stdout

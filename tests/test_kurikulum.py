@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 
 REQUIRED_COURSES = [
     "Aljabar Linear", "Statistika", "Kalkulus Variabel Tunggal", "Matematika Diskrit", "Persamaan Differensial",

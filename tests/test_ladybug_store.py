@@ -9,7 +9,7 @@ import pytest
 
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, UnsafeQuery
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.graph.schema import PropType, RelPattern, SchemaFormat
+from t2c_lib.schema import PropType, RelPattern, SchemaFormat
 
 
 def test_counts_match_the_files(tiny_store, tiny_dataset):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from t2c_lib.datasets import DatasetError, load_dataset
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.linking import LinkingSettings, Ranking, SchemaRetriever, ValueIndex, retriever_for, schema_text_source, store_loader
 from t2c_lib.linking.bm25 import BM25, terms
 from t2c_lib.linking.embedder import default_embedder

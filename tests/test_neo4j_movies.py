@@ -24,7 +24,7 @@ from t2c_lib.datasets import load_dataset
 from t2c_lib.gold import DropKind, OrderProbe, screen_gold
 from t2c_lib.graph.base import QueryError
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
 
 pytestmark = pytest.mark.neo4j

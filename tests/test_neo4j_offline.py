@@ -8,7 +8,7 @@ import pytest
 
 from t2c_lib.graph.base import StoreUnavailable
 from t2c_lib.graph.neo4j import Neo4jStore, _unquote_rel_type, _map_types
-from t2c_lib.graph.schema import PropType
+from t2c_lib.schema import PropType
 
 
 def _free_port() -> int:

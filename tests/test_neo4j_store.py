@@ -12,7 +12,7 @@ from t2c_lib.agent import ErrorType
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, ResultTooLarge, StoreUnavailable, UnsafeQuery
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.graph.neo4j import Neo4jStore
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.metrics.equivalence import has_order_by, results_equivalent
 from t2c_lib.validation.base import ValidationContext
 from t2c_lib.validation.steps import ExecutionStep

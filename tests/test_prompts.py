@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts import Configuration, PromptBuilder, PromptType, all_configurations, prompt_hash, template_hashes
 from t2c_lib.prompts import templates as prompt_templates

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from t2c_lib.agent.strategies import Strategy, get_strategy
-from t2c_lib.agent.types import AgentState, AgentStatus, Attempt, ErrorType, ValidationResult, Verdict, mode_name
+from t2c_lib.records import AgentState, AgentStatus, Attempt, ErrorType, ValidationResult, Verdict, mode_name
 from t2c_lib.llm.parse import ParsedResponse, parse_response
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.prompts.templates import template_hashes

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
-from t2c_lib.agent.types import FEEDBACK, SINGLE_PASS, AgentState, AgentStatus, Attempt, Verdict, canonical_strategy
+from t2c_lib.records import FEEDBACK, SINGLE_PASS, AgentState, AgentStatus, Attempt, Verdict, canonical_strategy
 from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
 

@@ -19,12 +19,12 @@ from t2c_lib.chat.answer import AnswerWriter
 from t2c_lib.chat.intent import Router, domain_vocabulary
 from t2c_lib.chat.prompts import template_hashes
 from t2c_lib.chat.settings import ChatSettings
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.prompts.config import Configuration, PromptType
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.agent.loop import AgentLoop
-    from t2c_lib.agent.types import Attempt
+    from t2c_lib.records import Attempt
     from t2c_lib.datasets import Dataset
     from t2c_lib.graph.base import GraphStore
     from t2c_lib.llm.base import ChatModel

@@ -20,7 +20,7 @@ import pandas as pd
 from t2c_lib.graph.base import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.agent.types import AgentState
+    from t2c_lib.records import AgentState
     from t2c_lib.graph.base import QueryResult
 
 FORMATS = {".csv": "csv", ".json": "json", ".xlsx": "xlsx", ".parquet": "parquet"}

@@ -35,7 +35,7 @@ from t2c_lib.graph.base import StoreError
 from t2c_lib.llm.base import LLMError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.agent.types import AgentState, Attempt
+    from t2c_lib.records import AgentState, Attempt
 
 SESSION_FILE = "session.json"
 CHAT_DIR = "chat"

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from t2c_lib.agent.types import ErrorType, ValidationResult
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
-from t2c_lib.graph.schema import GraphSchema
+from t2c_lib.schema import GraphSchema
 from t2c_lib.feedback.templates import load_feedback_template, load_phrases
 
 MAX_PATTERNS = 30

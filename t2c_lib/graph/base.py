@@ -17,7 +17,7 @@ from t2c_lib.errors import (  # the store errors live at the bottom of the packa
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.datasets import Dataset
-    from t2c_lib.graph.schema import GraphSchema
+    from t2c_lib.schema import GraphSchema
 
 INTERNAL_KEY = "_key"
 """Property holding each node's load key (unique per label); hidden from schema texts."""

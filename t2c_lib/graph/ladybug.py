@@ -47,7 +47,7 @@ from t2c_lib.graph.base import (
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting
 from t2c_lib.graph.ladybug_worker import MAX_DB_BYTES
-from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
+from t2c_lib.schema import GraphSchema, PropType, RelPattern
 
 DB_FILE = "graph.lbdb"
 LOAD_BATCH = 500

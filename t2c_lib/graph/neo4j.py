@@ -31,7 +31,7 @@ from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
     ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery, max_rows_setting,
 )
-from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
+from t2c_lib.schema import GraphSchema, PropType, RelPattern
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.datasets import Dataset

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from t2c_lib.graph.schema import GraphSchema, SchemaFormat
+from t2c_lib.schema import GraphSchema, SchemaFormat
 from t2c_lib.linking.retriever import LinkingSettings, Ranking, Retrieved, SchemaRetriever
 from t2c_lib.linking.values import ValueIndex, ValueLink, store_loader
 

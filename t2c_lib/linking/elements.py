@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from t2c_lib.graph.schema import GraphSchema
+from t2c_lib.schema import GraphSchema
 
 
 class ElementKind(str, Enum):

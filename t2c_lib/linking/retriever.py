@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from t2c_lib.graph.schema import GraphSchema, RelPattern, SchemaFormat
+from t2c_lib.schema import GraphSchema, RelPattern, SchemaFormat
 from t2c_lib.linking.bm25 import BM25
 from t2c_lib.linking.elements import ElementKind, SchemaElement, schema_elements
 from t2c_lib.linking.values import ValueIndex, ValueLink

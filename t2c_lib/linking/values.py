@@ -18,7 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from t2c_lib.graph.schema import GraphSchema, PropType
+from t2c_lib.schema import GraphSchema, PropType
 
 MAX_IDENTIFYING_LENGTH = 60
 """A property whose values average longer than this is prose (a description), not a name."""

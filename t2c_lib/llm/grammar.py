@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from t2c_lib.graph.schema import GraphSchema
+from t2c_lib.schema import GraphSchema
 
 GRAMMAR_VERSION = "cypher-ro-v3"
 FUNCTIONS = ("count", "sum", "avg", "min", "max", "collect", "size", "toLower", "toUpper", "toString",

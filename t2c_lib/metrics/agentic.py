@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from t2c_lib.agent.types import Attempt, ErrorType
+from t2c_lib.records import Attempt, ErrorType
 
 UNKNOWN_ERROR = "UNKNOWN"
 ERROR_NAMES = tuple(e.value for e in ErrorType)

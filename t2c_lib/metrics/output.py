@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from t2c_lib.agent.types import KG_VALID_STEPS, ErrorType, ValidationResult
+from t2c_lib.records import KG_VALID_STEPS, ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
 from t2c_lib.metrics.equivalence import Ordering, ordering, results_equivalent, rows_jaccard
 from t2c_lib.metrics.gold import GoldCache, store_slot

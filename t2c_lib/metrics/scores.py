@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from t2c_lib.agent.types import ValidationResult
+from t2c_lib.records import ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
 from t2c_lib.metrics.composite import DEFAULT_PRESET, get_preset, llmetric, llmetric_q
 from t2c_lib.metrics.gold import GoldCache

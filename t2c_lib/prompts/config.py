@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from t2c_lib.graph.schema import SchemaFormat
+from t2c_lib.schema import SchemaFormat
 
 
 class PromptType(str, Enum):

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from t2c_lib.agent.types import ErrorType, ValidationResult
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryResult
-from t2c_lib.graph.schema import GraphSchema
+from t2c_lib.schema import GraphSchema
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.linking.values import ValueIndex

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from t2c_lib.graph.schema import GraphSchema, RelPattern
+from t2c_lib.schema import GraphSchema, RelPattern
 from t2c_lib.validation.names import NameSet, quote_list
 from t2c_lib.validation.patterns import QueryShape, RelUse
 

@@ -31,7 +31,7 @@ import neo4j
 import numpy as np
 from neo4j import exceptions as nx
 
-from t2c_lib.agent.types import ErrorType, ValidationResult
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, StoreUnavailable
 from t2c_lib.validation.base import ValidationContext, Validator
 from t2c_lib.validation.names import NameSet

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from t2c_lib.agent.types import ErrorType, ValidationResult
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.cypher.gate import Refusal, judge
 
 _ERROR_TYPES = {

@@ -19,7 +19,7 @@ import re
 import time
 from typing import Any, Callable
 
-from t2c_lib.agent.types import ErrorType, ValidationResult
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.graph.base import QueryError, QueryTimeout
 from t2c_lib.cypher.dialect import normalise
 from t2c_lib.validation.base import ValidationContext

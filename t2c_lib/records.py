@@ -1,7 +1,8 @@
-"""The agent's records: statuses, error types, validator verdicts, attempts and per-question state.
+"""The loop's records: statuses, error types, validator verdicts, attempts and per-question state.
 
-A leaf module: `validation/`, `feedback/`, `prompts/` and `metrics/` import these types
-without importing the loop, so imports flow one way (types <- validators <- loop).
+A leaf below every package: `validation/`, `feedback/`, `prompts/`, `metrics/`, `agent/` and
+the study import these types, and this module imports none of them, so imports flow one way
+(records <- validators <- loop <- study).
 """
 
 from __future__ import annotations
