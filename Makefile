@@ -28,7 +28,7 @@ $(error JOBS must be a positive integer, got '$(JOBS)')
 endif
 T2C_LOCAL_THREADS ?= $(shell n=$$(( $(CORES) / $(JOBS) )); echo $$(( n > 0 ? n : 1 )))
 
-PAPERMILL := $(PY) -m t2c_lib.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
+PAPERMILL := $(PY) -m t2c_lib.study.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
 .PHONY: help parallel setup test lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache

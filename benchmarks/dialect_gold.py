@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 import t2c_lib.cypher.gate as gate_module
 from t2c_lib.datasets import load_dataset
-from t2c_lib.gold import GoldScreen, OrderProbe, screen_gold
+from t2c_lib.study.screen import GoldScreen, OrderProbe, screen_gold
 from t2c_lib.cypher.dialect import Normalised, normalise
 from t2c_lib.graph.ladybug import LadybugStore
 

@@ -53,7 +53,7 @@ def main() -> None:
         if args.screened:
             import dataclasses
 
-            from t2c_lib.study import screened_gold
+            from t2c_lib.study.steps import screened_gold
 
             dataset = dataclasses.replace(dataset, questions=list(screened_gold(dataset, store, 10.0).kept))
         schema = store.schema().described(dataset.schema_spec.descriptions)

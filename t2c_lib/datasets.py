@@ -558,7 +558,7 @@ def _read_yaml(path: Path, required: bool) -> Any:
     try:
         return yaml.load(read_text(path), Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
-        from t2c_lib.yaml_errors import describe_yaml_error
+        from t2c_lib.errors import describe_yaml_error
 
         raise DatasetError(path, f"not valid YAML at {describe_yaml_error(exc)}") from None
 

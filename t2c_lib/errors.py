@@ -3,10 +3,16 @@
 `T2CError` is the root: anything raised as one is a message for the user (bad input, a store
 that cannot be reached, a refused query). Any other exception escaping the library is a bug.
 The store errors live here rather than in `graph/` so the query gate (`cypher/`) can raise
-them without importing a store.
+them without importing a store. `describe_yaml_error` turns a YAML syntax error into the one
+line such an error carries (dataset files and parameter files both use it).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import yaml
 
 
 class T2CError(Exception):
@@ -58,3 +64,23 @@ class ResourceLimit(QueryError):
 
 class QueryTimeout(StoreError):
     """The query ran past its time limit and was stopped."""
+
+
+# --- one line for a YAML syntax error ----------------------------------------------------------
+# PyYAML's messages span several lines ("while parsing ... in <file>, line 2 ... expected ...,
+# line 3"); the command line shows one line per error, so the position must be on it.
+
+
+def describe_yaml_error(exc: "yaml.YAMLError") -> str:
+    """`line 3, column 6: expected ',' or ']', but got ':' (while parsing a flow sequence from line 2, column 15)`."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = " ".join(str(getattr(exc, "problem", "") or "").split())
+    if mark is None or not problem:
+        return " ".join(str(exc).split())
+    text = f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    context = " ".join(str(getattr(exc, "context", "") or "").split())
+    context_mark = getattr(exc, "context_mark", None)
+    if context:
+        where = f" from line {context_mark.line + 1}, column {context_mark.column + 1}" if context_mark is not None else ""
+        text += f" ({context}{where})"
+    return text

@@ -13,8 +13,8 @@ def finished_run(base: Path) -> Path:
     """Write, evaluate and return the parameter file of run `lab` under `base/results` (attempts written by hand)."""
     from t2c_lib.agent import ErrorType
     from t2c_lib.datasets import load_dataset
-    from t2c_lib.evaluation import evaluate_cell
-    from t2c_lib.experiment import Cell
+    from t2c_lib.study.evaluation import evaluate_cell
+    from t2c_lib.study.layout import Cell
     from t2c_lib.graph.ladybug import LadybugStore
     from tests.test_analysis import WRONG, recorded, write_cell
 

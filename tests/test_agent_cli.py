@@ -127,7 +127,7 @@ def test_ask_without_a_query_prints_the_reply_and_the_verdict_is_explained(cache
 
 
 def test_ask_defaults_are_the_measured_best_configuration():
-    from t2c_lib.cli_agent import ASK_DEFAULTS, ASK_DEFAULTS_MEASUREMENT, ask
+    from t2c_lib.cli.agent import ASK_DEFAULTS, ASK_DEFAULTS_MEASUREMENT, ask
 
     params = ask.make_context("ask", ["Berapa SKS 'Basis Data'?"]).params
     assert (params["prompt_type"], params["schema_format"], params["max_tokens"]) == ("Few-Shot", "nodes_paths", 256)

@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
-from t2c_lib.analysis import analyze_run, write_tables
-from t2c_lib.evaluation import evaluate_cell
-from t2c_lib.experiment import AttemptLog, Cell
-from t2c_lib.plots import FIGURES, export_figures
+from t2c_lib.study.analysis import analyze_run, write_tables
+from t2c_lib.study.evaluation import evaluate_cell
+from t2c_lib.study.layout import Cell
+from t2c_lib.study.runlog import AttemptLog
+from t2c_lib.study.plots import FIGURES, export_figures
 
 STEPS = ("guard", "syntax", "schema", "properties", "execution", "non_empty")
 WRONG = "MATCH (m:Movie) RETURN m.title"
@@ -110,7 +111,7 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
 
 def test_published_numbers_stand_beside_the_runs_kg_axel_numbers(scored_run, tiny_dataset):
     from t2c_lib import config
-    from t2c_lib.analysis import load_published
+    from t2c_lib.study.analysis import load_published
 
     published = load_published(config.DATA_DIR / "kurikulum")
     assert len(published) == 13 * 11 and set(published["denominator"]) == {52}
@@ -152,8 +153,8 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
     """Nine configurations, several at the same point and two close together: every label readable."""
     import matplotlib
 
-    from t2c_lib.analysis import RunTables
-    from t2c_lib.plots import STYLE, fig_cost_gain
+    from t2c_lib.study.analysis import RunTables
+    from t2c_lib.study.plots import STYLE, fig_cost_gain
 
     names = [f"{p}_{s}" for p in ("Zero-Shot", "Few-Shot", "CoT") for s in ("Full", "Nodes+Paths", "Only-Paths")]
     extra = [0, 40, 40, 0, 80, 40, 0, 80, 41]  # 1,4,7 coincide; 2,3,6 coincide; 9 sits next to them
@@ -184,7 +185,7 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
 def test_stratum_panels_carry_bootstrap_intervals_drawn_by_seaborn(scored_run, tiny_dataset):
     import matplotlib
 
-    from t2c_lib.plots import STYLE, fig_llmetric_heatmap, fig_strata
+    from t2c_lib.study.plots import STYLE, fig_llmetric_heatmap, fig_strata
 
     tables = analyze_run(scored_run, tiny_dataset.strata_columns)
     with matplotlib.pyplot.style.context(str(STYLE)):

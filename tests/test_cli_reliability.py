@@ -89,9 +89,9 @@ def test_every_option_is_checked_with_its_name_and_range(args: list[str], option
 
 
 def test_every_command_takes_thesis_and_snake_case_names(dirs) -> None:
-    from t2c_lib.cli_agent import ask
-    from t2c_lib.cli_study import evaluate_command, run_command
-    from t2c_lib.params import params_from_dict
+    from t2c_lib.cli.agent import ask
+    from t2c_lib.cli.study import evaluate_command, run_command
+    from t2c_lib.study.params import params_from_dict
 
     for command, name in ((run_command, "run"), (evaluate_command, "evaluate"), (ask, "ask")):
         extra = ["why?"] if name == "ask" else []

@@ -9,8 +9,11 @@ from __future__ import annotations
 import json
 
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
-from t2c_lib.experiment import AttemptLog, Cell, RateLimiter, read_jsonl, run_cell
-from t2c_lib.params import params_from_dict
+from t2c_lib.llm.ratelimit import RateLimiter
+from t2c_lib.study.layout import Cell
+from t2c_lib.study.runlog import AttemptLog, read_jsonl
+from t2c_lib.study.runner import run_cell
+from t2c_lib.study.params import params_from_dict
 
 
 def scripted_attempt(question_id: str, iteration: int, ok: bool) -> Attempt:
@@ -88,7 +91,7 @@ def test_rate_limiter_spaces_calls():
 
 
 def test_make_rules_chain_single_pass_after_feedback():
-    from t2c_lib.study import make_rules
+    from t2c_lib.study.make import make_rules
 
     params = params_from_dict({"run_id": "r", "prompt_types": ["CoT"], "schema_formats": ["only_paths"]})
     rules = make_rules(params, "params/x.yaml")
@@ -183,7 +186,7 @@ def test_complete_last_record_without_newline_is_kept(tmp_path):
 def test_grid_progress_counts_cells_of_the_whole_grid_and_estimates_from_this_runs_pace(tmp_path):
     import os
 
-    from t2c_lib.grid_progress import grid_progress
+    from t2c_lib.study.progress import grid_progress
 
     run_dir = tmp_path / "results" / "r"
     cells = [run_dir / s / c for s in ("feedback", "single-pass") for c in ("Few-Shot_Full", "CoT_Full")]

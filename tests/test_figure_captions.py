@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from test_analysis import scored_run  # noqa: F401  (the fixture)
-from t2c_lib.analysis import analyze_run, readable_summary, summary_header, write_tables
-from t2c_lib.figure_text import STRATEGY_LABELS, stratum_title, stratum_value
-from t2c_lib.plots import FIGURES, STYLE, export_figures, fig_pass_kgvalid, fig_strata, figures_of
+from t2c_lib.study.analysis import analyze_run, readable_summary, summary_header, write_tables
+from t2c_lib.study.figure_text import STRATEGY_LABELS, stratum_title, stratum_value
+from t2c_lib.study.plots import FIGURES, STYLE, export_figures, fig_pass_kgvalid, fig_strata, figures_of
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

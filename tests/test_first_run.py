@@ -17,7 +17,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).parent))
 
 from llm_fault_server import FaultServer, ok  # noqa: E402
-from t2c_lib.model_choice import AmbiguousModel, choose_model  # noqa: E402
+from t2c_lib.study.model_precedence import AmbiguousModel, choose_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PARAMS = {"run_id": "first", "dataset": "kurikulum", "store": "ladybug", "model": "local",
@@ -171,7 +171,7 @@ def test_ask_shows_a_bounded_preview_with_the_row_count_and_how_to_get_the_rest(
 # --- item 6: the first run shows the study's shape --------------------------------------------
 
 def test_the_quick_grid_is_a_first_run_of_the_studys_shape() -> None:
-    from t2c_lib.params import load_params
+    from t2c_lib.study.params import load_params
 
     params = load_params(ROOT / "params" / "quick.yaml")
     assert set(params.prompt_types) == {"Few-Shot", "CoT"} and len(params.schema_formats) == 1

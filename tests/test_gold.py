@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from t2c_lib.datasets import DatasetError, GroundTruthItem, load_dataset
-from t2c_lib.gold import REPORT_COLUMNS, DropKind, OrderProbe, sample_items, screen_gold
+from t2c_lib.study.screen import REPORT_COLUMNS, DropKind, OrderProbe, sample_items, screen_gold
 from t2c_lib.graph.ladybug import LadybugStore
 from tests.conftest import FIXTURES
 
@@ -273,7 +273,7 @@ def test_movies_screen_drops_exclusions_and_order_dependent_gold(tmp_path):
 
 def test_a_screen_round_trips_through_its_record(flawed, screen, tmp_path):
     """The cached form rebuilds the same screen: kept items, and every drop with its kind and reason."""
-    from t2c_lib.gold import GoldScreen, read_cached_screen, write_cached_screen
+    from t2c_lib.study.screen import GoldScreen, read_cached_screen, write_cached_screen
 
     dataset, _ = flawed
     path = tmp_path / "screen.json"
@@ -289,7 +289,7 @@ def test_a_screen_round_trips_through_its_record(flawed, screen, tmp_path):
 
 
 def test_screen_cache_key_covers_what_decides_a_screen(flawed, tmp_path):
-    from t2c_lib.gold import screen_cache_key
+    from t2c_lib.study.screen import screen_cache_key
 
     dataset, store = flawed
     key = screen_cache_key(dataset, store, 10.0, True)
@@ -300,8 +300,9 @@ def test_screen_cache_key_covers_what_decides_a_screen(flawed, tmp_path):
 
 def test_open_study_screens_once_and_reuses_the_screen(tmp_path, monkeypatch):
     """The second notebook of a run reads the screen: no order probe is built, and the questions are the same."""
-    from t2c_lib import config, study
-    from t2c_lib.params import StudyParams
+    from t2c_lib import config
+    from t2c_lib.study import steps as study
+    from t2c_lib.study.params import StudyParams
 
     monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
     params = StudyParams().with_overrides(dataset=str(FIXTURES / "tiny"), run_id="screen-once")

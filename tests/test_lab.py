@@ -62,7 +62,7 @@ def test_lab_renders_the_analysis_notebook_tables_and_figures(tmp_path: Path) ->
     env = {**os.environ, "T2C_RESULTS_DIR": str(tmp_path / "results"), "T2C_FIGURES_DIR": str(tmp_path / "figures"),
            "T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_LAB_ROOT": str(tmp_path)}
     executed = tmp_path / "03_comparative_analysis.ipynb"
-    ran = subprocess.run([sys.executable, "-m", "t2c_lib.notebook_engine", "--no-progress-bar", "-k", "python3",
+    ran = subprocess.run([sys.executable, "-m", "t2c_lib.study.notebook_engine", "--no-progress-bar", "-k", "python3",
                           "--cwd", str(ROOT), str(ROOT / "notebooks" / "03_comparative_analysis.ipynb"), str(executed),
                           "-p", "params_file", str(params_file)], env=env, capture_output=True, text=True, timeout=600)
     assert ran.returncode == 0, ran.stderr[-3000:]
@@ -90,7 +90,7 @@ def test_lab_renders_the_analysis_notebook_tables_and_figures(tmp_path: Path) ->
     assert "jp-Notebook" in dom, "JupyterLab did not open the notebook"
     assert len(re.findall(r'<table[^>]*class="dataframe"', dom)) >= 3, "the comparison, agentic and strata tables"
     assert "Zero-Shot_Full" in dom and "pass_at_1_final__t2c_sp" in dom
-    from t2c_lib.plots import FIGURES
+    from t2c_lib.study.plots import FIGURES
 
     assert len(re.findall(r'<img[^>]*src="data:image/png', dom)) >= len(FIGURES), "every figure is shown"
     assert "Traceback" not in dom and 'data-mime-type="application/vnd.jupyter.stderr"' not in dom

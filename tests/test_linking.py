@@ -180,8 +180,9 @@ def test_missing_weights_say_how_to_install(monkeypatch):
 def test_study_writes_schema_recall_per_question(tmp_path, fmt, perfect):
     import csv
 
-    from t2c_lib.params import load_params
-    from t2c_lib.study import SCHEMA_RECALL_FILE, cell_for, open_study, write_schema_recall
+    from t2c_lib.study.params import load_params
+    from t2c_lib.study.layout import SCHEMA_RECALL_FILE
+    from t2c_lib.study.steps import cell_for, open_study, write_schema_recall
 
     params = load_params(ROOT / "params" / "linking.yaml").with_overrides(limit=4)
     study = open_study(params, tmp_path)

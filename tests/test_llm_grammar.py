@@ -115,7 +115,7 @@ def test_grammar_changes_the_cache_fingerprint(grammar) -> None:
 
 
 def test_decoding_is_a_checked_study_setting(tmp_path) -> None:
-    from t2c_lib.params import ParamsError, StudyParams
+    from t2c_lib.study.params import ParamsError, StudyParams
 
     assert StudyParams().decoding == "free"
     assert StudyParams().with_overrides(decoding="constrained").to_dict()["decoding"] == "constrained"
@@ -124,7 +124,7 @@ def test_decoding_is_a_checked_study_setting(tmp_path) -> None:
 
 
 def test_signature_names_constrained_decoding() -> None:
-    from t2c_lib.experiment import run_signature
+    from t2c_lib.study.manifest import run_signature
 
     manifest = {"package_version": "0", "dataset": "d", "dataset_hash": "h" * 12, "store": "s", "model_id": "m",
                 "validators": ["syntax"], "template_hashes": {}, "parameters": {"max_iterations": 3, "temperature_first": 0.0,
@@ -155,8 +155,9 @@ def test_an_endpoint_without_grammar_support_says_so(grammar) -> None:
 def test_study_model_is_held_to_the_grammar_and_old_manifests_resume(grammar, tmp_path) -> None:
     import json
 
-    from t2c_lib.params import StudyParams
-    from t2c_lib.study import check_same_settings, make_chat_model
+    from t2c_lib.study.params import StudyParams
+    from t2c_lib.study.manifest import check_same_settings
+    from t2c_lib.study.steps import make_chat_model
 
     params = StudyParams().with_overrides(decoding="constrained")
     chat = make_chat_model(params, "off", grammar)

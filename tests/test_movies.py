@@ -14,7 +14,7 @@ import pytest
 
 from t2c_lib import config
 from t2c_lib.datasets import load_dataset
-from t2c_lib.gold import DropKind, screen_gold
+from t2c_lib.study.screen import DropKind, screen_gold
 from t2c_lib.graph.ladybug import LadybugStore
 
 MOVIES_DIR = config.DATA_DIR / "movies"

@@ -21,7 +21,7 @@ import pytest
 
 from neo4j_fixtures import open_neo4j
 from t2c_lib.datasets import load_dataset
-from t2c_lib.gold import DropKind, OrderProbe, screen_gold
+from t2c_lib.study.screen import DropKind, OrderProbe, screen_gold
 from t2c_lib.graph.base import QueryError
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.schema import SchemaFormat

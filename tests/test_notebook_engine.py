@@ -20,7 +20,7 @@ NOTEBOOK = {
 def test_papermill_through_the_ipc_engine_runs_without_the_tcp_warning(tmp_path: Path) -> None:
     source, out = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
     source.write_text(json.dumps(NOTEBOOK))
-    done = subprocess.run([sys.executable, "-m", "t2c_lib.notebook_engine", "--no-progress-bar", "--log-output",
+    done = subprocess.run([sys.executable, "-m", "t2c_lib.study.notebook_engine", "--no-progress-bar", "--log-output",
                            "-k", "python3", str(source), str(out), "-p", "value", "21"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -28,7 +28,7 @@ def test_papermill_through_the_ipc_engine_runs_without_the_tcp_warning(tmp_path:
     outputs = json.loads(out.read_text())["cells"][-1]["outputs"]
     assert outputs[0]["text"] == ["value 42\n"]
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
-    assert "-m t2c_lib.notebook_engine" in makefile  # `make all` uses it
+    assert "-m t2c_lib.study.notebook_engine" in makefile  # `make all` uses it
 
 
 def test_engine_start_skips_the_slow_optional_iri_checker() -> None:
@@ -36,7 +36,7 @@ def test_engine_start_skips_the_slow_optional_iri_checker() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; import t2c_lib.notebook_engine; import nbformat; "
+    code = ("import sys; import t2c_lib.study.notebook_engine; import nbformat; "
             "nbformat.validate(nbformat.v4.new_notebook()); print(sys.modules.get('rfc3987_syntax', 'absent'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["None"]  # blocked, not imported

@@ -123,8 +123,10 @@ def test_an_outage_mid_run_keeps_the_finished_question_and_asks_only_the_other(s
 
 
 def test_an_outage_an_older_run_recorded_as_an_answer_is_set_aside_and_asked_again(tiny_dataset, tmp_path) -> None:
-    from t2c_lib.experiment import OUTAGES_FILE, Cell, is_outage_record, run_cell
-    from t2c_lib.params import params_from_dict
+    from t2c_lib.study.layout import OUTAGES_FILE, Cell
+    from t2c_lib.study.runlog import is_outage_record
+    from t2c_lib.study.runner import run_cell
+    from t2c_lib.study.params import params_from_dict
 
     cell = Cell("feedback", "Zero-Shot", "full_schema")
     directory = cell.directory(tmp_path)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from t2c_lib.params import ParamsError, load_params, params_from_dict
+from t2c_lib.study.params import ParamsError, load_params, params_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -18,7 +18,7 @@ def test_shipped_parameter_files_load(name):
 
 
 def test_thesis_grid_is_nine_configurations_by_two_modes():
-    from t2c_lib.experiment import expand_grid
+    from t2c_lib.study.layout import expand_grid
 
     params = load_params(ROOT / "params" / "thesis.yaml")
     cells = expand_grid(params)
@@ -58,7 +58,7 @@ def test_bad_values_fail_with_the_valid_ones(raw, message):
 
 
 def test_linking_grid_puts_retrieved_beside_the_thesis_formats():
-    from t2c_lib.experiment import expand_grid
+    from t2c_lib.study.layout import expand_grid
 
     params = load_params(ROOT / "params" / "linking.yaml")
     configurations = {c.configuration for c in expand_grid(params)}
@@ -80,7 +80,7 @@ def test_missing_file_is_named(tmp_path):
 
 def test_strategies_replace_modes_and_the_old_key_is_mapped():
     from t2c_lib.agent.strategies import STRATEGY_NAMES
-    from t2c_lib.params import STRATEGIES
+    from t2c_lib.study.params import STRATEGIES
 
     assert STRATEGIES == STRATEGY_NAMES
     assert params_from_dict({"modes": ["single-pass", "agentic"]}).strategies == ("single-pass", "feedback")
@@ -97,7 +97,7 @@ def test_strategies_replace_modes_and_the_old_key_is_mapped():
 
 
 def test_grid_order_puts_feedback_first_and_vote_last():
-    from t2c_lib.experiment import expand_grid
+    from t2c_lib.study.layout import expand_grid
 
     params = params_from_dict({"strategies": ["vote", "single-pass", "verifier", "history", "feedback", "raw-error"],
                                "prompt_types": ["CoT"], "schema_formats": ["full_schema"]})
@@ -105,7 +105,7 @@ def test_grid_order_puts_feedback_first_and_vote_last():
 
 
 def test_shipped_params_files_keep_the_thesis_grid_and_add_the_strategies_grid():
-    from t2c_lib.params import load_params
+    from t2c_lib.study.params import load_params
 
     assert load_params(ROOT / "params" / "thesis.yaml").strategies == ("single-pass", "feedback")
     assert set(load_params(ROOT / "params" / "strategies.yaml").strategies) == {

@@ -11,7 +11,7 @@ from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.metrics.scores import score_question, summarize
 from t2c_lib.metrics.testsuite import TestSuite
-from t2c_lib.perturb import KINDS, Perturbation, copy_plan, name_property, perturb, variant_name
+from t2c_lib.metrics.perturb import KINDS, Perturbation, copy_plan, name_property, perturb, variant_name
 
 
 @pytest.fixture(scope="module")

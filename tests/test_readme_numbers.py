@@ -65,7 +65,7 @@ def kurikulum_facts() -> dict[str, object]:
 def movies_facts() -> dict[str, object]:
     from t2c_lib.datasets import load_dataset
     from t2c_lib.graph import open_store
-    from t2c_lib.study import screened_gold
+    from t2c_lib.study.steps import screened_gold
 
     folder = ROOT / "data" / "movies"
     dataset = load_dataset("movies")
@@ -98,7 +98,7 @@ def conversation_facts() -> dict[str, object]:
 def code_facts() -> dict[str, object]:
     from t2c_lib.agent.strategies import MAX_CORRECTIONS
     from t2c_lib.chat.settings import ChatSettings
-    from t2c_lib.cli_agent import PREVIEW_ROWS
+    from t2c_lib.cli.agent import PREVIEW_ROWS
     from t2c_lib.cypher.limits import QueryLimits
     from t2c_lib.graph.base import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS
     from t2c_lib.graph.ladybug import BUFFER_POOL_BYTES
@@ -108,7 +108,7 @@ def code_facts() -> dict[str, object]:
     from t2c_lib.linking.retriever import DEFAULT_K, DEFAULT_REL_K
     from t2c_lib.llm.grammar_mask import SHORTLIST
     from t2c_lib.metrics.composite import _KG_AXEL
-    from t2c_lib.params import PROMPT_TYPES, THESIS_SCHEMA_FORMATS, StudyParams, load_params
+    from t2c_lib.study.params import PROMPT_TYPES, THESIS_SCHEMA_FORMATS, StudyParams, load_params
 
     defaults = StudyParams()
     quick = load_params(ROOT / "params" / "quick.yaml")

@@ -185,8 +185,9 @@ def test_a_hostile_predictions_file_leaks_nothing(sandbox, tmp_path) -> None:
 def test_evaluate_scores_a_refused_attempt_from_its_record(tiny_dataset, tiny_store, tmp_path, sandbox, monkeypatch) -> None:
     """A hostile reply the guard refused during the run is never executed by the evaluation."""
     from t2c_lib.agent import Attempt, ValidationResult
-    from t2c_lib.evaluation import evaluate_cell
-    from t2c_lib.experiment import AttemptLog, Cell
+    from t2c_lib.study.evaluation import evaluate_cell
+    from t2c_lib.study.layout import Cell
+    from t2c_lib.study.runlog import AttemptLog
 
     hostile = f"LOAD FROM '{sandbox['secret']}' (file_format='csv', header=false) RETURN *"
     verdict = check_read_only(hostile)

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from t2c_lib.stats import holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
+from t2c_lib.metrics.stats import holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 
 
 def test_mcnemar_table_and_exact_p():

@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
-from t2c_lib.analysis import analyze_run, write_tables
-from t2c_lib.evaluation import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, evaluate_cell, write_gold_audit
-from t2c_lib.experiment import AttemptLog, Cell
-from t2c_lib.plots import FIGURES, export_figures
+from t2c_lib.study.analysis import analyze_run, write_tables
+from t2c_lib.study.evaluation import evaluate_cell, write_gold_audit
+from t2c_lib.study.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE
+from t2c_lib.study.layout import Cell
+from t2c_lib.study.runlog import AttemptLog
+from t2c_lib.study.plots import FIGURES, export_figures
 
 STEPS = ("guard", "syntax", "schema", "properties", "execution", "non_empty")
 WRONG = "MATCH (m:Movie) RETURN m.title"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from t2c_lib.experiment import AttemptLog, Cell
-from t2c_lib.params import params_from_dict
-from t2c_lib.study import VoteBudgetUnknown, _comparable, make_rules, measured_vote_k
+from t2c_lib.study.layout import Cell
+from t2c_lib.study.runlog import AttemptLog
+from t2c_lib.study.params import params_from_dict
+from t2c_lib.study.make import make_rules
+from t2c_lib.study.manifest import _comparable
+from t2c_lib.study.steps import VoteBudgetUnknown, measured_vote_k
 
 
 def test_vote_k_is_feedbacks_measured_mean_calls_rounded_up(tmp_path):

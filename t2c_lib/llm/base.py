@@ -57,7 +57,7 @@ class LLMUnavailableError(LLMError):
 
 
 STOPS_THE_RUN: tuple[type[LLMError], ...] = (LLMConfigError, LLMUnavailableError)
-"""Model errors after which a study stops without recording the question (see `t2c_lib.experiment`)."""
+"""Model errors after which a study stops without recording the question (see `t2c_lib.study.runner`)."""
 
 
 @runtime_checkable

@@ -2,7 +2,7 @@
 
 After Spider's test-suite evaluation, for graphs. A prediction counts correct under
 `pass_at_1_ts` if it is equivalent to the gold (eq:v2, the gold query's ordering) on the
-original graph and on every perturbed copy (`t2c_lib.perturb`) where the gold's answer is
+original graph and on every perturbed copy (`t2c_lib.metrics.perturb`) where the gold's answer is
 non-empty; copies where the gold fails, times out or returns nothing say nothing and are
 skipped. A prediction correct on the original graph that fails on some copy is a
 *coincidental match*. The copies are embedded stores built once per dataset version and
@@ -18,7 +18,7 @@ from t2c_lib.datasets import Dataset
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryResult
 from t2c_lib.metrics.equivalence import ordering
 from t2c_lib.metrics.output import Execution, execute, pass_at_1
-from t2c_lib.perturb import copy_plan, perturb, variant_name
+from t2c_lib.metrics.perturb import copy_plan, perturb, variant_name
 
 DEFAULT_COPIES = 4
 

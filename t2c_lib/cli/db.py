@@ -1,8 +1,4 @@
-"""The `t2c` command line: load and inspect graphs, ask questions, run and evaluate the study.
-
-Every command exits non-zero with a one-line reason when something is wrong; `--debug`
-(on the group) shows the full traceback instead.
-"""
+"""`t2c db load`, `t2c db schema`, `t2c db query`: a dataset in a graph store, its schema, one read-only query."""
 
 from __future__ import annotations
 
@@ -11,25 +7,13 @@ import time
 
 import click
 
-from t2c_lib import __version__
-from t2c_lib.cli_common import (
+from t2c_lib.cli.common import (
     SCHEMA_FORMAT, TIMEOUT, dataset_option, format_table, friendly_errors, open_dataset_store, store_option,
 )
 from t2c_lib.schema import SchemaFormat
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--debug", is_flag=True, help="show full tracebacks and debug logs")
-@click.version_option(__version__, prog_name="t2c")
-def main(debug: bool) -> None:
-    """t2c: agentic Text2Cypher (validate, feed back, repair) versus a single-pass LLM."""
-    if debug:
-        import logging
-
-        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
-
-
-@main.group()
+@click.group()
 def db() -> None:
     """Load a dataset into a graph store and inspect it."""
 
@@ -106,22 +90,3 @@ def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: st
         click.echo(json.dumps(result.to_json(), ensure_ascii=False))
     else:
         click.echo(format_table(result))
-
-
-def _register_optional_commands() -> None:
-    """Commands that live in their own modules (agent, chat, study, score) register here."""
-    for module_name in ("t2c_lib.cli_agent", "t2c_lib.cli_chat", "t2c_lib.cli_study", "t2c_lib.cli_score"):
-        try:
-            module = __import__(module_name, fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        module.register(main)
-
-
-_register_optional_commands()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -1,20 +1,18 @@
 """`t2c ask` (one question through the agentic loop) and `t2c validate` (the validator chain alone).
-
-`t2c_lib.cli` registers these commands on its `main` group through `register`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import sys
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from t2c_lib.agent import AgentLoop, AgentState, Attempt
-from t2c_lib.cli_common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, TEMPERATURE, TIMEOUT
+from t2c_lib.cli.common import (POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, TEMPERATURE, TIMEOUT, format_table,
+                                friendly_errors, open_dataset_store)
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.schema import SchemaFormat
@@ -42,18 +40,6 @@ valid one. None was correct (Pass@1 0): the model is a smoke-test model.
 """
 
 
-def _friendly(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The CLI's own error handling (`t2c: error: ...`), looked up when the command runs."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from t2c_lib.cli_common import friendly_errors
-
-        return friendly_errors(func)(*args, **kwargs)
-
-    return wrapper
-
-
 def _debug_logging() -> None:
     """Send the loop's debug log (prompts and generated Cypher) to stderr."""
     logger = logging.getLogger("t2c_lib.agent")
@@ -66,8 +52,6 @@ def _debug_logging() -> None:
 
 
 def _open(dataset: str, store: str) -> tuple[Any, Any]:
-    from t2c_lib.cli_common import open_dataset_store
-
     return open_dataset_store(dataset, store)
 
 
@@ -135,8 +119,6 @@ PREVIEW_ROWS = 10
 
 
 def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
-    from t2c_lib.cli_common import format_table
-
     verdict = "SUCCESS" if state.success else f"FAILED ({state.error_type.value if state.error_type else '?'})"
     click.echo(
         f"{verdict} after {state.iterations} attempt(s), {state.llm_calls} LLM call(s) [{state.config}, {state.mode}]; "
@@ -177,7 +159,7 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
 @click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
 @click.option("--export", "export", default=None, type=click.Path(dir_okay=False),
               help="write the result to FILE (.csv, .json, .xlsx or .parquet) with a FILE.meta.json sidecar")
-@_friendly
+@friendly_errors
 def ask(
     question: str, dataset: str, store: str, prompt_type: str, schema_format: str, descriptions: bool, max_iterations: int,
     strategy: str | None, model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
@@ -227,7 +209,7 @@ def ask(
 @click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=TIMEOUT, help="seconds before the query is stopped (> 0)")
 @click.option("--json", "as_json", is_flag=True, help="print the list of ValidationResults as JSON")
 @click.option("--feedback", "show_feedback", is_flag=True, help="also print the feedback the model would get")
-@_friendly
+@friendly_errors
 def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: bool, show_feedback: bool) -> None:
     """Run only the validator chain on CYPHER and print each step's verdict (exit 0 only if all pass)."""
     from t2c_lib.feedback import FeedbackBuilder
@@ -256,15 +238,7 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
         if show_feedback and feedback:
             click.echo("feedback:\n" + _indent(feedback.rstrip(), 2))
         if passed and result is not None:
-            from t2c_lib.cli_common import format_table
-
             click.echo(format_table(result, max_rows=PREVIEW_ROWS, rest="t2c db query prints them all"))
             click.echo("valid: the query passed every step on this graph; whether it answers a question needs a gold query")
     if not passed:
         sys.exit(1)
-
-
-def register(group: click.Group) -> None:
-    """Add `ask` and `validate` to the `t2c` group."""
-    group.add_command(ask)
-    group.add_command(validate)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from t2c_lib.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
-RunTables = Any  # t2c_lib.analysis.RunTables (not imported: the analysis imports this vocabulary)
+RunTables = Any  # t2c_lib.study.analysis.RunTables (not imported: the analysis imports this vocabulary)
 
 BASELINE, TREATMENT = "single-pass", "feedback"
 STRATEGY_LABELS = {BASELINE: "single-pass", TREATMENT: "feedback (the thesis's agentic loop)"}

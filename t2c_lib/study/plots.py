@@ -2,7 +2,7 @@
 
 Every figure is written as vector PDF and SVG plus PNG, in the `paper.mplstyle` style, with
 fonts embedded as Type 42 and no timestamps or random ids, so a rerun writes the same bytes,
-and a caption file `<name>.txt` beside it (`t2c_lib.figure_text`: what is plotted, n, what
+and a caption file `<name>.txt` beside it (`t2c_lib.study.figure_text`: what is plotted, n, what
 the error bars are). Bars of shares carry their count (k/N), so a zero bar reads as zero.
 """
 
@@ -20,10 +20,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from t2c_lib.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
-from t2c_lib.figure_text import STRATEGY_LABELS, caption, stratum_title, stratum_value  # noqa: E402
-from t2c_lib.run_pair import KG_VALID, RunPair  # noqa: E402
-from t2c_lib.stats import paired_bootstrap_ci  # noqa: E402
+from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
+from t2c_lib.study.figure_text import STRATEGY_LABELS, caption, stratum_title, stratum_value  # noqa: E402
+from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
+from t2c_lib.metrics.stats import paired_bootstrap_ci  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")

@@ -14,19 +14,20 @@ from typing import Any
 
 from t2c_lib import config
 from t2c_lib.datasets import Dataset, GroundTruthItem, load_dataset
-from t2c_lib.experiment import (
-    MANIFEST_FILE, Cell, CellReport, RateLimitedModel, RateLimiter, build_manifest, expand_grid, run_cell,
-    run_dir_for, write_json,
-)
-from t2c_lib.gold import (GoldScreen, OrderProbe, read_cached_screen, sample_items, screen_cache_key, screen_gold,
-                          write_cached_screen)
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
+from t2c_lib.llm.ratelimit import RateLimitedModel, RateLimiter
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.params import StudyParams
+from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, run_dir_for
+from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest
+from t2c_lib.study.params import StudyParams
+from t2c_lib.study.runlog import write_json
+from t2c_lib.study.runner import CellReport, run_cell
+from t2c_lib.study.screen import (GoldScreen, OrderProbe, read_cached_screen, sample_items, screen_cache_key,
+                                  screen_gold, write_cached_screen)
+
 
 log = logging.getLogger(__name__)
-SCREEN_DIR = "gold_screen"
 
 
 @dataclass
@@ -107,7 +108,8 @@ class VoteBudgetUnknown(RuntimeError):
 def measured_vote_k(params: StudyParams, cell: Cell, run_dir: Path) -> int:
     """k for a `vote` cell: `vote_k`, else the same configuration's `feedback` mean LLM calls, rounded up."""
     from t2c_lib.agent.strategies import vote_k_from_calls
-    from t2c_lib.experiment import QUESTIONS_FILE, read_jsonl
+    from t2c_lib.study.layout import QUESTIONS_FILE
+    from t2c_lib.study.runlog import read_jsonl
 
     if params.vote_k is not None:
         return params.vote_k
@@ -217,53 +219,16 @@ def _strategy_arg(strategy: str | None, mode: str | None) -> str:
     return chosen
 
 
-class SettingsChanged(RuntimeError):
-    """A cell folder holds results made with other settings; resuming would mix them."""
-
-
-def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
-    """Refuse to resume a cell whose earlier attempts were made with different settings."""
-    import json
-
-    if not path.is_file():
-        return
-    old, new = (_comparable(m) for m in (json.loads(path.read_text(encoding="utf-8")), manifest))
-    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    if changed:
-        raise SettingsChanged(
-            f"{path.parent} holds results made with other settings ({', '.join(changed)} differ); "
-            "use a new run_id, or delete that folder to start it again"
-        )
-
-
-NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute", "prompt_types", "schema_formats",
-                         "modes", "strategies", "weights", "scoring", "sample_seed")
-"""Parameters that change which questions run or how fast, not what a question's attempts are."""
-
-
-def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The manifest keys that decide answers; a pre-strategy manifest (`mode: agentic`) reads as `feedback`."""
-    from t2c_lib.records import canonical_strategy
-
-    data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode")}
-    if "mode" in manifest or "strategy" in manifest:
-        data["strategy"] = canonical_strategy(manifest.get("strategy", manifest.get("mode")))
-    skip = NOT_AFFECTING_ANSWERS + (() if data.get("strategy") == "vote" else ("vote_k", "vote_temperature"))
-    data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in skip}
-    data["parameters"].setdefault("decoding", "free")  # runs started before the setting existed decoded freely
-    return data
-
-
 def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> StudyParams:
     """Parameters from a file (relative to the project root if not found here) plus explicit overrides.
 
-    The model follows `t2c_lib.model_choice`: an explicit `model` override, else `T2C_MODEL`,
+    The model follows `t2c_lib.study.model_precedence`: an explicit `model` override, else `T2C_MODEL`,
     else the file's `model:`; the `ModelChoice` rides along in `params.extra` (`infer` checks it).
     """
     import dataclasses
 
-    from t2c_lib.model_choice import CHOICE_KEY, choose_model
-    from t2c_lib.params import load_params
+    from t2c_lib.study.model_precedence import CHOICE_KEY, choose_model
+    from t2c_lib.study.params import load_params
 
     base = StudyParams()
     if params_file:
@@ -280,57 +245,9 @@ def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> S
 
 def model_choice(params: StudyParams) -> Any:
     """The `ModelChoice` behind `params.model` (None for parameters not made by `resolve_params`)."""
-    from t2c_lib.model_choice import CHOICE_KEY
+    from t2c_lib.study.model_precedence import CHOICE_KEY
 
     return params.extra.get(CHOICE_KEY)
-
-
-def make_rules(params: StudyParams, params_file: str) -> str:
-    """Make rules running the notebooks for every cell with papermill (`make -j` safe).
-
-    After every step the rules run `$(GRID_PROGRESS)` (the Makefile's `t2c study progress`:
-    cells done of total, time so far, an estimate); left undefined it is an empty command.
-
-    Every other strategy's cell waits for its `feedback` twin: its first attempts fill the cache
-    (single-pass, history, raw-error and verifier begin with the same request) and `vote`
-    measures its k from it.
-    """
-    run = f"results/{params.run_id}"
-    nb = f"{run}/notebooks"
-    lines = [f"# generated by `t2c study plan` from {params_file}; do not edit", f"RUN_DIR := {run}", ""]
-    evaluated = []
-    for cell in expand_grid(params):
-        tag = f"{cell.strategy}__{cell.configuration}"
-        cell_dir = f"{run}/{cell.strategy}/{cell.configuration}"
-        args = (f"-p params_file {params_file} -p prompt_type {cell.prompt_type} -p schema_format {cell.schema_format} "
-                f"-p strategy {cell.strategy}")
-        deps = f"{params_file} $(STAMP)"
-        if cell.strategy != "feedback" and "feedback" in params.strategies:
-            deps += f" {run}/feedback/{cell.configuration}/.inferred"
-        lines += [
-            f"{cell_dir}/.inferred: {deps}",
-            f"\t@mkdir -p {nb} {cell_dir}",
-            f"\t$(PAPERMILL) notebooks/01_inference.ipynb {nb}/01_inference__{tag}.ipynb {args}",
-            "\t@touch $@",
-            "\t@$(GRID_PROGRESS)",
-            f"{cell_dir}/.evaluated: {cell_dir}/.inferred",
-            f"\t$(PAPERMILL) notebooks/02_evaluation.ipynb {nb}/02_evaluation__{tag}.ipynb {args}",
-            "\t@touch $@",
-            "\t@$(GRID_PROGRESS)",
-            "",
-        ]
-        evaluated.append(f"{cell_dir}/.evaluated")
-    lines += [
-        f"STUDY_INFERRED := {' '.join(e.replace('.evaluated', '.inferred') for e in evaluated)}",
-        f"STUDY_EVALUATED := {' '.join(evaluated)}",
-        f"{run}/.analyzed: $(STUDY_EVALUATED)",
-        f"\t$(PAPERMILL) notebooks/03_comparative_analysis.ipynb {nb}/03_comparative_analysis.ipynb -p params_file {params_file}",
-        "\t@touch $@",
-        "\t@$(GRID_PROGRESS)",
-        f"STUDY_ANALYZED := {run}/.analyzed",
-        "",
-    ]
-    return "\n".join(lines)
 
 
 def evaluate(
@@ -338,7 +255,7 @@ def evaluate(
     results_dir: Path | None = None, mode: str | None = None,
 ) -> dict[str, Any]:
     """Score one finished cell: `metrics.csv`, `attempt_scores.csv` and `summary.json` beside its attempts."""
-    from t2c_lib.evaluation import evaluate_cell
+    from t2c_lib.study.evaluation import evaluate_cell
     from t2c_lib.metrics import GoldCache
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
@@ -351,7 +268,8 @@ def evaluate(
         summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
                                 cell.max_iterations(params), params.query_timeout_s, gold_cache, scoring=params.scoring, suite=suite)
         write_schema_recall(cell, study, params)
-        from t2c_lib.evaluation import GOLD_AUDIT_FILE, write_gold_audit
+        from t2c_lib.study.evaluation import write_gold_audit
+        from t2c_lib.study.layout import GOLD_AUDIT_FILE
 
         if not (study.run_dir / GOLD_AUDIT_FILE).is_file():
             write_gold_audit(study.run_dir, study.questions, study.store, params.query_timeout_s)
@@ -362,12 +280,9 @@ def evaluate(
     return summary
 
 
-SCHEMA_RECALL_FILE = "schema_recall.csv"
-
-
 def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) -> Path:
     """`schema_recall.csv` of a cell: per question, the share of the gold query's elements its schema text showed."""
-    from t2c_lib.evaluation import rows_to_csv
+    from t2c_lib.study.evaluation import rows_to_csv
     from t2c_lib.metrics.schema_recall import schema_recall, used_elements, whole_schema_names
 
     fmt = SchemaFormat.parse(cell.schema_format)
@@ -392,8 +307,8 @@ def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) ->
 
 def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir: Path | None = None) -> Any:
     """Compare every strategy with single-pass over the whole run: tables, tests and figures."""
-    from t2c_lib.analysis import analyze_run, load_published, write_tables
-    from t2c_lib.plots import export_figures
+    from t2c_lib.study.analysis import analyze_run, load_published, write_tables
+    from t2c_lib.study.plots import export_figures
 
     dataset = load_dataset(params.dataset)
     run_dir = run_dir_for(params, results_dir)
@@ -404,44 +319,6 @@ def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))
     return tables
-
-
-def recorded_models(run_dir: Path) -> list[str]:
-    """The model ids that answered in a run, from its cells' manifests (which model answered, not which is set now)."""
-    import json
-
-    return sorted({json.loads(path.read_text(encoding="utf-8")).get("model_id", "")
-                   for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")} - {""})
-
-
-def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
-    """The run-level manifest: parameters plus each cell's signature."""
-    import json
-
-    cells = {}
-    for cell in expand_grid(params):
-        path = cell.directory(run_dir) / MANIFEST_FILE
-        if path.is_file():
-            cells[f"{cell.strategy}/{cell.configuration}"] = json.loads(path.read_text(encoding="utf-8"))["signature"]
-    return {"run_id": params.run_id, "parameters": params.to_dict(), "cells": cells}
-
-
-def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[Cell, StudyParams]]:
-    """The cells a run has started, each with the parameters its manifest records (so `--run-id` needs no params file)."""
-    import json
-
-    from t2c_lib.params import LEGACY_STRATEGY, params_from_dict
-
-    run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
-    found = []
-    for path in sorted(run_dir.glob(f"*/*/{MANIFEST_FILE}")):
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        params = params_from_dict(manifest["parameters"], source=str(path))
-        strategy = manifest.get("strategy") or manifest["mode"]
-        found.append((Cell(LEGACY_STRATEGY.get(strategy, strategy), manifest["prompt_type"], manifest["schema_format"]), params))
-    if not found:
-        raise FileNotFoundError(f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`")
-    return found
 
 
 def schema_format_names() -> list[str]:

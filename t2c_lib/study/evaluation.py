@@ -18,7 +18,9 @@ from typing import Any
 
 from t2c_lib.records import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
-from t2c_lib.experiment import ATTEMPTS_FILE, MANIFEST_FILE, QUESTIONS_FILE, Cell, read_jsonl, write_json
+from t2c_lib.study.layout import (ATTEMPT_SCORES_FILE, ATTEMPTS_FILE, GOLD_AUDIT_FILE, MANIFEST_FILE, METRICS_FILE,
+                                  QUESTIONS_FILE, SUMMARY_FILE, Cell)
+from t2c_lib.study.runlog import read_jsonl, write_json
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_refusal
@@ -26,10 +28,6 @@ from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, sco
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
 
-METRICS_FILE = "metrics.csv"
-SUMMARY_FILE = "summary.json"
-ATTEMPT_SCORES_FILE = "attempt_scores.csv"
-GOLD_AUDIT_FILE = "gold_audit.csv"
 BASE_COLUMNS = (
     "question_id", "mode", "configuration", "prompt_type", "schema_format", "status", "success",
     "first_attempt_ok", "iterations", "model_calls", "prompt_tokens", "completion_tokens", "final_error_type",

@@ -277,7 +277,7 @@ def screen_gold(
 
 
 SCREEN_CACHE_VERSION = "screen-v1"
-_SCREEN_RULES = ("t2c_lib.gold", "t2c_lib.metrics.equivalence", "t2c_lib.validation.guard")
+_SCREEN_RULES = ("t2c_lib.study.screen", "t2c_lib.metrics.equivalence", "t2c_lib.validation.guard")
 
 
 def screen_cache_key(dataset: Dataset, store: GraphStore, timeout_s: float, order_probe: bool) -> str:

@@ -18,13 +18,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from t2c_lib.evaluation import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
-from t2c_lib.figure_text import STRATEGY_LABELS
-from t2c_lib.stats import BOOTSTRAP_SEED, as_row, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
+from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
+from t2c_lib.study.figure_text import STRATEGY_LABELS
+from t2c_lib.metrics.stats import BOOTSTRAP_SEED, as_row, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 
 BASELINE, TREATMENT = "single-pass", "feedback"
 LEGACY_NAMES = {"agentic": "feedback"}
-ANALYSIS_DIR = "analysis"
 TABLES = ("comparison", "strata", "agentic", "cumulative", "errors", "recovery", "mode_means", "by_scoring", "reference",
           "strategies", "transitions", "validator_audit")
 

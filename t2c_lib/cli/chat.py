@@ -3,7 +3,7 @@
 In a terminal it prompts for each message; when standard input is not a terminal it reads
 one message per line and ends at the end of input. Every turn is saved as it ends, so
 `t2c chat --session ID` resumes a session that was stopped or killed (a message that was
-being answered is answered again). `t2c_lib.cli` registers the command through `register`.
+being answered is answered again).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any, Iterator
 
 import click
 
-from t2c_lib.cli_common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
+from t2c_lib.cli.agent import _echo_attempt
+from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
 from t2c_lib.graph import STORES
 
 EXIT_WORDS = frozenset({"exit", "quit", "keluar", "selesai", ":q"})
@@ -87,7 +88,6 @@ def chat(dataset: str | None, store: str | None, session_id: str | None, new_ses
          max_tokens: int | None, router: str | None, display_limit: int | None, no_cache: bool, debug: bool) -> None:
     """Talk with the graph: questions, follow-ups ("urutkan ..."), thanks; every turn saved and logged."""
     from t2c_lib.chat import Session
-    from t2c_lib.cli_agent import _echo_attempt
 
     if session_id is not None:
         check_session_id(session_id, new_session)
@@ -134,9 +134,3 @@ def check_session_id(session_id: str, new: bool) -> None:
             else "no session is saved there yet"
         raise ValueError(f"no saved session {session_id!r} in {directory.parent}; {listed}. "
                          f"To start a new session with this id: t2c chat --session {session_id} --new")
-
-
-def register(group: click.Group) -> None:
-    """Add `chat` to the `t2c` group."""
-    group.add_command(chat)
-

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from t2c_lib.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
-from t2c_lib.stats import holm, mcnemar_exact
+from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
+from t2c_lib.metrics.stats import holm, mcnemar_exact
 
 NO_QUERY = "NO_QUERY"
 KG_VALID = "kg_valid_chain_final"

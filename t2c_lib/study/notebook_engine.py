@@ -1,4 +1,4 @@
-"""papermill with the kernel on IPC sockets: `python -m t2c_lib.notebook_engine <papermill args>`.
+"""papermill with the kernel on IPC sockets: `python -m t2c_lib.study.notebook_engine <papermill args>`.
 
 ipykernel warns "Kernel is running over TCP without encryption" whenever a kernel listens on
 TCP without CurveZMQ keys (once per notebook `make all` runs). The notebooks run on this

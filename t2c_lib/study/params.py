@@ -58,7 +58,7 @@ class StudyParams:
     requests_per_minute: float | None = None
     weights: str = "kg-axel"
     scoring: str = "t2c"  # the headline scoring preset; every registered preset is computed beside it
-    test_suite_copies: int = 4  # perturbed graph copies behind pass_at_1_ts (0: none; t2c_lib/perturb.py)
+    test_suite_copies: int = 4  # perturbed graph copies behind pass_at_1_ts (0: none; t2c_lib/metrics/perturb.py)
     schema_descriptions: bool = False  # render schema.yaml's descriptions into the schema text
     linking_k: int = 6  # `retrieved`: elements kept per question
     linking_rel_k: int = 2  # `retrieved`: relationship types always kept
@@ -105,7 +105,7 @@ def load_params(path: str | Path) -> StudyParams:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        from t2c_lib.yaml_errors import describe_yaml_error
+        from t2c_lib.errors import describe_yaml_error
 
         raise ParamsError(f"{path}: not valid YAML at {describe_yaml_error(exc)}") from None
     if not isinstance(raw, dict):

@@ -1,6 +1,4 @@
 """`t2c score FILE`: score any CSV of (gold, predicted) Cypher pairs under a scoring preset.
-
-`t2c_lib.cli` registers the command on its `main` group through `register`.
 """
 
 from __future__ import annotations
@@ -11,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli_common import friendly_errors
+from t2c_lib.cli.common import friendly_errors, open_dataset_store
 from t2c_lib.graph import STORES
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 
@@ -45,7 +43,6 @@ def score_command(file: Path, gold_column: str, pred_column: str, preset: str, o
         rows = list(score_pairs(table, gold_column, pred_column, preset))
         score_columns = list(TEXT_COLUMNS)
     else:
-        from t2c_lib.cli_common import open_dataset_store
         from t2c_lib.metrics import GoldCache
 
         ds, graph = open_dataset_store(dataset, store)
@@ -72,7 +69,3 @@ def _csv(rows: list[dict], columns: list[str]) -> str:
     for row in rows:
         writer.writerow([repr(v) if isinstance(v, float) else v for v in (row.get(c, "") for c in columns)])
     return buffer.getvalue()
-
-
-def register(main: click.Group) -> None:
-    main.add_command(score_command)

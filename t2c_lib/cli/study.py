@@ -1,6 +1,6 @@
 """`t2c run`, `t2c evaluate`, `t2c analyze`, `t2c study plan`: the study from the command line.
 
-The notebooks call the same functions (`t2c_lib.study`); `make all` runs the notebooks.
+The notebooks call the same functions (`t2c_lib.study.steps`); `make all` runs the notebooks.
 """
 
 from __future__ import annotations
@@ -9,19 +9,19 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli_common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
-from t2c_lib.params import LEGACY_STRATEGY, STRATEGIES
+from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
+from t2c_lib.study.params import LEGACY_STRATEGY, STRATEGIES
 
 
 def _params(params_file: str, **overrides: object):
-    from t2c_lib.study import resolve_params
+    from t2c_lib.study.steps import resolve_params
 
     return resolve_params(params_file, **overrides)
 
 
 def _cells(params, prompt_type: str | None, schema_format: str | None, strategy: str | None, params_file: str = ""):
     """The grid's cells that match the filters; a filter value outside the grid is an error, never an empty run."""
-    from t2c_lib.experiment import expand_grid
+    from t2c_lib.study.layout import expand_grid
 
     strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
     where = params_file or "the parameters"
@@ -66,7 +66,7 @@ def with_cell_options(func):
 def run_command(params_file, prompt_type, schema_format, mode, store, model, limit, run_id, no_cache, refresh):
     """Run the grid (or one cell of it): every question through the loop; resumes."""
     from t2c_lib.llm.cache import CacheMode
-    from t2c_lib.study import infer, model_choice
+    from t2c_lib.study.steps import infer, model_choice
 
     params = _params(params_file, store=store, model=model, limit=limit, run_id=run_id)
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
@@ -85,7 +85,7 @@ run_id_option = click.option("--run-id", help="the run to use (results/<run_id>/
 def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
     """(cell, params) pairs: from the run's own manifests with --run-id, else from the parameter file's grid."""
     if run_id:
-        from t2c_lib.study import recorded_cells
+        from t2c_lib.study.manifest import recorded_cells
 
         _params(params_file, run_id=run_id)  # checks the run id's spelling
         pairs = recorded_cells(run_id)
@@ -108,7 +108,7 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
 @friendly_errors
 def evaluate_command(params_file, run_id, prompt_type, schema_format, mode):
     """Score finished cells: metrics.csv and summary.json per cell."""
-    from t2c_lib.study import evaluate
+    from t2c_lib.study.steps import evaluate
 
     for cell, params in _run_cells(params_file, run_id, prompt_type, schema_format, mode):
         summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.strategy)
@@ -133,9 +133,9 @@ def summary_line(summary: dict) -> str:
 def analyze_command(params_file, run_id):
     """Compare every strategy with single-pass: tables, paired tests and figures."""
     from t2c_lib import config
-    from t2c_lib.analysis import ANALYSIS_DIR, paired_note, readable_summary, summary_header
-    from t2c_lib.experiment import run_dir_for
-    from t2c_lib.study import analyze
+    from t2c_lib.study.analysis import paired_note, readable_summary, summary_header
+    from t2c_lib.study.layout import ANALYSIS_DIR, run_dir_for
+    from t2c_lib.study.steps import analyze
 
     params = _run_cells(params_file, run_id, None, None, None)[0][1] if run_id else _params(params_file)
     tables = analyze(params)
@@ -164,7 +164,7 @@ def study_group():
 @friendly_errors
 def plan_command(params_file, makefile):
     """Write the make rules that run the notebooks for every cell of the grid."""
-    from t2c_lib.study import make_rules
+    from t2c_lib.study.make import make_rules
 
     params = _params(params_file)
     makefile.parent.mkdir(parents=True, exist_ok=True)
@@ -179,8 +179,8 @@ def plan_command(params_file, makefile):
 @friendly_errors
 def progress_command(params_file, run_dir, since):
     """One line for `make all`: cells of the whole grid done of total, time so far, an estimate of the time left."""
-    from t2c_lib.experiment import expand_grid
-    from t2c_lib.grid_progress import grid_progress
+    from t2c_lib.study.layout import expand_grid
+    from t2c_lib.study.progress import grid_progress
 
     params = _params(params_file)
     cells = [run_dir / cell.strategy / cell.configuration for cell in expand_grid(params)]
@@ -199,8 +199,8 @@ def progress_command(params_file, run_dir, since):
 def compare_command(run_a, run_b, labels, out, figures_dir):
     """Set two finished runs side by side (e.g. results/thesis vs results/thesis-constrained): NO_QUERY, KG-valid, Pass@1."""
     from t2c_lib import config
-    from t2c_lib.plots import export_run_pair_figure
-    from t2c_lib.run_pair import compare_runs, default_labels
+    from t2c_lib.study.compare import compare_runs, default_labels
+    from t2c_lib.study.plots import export_run_pair_figure
 
     label_a, label_b = labels or default_labels(run_a, run_b)
     pair = compare_runs(run_a, run_b, label_a, label_b)
@@ -210,8 +210,3 @@ def compare_command(run_a, run_b, labels, out, figures_dir):
     written += export_run_pair_figure(pair, figures_dir or config.FIGURES_DIR / run_b.name, stem, local_model=local)
     click.echo(pair.markdown())
     click.echo("written: " + ", ".join(str(p) for p in written))
-
-
-def register(main: click.Group) -> None:
-    for command in (run_command, evaluate_command, analyze_command, study_group):
-        main.add_command(command)

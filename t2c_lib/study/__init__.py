@@ -1,0 +1,61 @@
+"""The study: a grid of cells (strategy x prompt type x schema format) run, scored and compared.
+
+Where each part lives:
+
+| module | holds |
+| --- | --- |
+| `params.py` | the parameter file, checked strictly (`StudyParams`) |
+| `model_precedence.py` | which model a run uses: `--model`, else `T2C_MODEL`, else the file |
+| `layout.py` | the grid's cells, their folders and the files a run writes |
+| `screen.py` | the gold screen (pairs that cannot serve as ground truth, with reasons) and the sample |
+| `runlog.py`, `runner.py` | the crash-safe attempt log; one cell's questions through the loop |
+| `manifest.py` | manifests and signatures; a resumed cell keeps its settings |
+| `steps.py` | the three steps notebooks and the CLI call: `infer`, `evaluate`, `analyze` |
+| `evaluation.py` | one cell's `metrics.csv`, `attempt_scores.csv`, `summary.json` (numbers from `metrics/`) |
+| `analysis.py`, `compare.py` | a run's comparison tables; two runs side by side |
+| `plots.py`, `figure_text.py` | the paper's figures and their captions |
+| `make.py`, `progress.py`, `notebook_engine.py` | `make all`: its rules, its progress line, papermill on IPC |
+
+Every number is computed in `t2c_lib.metrics` (paired statistics included); this package only
+reads and writes the files around those calls. The names below are the notebooks' API
+(`from t2c_lib import study; study.infer(...)`); each loads its module on first use, so that
+importing one small module of the package (the CLI's `study.params`) does not load pandas
+and matplotlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_PUBLIC = {
+    "steps": ("StudyContext", "open_study", "screened_gold", "cell_for", "make_chat_model", "infer", "evaluate",
+              "analyze", "resolve_params", "model_choice", "write_schema_recall", "VoteBudgetUnknown"),
+    "params": ("StudyParams", "ParamsError", "load_params", "params_from_dict"),
+    "layout": ("Cell", "expand_grid", "run_dir_for"),
+    "runlog": ("read_jsonl", "write_json"),
+    "runner": ("CellReport", "run_cell"),
+    "manifest": ("SettingsChanged", "recorded_cells", "recorded_models", "run_manifest", "build_manifest"),
+    "make": ("make_rules",),
+    "evaluation": ("evaluate_cell",),
+    "analysis": ("RunTables", "analyze_run", "summary_header", "paired_note", "readable_summary", "summary_view"),
+    "compare": ("RunPair", "compare_runs"),
+    "plots": ("figures_of", "export_figures", "export_conversation_figure", "fig_conversations"),
+}
+_WHERE = {name: module for module, names in _PUBLIC.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    """Load the module behind a public name on first use (see the module docstring for why)."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

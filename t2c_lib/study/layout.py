@@ -1,0 +1,80 @@
+"""What a run folder holds and where: the grid's cells, their folders and the files in them.
+
+`results/<run_id>/<strategy>/<configuration>/` holds one cell (a strategy and a configuration
+of prompt type and schema format); a run made before strategies keeps its `agentic/` folders:
+they are the `feedback` strategy's. The file names below are the run's whole layout: the
+runner writes attempts and questions, the evaluation metrics and summaries, the analysis its
+tables under `analysis/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2c_lib import config
+from t2c_lib.schema import SchemaFormat
+from t2c_lib.study.params import StudyParams
+
+ATTEMPTS_FILE = "attempts.jsonl"
+QUESTIONS_FILE = "questions.jsonl"
+OUTAGES_FILE = "questions.outage.jsonl"
+MANIFEST_FILE = "manifest.json"
+METRICS_FILE = "metrics.csv"
+SUMMARY_FILE = "summary.json"
+ATTEMPT_SCORES_FILE = "attempt_scores.csv"
+SCHEMA_RECALL_FILE = "schema_recall.csv"
+GOLD_AUDIT_FILE = "gold_audit.csv"
+"""In the run folder (not a cell's): which validator rejects each gold query."""
+SCREEN_DIR = "gold_screen"
+"""In the run folder: the gold pairs the screen kept and dropped, with reasons."""
+ANALYSIS_DIR = "analysis"
+"""In the run folder: the comparison tables (CSV, LaTeX) and the signature."""
+
+
+LEGACY_FOLDERS = {"feedback": "agentic"}
+"""Strategy -> the folder name runs made before strategies used for it."""
+
+
+GRID_ORDER = ("feedback", "history", "raw-error", "verifier", "single-pass", "vote")
+"""Run order: `feedback` first fills the cache with the first attempt the next four share
+(single-pass then costs nothing); `vote` last, because its k is `feedback`'s measured mean calls."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the grid: a strategy (single-pass, feedback, ...) and a configuration name."""
+
+    strategy: str
+    prompt_type: str
+    schema_format: str
+
+    @property
+    def mode(self) -> str:
+        """The old name of `strategy`."""
+        return self.strategy
+
+    @property
+    def configuration(self) -> str:
+        return f"{self.prompt_type}_{SchemaFormat.parse(self.schema_format).config_label}"
+
+    def max_iterations(self, params: StudyParams) -> int:
+        return 1 if self.strategy == "single-pass" else params.max_iterations
+
+    def directory(self, run_dir: Path) -> Path:
+        """`<run>/<strategy>/<configuration>`; an existing pre-strategy `agentic/` folder for `feedback`."""
+        here = run_dir / self.strategy / self.configuration
+        legacy = LEGACY_FOLDERS.get(self.strategy)
+        if legacy and not (here / ATTEMPTS_FILE).is_file() and (run_dir / legacy / self.configuration / ATTEMPTS_FILE).is_file():
+            return run_dir / legacy / self.configuration
+        return here
+
+
+def expand_grid(params: StudyParams) -> list[Cell]:
+    """Every (strategy, prompt type, schema format) of the parameters, in `GRID_ORDER`."""
+    strategies = sorted(params.strategies, key=GRID_ORDER.index)
+    return [Cell(s, pt, sf) for s in strategies for pt in params.prompt_types for sf in params.schema_formats]
+
+
+def run_dir_for(params: StudyParams, results_dir: Path | None = None) -> Path:
+    return Path(results_dir or config.RESULTS_DIR) / params.run_id

@@ -1,0 +1,145 @@
+"""Manifests and signatures: every setting behind a run's numbers, and the check that a resumed cell keeps them.
+
+A cell's `manifest.json` records the package version, git commit, dataset hash, store, model,
+template hashes, validators, schema hashes and parameters; no secrets, no timestamps, so the
+same run writes the same bytes. `run_signature` is its one-line form (like sacrebleu's).
+A cell is resumed only under the settings it was started with (`check_same_settings`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any, Iterable
+
+from t2c_lib import __version__, config
+from t2c_lib.datasets import Dataset
+from t2c_lib.graph.base import GraphStore
+from t2c_lib.records import canonical_strategy
+from t2c_lib.schema import SchemaFormat
+from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
+from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams, params_from_dict
+
+
+def git_commit(root: Path | None = None) -> str:
+    """The checkout's commit (with `-dirty` when files changed), or `unknown` outside git."""
+    root = root or config.PROJECT_ROOT
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        if commit.returncode != 0:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+        return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def build_manifest(
+    params: StudyParams, dataset: Dataset, store: GraphStore, model_id: str, template_hashes: dict[str, str],
+    chain: Iterable[str], cell: Cell | None = None,
+) -> dict[str, Any]:
+    """Every setting behind a run's numbers; no secrets, no timestamps (same run, same bytes)."""
+    schema = store.schema()
+    manifest: dict[str, Any] = {
+        "package": "t2c", "package_version": __version__, "git_commit": git_commit(),
+        "dataset": dataset.name, "dataset_hash": dataset.hash, "store": store.name,
+        "model_id": model_id, "template_hashes": template_hashes, "validators": list(chain),
+        "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat if not fmt.per_question},
+        "parameters": params.to_dict(),
+    }
+    if cell is not None:
+        manifest.update({
+            "strategy": cell.strategy, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
+            "schema_format": cell.schema_format, "max_iterations": cell.max_iterations(params),
+        })
+        if SchemaFormat.parse(cell.schema_format).per_question:
+            from t2c_lib.linking import settings_from
+            from t2c_lib.linking.embedder import weights_version
+
+            manifest["linking"] = {"signature": settings_from(params).signature(), "embedding_weights": weights_version()}
+    manifest["signature"] = run_signature(manifest)
+    return manifest
+
+
+def run_signature(manifest: dict[str, Any]) -> str:
+    """A one-line signature of a run, like sacrebleu's: model, iterations, validators, hashes."""
+    parts = [
+        f"t2c:{manifest['package_version']}", f"data:{manifest['dataset']}@{manifest['dataset_hash'][:12]}",
+        f"store:{manifest['store']}", f"model:{manifest['model_id']}",
+        f"iters:{manifest.get('max_iterations', manifest['parameters']['max_iterations'])}",
+        f"T:{manifest['parameters']['temperature_first']}/{manifest['parameters']['temperature_refine']}",
+        f"chain:{'+'.join(manifest['validators'])}",
+        "tpl:" + ",".join(f"{k}={v[:8]}" for k, v in sorted(manifest["template_hashes"].items())),
+    ]
+    if "configuration" in manifest:
+        parts.insert(4, f"config:{manifest.get('strategy', manifest.get('mode'))}/{manifest['configuration']}")
+    if manifest["parameters"].get("decoding", "free") != "free":
+        parts.append(f"dec:{manifest['parameters']['decoding']}")
+    return "|".join(parts)
+
+
+class SettingsChanged(RuntimeError):
+    """A cell folder holds results made with other settings; resuming would mix them."""
+
+
+def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
+    """Refuse to resume a cell whose earlier attempts were made with different settings."""
+    if not path.is_file():
+        return
+    old, new = (_comparable(m) for m in (json.loads(path.read_text(encoding="utf-8")), manifest))
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed:
+        raise SettingsChanged(
+            f"{path.parent} holds results made with other settings ({', '.join(changed)} differ); "
+            "use a new run_id, or delete that folder to start it again"
+        )
+
+
+NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute", "prompt_types", "schema_formats",
+                         "modes", "strategies", "weights", "scoring", "sample_seed")
+"""Parameters that change which questions run or how fast, not what a question's attempts are."""
+
+
+def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest keys that decide answers; a pre-strategy manifest (`mode: agentic`) reads as `feedback`."""
+    data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode")}
+    if "mode" in manifest or "strategy" in manifest:
+        data["strategy"] = canonical_strategy(manifest.get("strategy", manifest.get("mode")))
+    skip = NOT_AFFECTING_ANSWERS + (() if data.get("strategy") == "vote" else ("vote_k", "vote_temperature"))
+    data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in skip}
+    data["parameters"].setdefault("decoding", "free")  # runs started before the setting existed decoded freely
+    return data
+
+
+def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
+    """The run-level manifest: parameters plus each cell's signature."""
+    cells = {}
+    for cell in expand_grid(params):
+        path = cell.directory(run_dir) / MANIFEST_FILE
+        if path.is_file():
+            cells[f"{cell.strategy}/{cell.configuration}"] = json.loads(path.read_text(encoding="utf-8"))["signature"]
+    return {"run_id": params.run_id, "parameters": params.to_dict(), "cells": cells}
+
+
+def recorded_models(run_dir: Path) -> list[str]:
+    """The model ids that answered in a run, from its cells' manifests (which model answered, not which is set now)."""
+    return sorted({json.loads(path.read_text(encoding="utf-8")).get("model_id", "")
+                   for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")} - {""})
+
+
+def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[Cell, StudyParams]]:
+    """The cells a run has started, each with the parameters its manifest records (so `--run-id` needs no params file)."""
+    import json
+
+    run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
+    found = []
+    for path in sorted(run_dir.glob(f"*/*/{MANIFEST_FILE}")):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        params = params_from_dict(manifest["parameters"], source=str(path))
+        strategy = manifest.get("strategy") or manifest["mode"]
+        found.append((Cell(LEGACY_STRATEGY.get(strategy, strategy), manifest["prompt_type"], manifest["schema_format"]), params))
+    if not found:
+        raise FileNotFoundError(f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`")
+    return found
