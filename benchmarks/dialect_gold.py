@@ -2,7 +2,7 @@
 
 For each dataset the gold screen of a run (`t2c_lib.study`: store errors, empty answers,
 order-dependent answers, the dataset's exclusions) is run twice on LadybugDB: once with
-`graph/dialect.py`'s rewrites switched off, once as t2c runs it. Reported: pairs kept
+`cypher/dialect.py`'s rewrites switched off, once as t2c runs it. Reported: pairs kept
 before and after, what the dropped ones fail on, and the pairs only the rewrites keep
 (with the rewrites applied to each). With `--neo4j` those newly kept pairs are also run
 on a Neo4j server holding the same dataset (`make neo4j`; `NEO4J_URI` etc.) and counted
@@ -24,7 +24,7 @@ from typing import Any, Iterator
 import t2c_lib.graph.ladybug as ladybug_module
 from t2c_lib.datasets import load_dataset
 from t2c_lib.gold import GoldScreen, OrderProbe, screen_gold
-from t2c_lib.graph.dialect import Normalised, normalise
+from t2c_lib.cypher.dialect import Normalised, normalise
 from t2c_lib.graph.ladybug import LadybugStore
 
 

@@ -21,7 +21,7 @@ from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.experiment import ATTEMPTS_FILE, QUESTIONS_FILE, Cell, read_jsonl, write_json
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
-from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
+from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_refusal
 from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, score_question
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
@@ -114,8 +114,10 @@ def evaluate_cell(
         final = group[chosen - 1] if group and 0 < chosen <= len(group) else (group[-1] if group else None)
         first = group[0] if group else None
         final_query = final.query if final else ""
-        final_pair = run_pair(item.cypher, final_query, store, gold_cache, timeout_s)
-        first_pair = final_pair if first is final else run_pair(item.cypher, first.query, store, gold_cache, timeout_s)
+        final_pair = run_pair(item.cypher, final_query, store, gold_cache, timeout_s,
+                              refusal=wall_refusal(final.validations) if final else None)
+        first_pair = final_pair if first is final else run_pair(item.cypher, first.query, store, gold_cache, timeout_s,
+                                                                refusal=wall_refusal(first.validations))
         headline_final = score_executed(item.cypher, final_query, final_pair, final.validations if final else [],
                                         preset=weights, scoring=scoring).pass_at_1
         correct = _attempt_correctness(item, group, final, headline_final, store, gold_cache, weights, scoring, timeout_s)

@@ -73,6 +73,7 @@ BAD_QUERIES = {
     ErrorType.PROPERTIES_ERROR: "<cypher>MATCH (m:MK {nama: 'Basis Data'}) RETURN m.kredit</cypher>",
     ErrorType.EXECUTION_ERROR: "<cypher>MATCH (m:MK) WHERE m.nama = 3 RETURN m.sks</cypher>",
     ErrorType.TIMEOUT: "<cypher>MATCH p = (a)-[*1..12]-(b) RETURN count(p)</cypher>",
+    ErrorType.RESOURCE_LIMIT: "<cypher>RETURN " + "(" * 40 + "1" + ")" * 40 + "</cypher>",
     ErrorType.EMPTY_RESULT: "<cypher>MATCH (m:MK {nama: 'basis data'}) RETURN m.sks</cypher>",
 }
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ladybug
 import pytest
 import yaml
 
 from neo4j_fixtures import open_neo4j
 from t2c_lib.datasets import load_dataset
-from t2c_lib.graph.dialect import RULES, normalise
+from t2c_lib.cypher.dialect import RULES, normalise
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.metrics.equivalence import results_equivalent
 from t2c_lib.validation.chain import build_chain, make_context, run_chain
@@ -77,9 +78,13 @@ def test_rewritten_query_answers_like_a_plain_ladybug_query(case, movies_store):
 
 def test_size_of_pattern_is_silently_wrong_without_the_rewrite(movies_store):
     # LadybugDB runs size((pattern)) without counting matches: the reason the rule exists
-    raw = movies_store._connection().execute(
-        "MATCH (m:Movie {title: 'The Matrix'}) RETURN size((m)<-[:ACTED_IN]-(:Person))")
-    assert raw.get_next()[0] != 5
+    db = ladybug.Database(str(movies_store.db_path), read_only=True)
+    try:
+        raw = ladybug.Connection(db).execute(
+            "MATCH (m:Movie {title: 'The Matrix'}) RETURN size((m)<-[:ACTED_IN]-(:Person))")
+        assert raw.get_next()[0] != 5
+    finally:
+        db.close()
     assert movies_store.query(
         "MATCH (m:Movie {title: 'The Matrix'}) RETURN size((m)<-[:ACTED_IN]-(:Person))").rows == [[5]]
 

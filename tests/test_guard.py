@@ -8,7 +8,7 @@ import pytest
 
 from t2c_lib.agent import ErrorType
 from t2c_lib.validation.guard import ReadOnlyGuard, check_read_only
-from t2c_lib.validation.lexer import Kind, tokenize
+from t2c_lib.cypher.lexer import Kind, tokenize
 
 GUARD_FIXTURES = Path(__file__).parent / "fixtures" / "guard"
 

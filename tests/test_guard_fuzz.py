@@ -1,10 +1,14 @@
-"""Differential fuzz test: the guard's reading of a text against the database's own (issue 12, wall 2).
+"""Differential fuzz test: the guard's reading of a text against the database's own (issues 12 and 29).
 
 Thousands of seeded texts mix keywords, numbers of every form, comments, line breaks,
 strings, backticks and unicode spaces. For each, the guard's verdict is compared with what
 LadybugDB reports without running anything (prepare + EXPLAIN: statement count, compile
-error or plan operators). The one thing that must never happen: the guard says "read"
-while the database sees more than one statement or a plan that is not a read.
+error or plan operators), asked through the store's query process with the gate skipped (a
+test-only path: the store itself never sends a text the gate refused). The one thing that must
+never happen: the guard says "read" while the database sees more than one statement or a plan
+that is not a read. A second fuzz covers the Neo4j-dialect rewriter: texts around the calls it
+rewrites, with comments, strings and carriage returns; the gate's verdict on the raw text, its
+verdict on the rewritten text and the database's view of the rewritten text must agree.
 """
 
 from __future__ import annotations
@@ -15,7 +19,23 @@ from collections import Counter
 
 import pytest
 
+from t2c_lib.cypher.dialect import normalise
+from t2c_lib.cypher.gate import judge
+from t2c_lib.graph.base import QueryError, QueryTimeout, UnsafeQuery
+from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.validation.guard import check_read_only
+
+
+def database_reading(store, text: str) -> DatabaseReading:
+    """What LadybugDB alone reads in `text` (the gate skipped), without running it."""
+    try:
+        reply = store._worker().call({"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, time.perf_counter(), 10.0)
+    except UnsafeQuery as exc:
+        return DatabaseReading(True, str(exc), None)
+    except (QueryError, QueryTimeout) as exc:
+        return DatabaseReading(False, str(exc), None)
+    plan = reply["plan"]
+    return DatabaseReading(False, "", PlanVerdict(tuple(plan["operators"]), tuple(plan["functions"]), plan["refused"]))
 
 SEED = 20261123
 CASES = 4000
@@ -108,7 +128,7 @@ def test_guard_never_passes_what_the_database_reads_as_more_than_one_read(kuriku
         if time.perf_counter() - started > TIME_BUDGET_S:
             break
         guard_says_read = check_read_only(text).ok
-        reading = kurikulum_store.inspect(text)
+        reading = database_reading(kurikulum_store, text)
         db = "several" if reading.several_statements else "error" if reading.error else "read" if reading.plan.ok else "non-read"
         outcomes[f"guard={'read' if guard_says_read else 'refused'} db={db}"] += 1
         if guard_says_read and not reading.is_one_read:
@@ -119,3 +139,55 @@ def test_guard_never_passes_what_the_database_reads_as_more_than_one_read(kuriku
     assert outcomes["guard=refused db=several"] + outcomes["guard=refused db=non-read"] > 100, "the fuzz hardly produced hostile texts"
     assert outcomes["guard=read db=read"] > 100, "the fuzz hardly produced reads"
     assert violations == [], f"{len(violations)} texts the guard passes but the database reads otherwise: {violations[:5]!r}"
+
+
+REWRITTEN_CALLS = [
+    "substring(m.nama, 0, 3)", "substring(m.nama, 1)", "type(r)", "size((m)-[:PREREQUISITE]->())",
+    "exists(m.nama)", "EXISTS { (m)-[:PREREQUISITE]->() }", "COUNT { (m)-->() }", "substring('a{c}b', 0)",
+]
+REWRITE_NOISE = ["", " ", "/* c */", "/* **/", "//", "// x\n", "//*\r", "\r", "\r\n", "'*/'", "`*/`", "*/", "/*", ",", ")",
+                 "(", "1", " LOAD FROM 'x.csv' RETURN *", " CREATE (:MK)", ";", " RETURN 1"]
+
+
+def _rewriter_text(rng: random.Random) -> str:
+    """A read holding calls the rewriter changes, with comments, strings, CRs and hostile tails around them."""
+    calls = [rng.choice(REWRITTEN_CALLS).replace("{c}", rng.choice(REWRITE_NOISE)) for _ in range(rng.randint(1, 3))]
+    parts = ["MATCH (m:MK)-[r:PREREQUISITE]->(n:MK) RETURN "]
+    for call in calls:
+        parts += [rng.choice(REWRITE_NOISE) if rng.random() < 0.5 else "", call, rng.choice(REWRITE_NOISE), ", "]
+    parts.append("1 AS one" + rng.choice(REWRITE_NOISE))
+    return "".join(parts)
+
+
+def test_rewriter_fuzz_texts_are_seeded_and_rewrite() -> None:
+    texts = [_rewriter_text(random.Random(SEED + i)) for i in range(300)]
+    assert texts == [_rewriter_text(random.Random(SEED + i)) for i in range(300)]
+    assert sum(1 for t in texts if normalise(t).applied) > 100
+
+
+@pytest.mark.slow
+def test_guard_rewriter_and_database_agree_on_rewritten_texts(kurikulum_store) -> None:
+    started = time.perf_counter()
+    outcomes: Counter[str] = Counter()
+    violations: list[tuple[str, str]] = []
+    for i in range(1500):
+        if time.perf_counter() - started > TIME_BUDGET_S:
+            break
+        text = _rewriter_text(random.Random(SEED + i))
+        raw = judge(text, rewrite=False)
+        final = judge(text)
+        rewritten = normalise(text)
+        if rewritten.applied and check_read_only(rewritten.query).ok != final.ok:
+            violations.append((text, "the guard judges the rewritten text differently from the gate"))
+        if raw.ok and not final.ok and final.refusal.value != "too_large":
+            violations.append((text, f"a read the rewrite turned into a refusal: {final.message}"))
+        if not final.ok:
+            outcomes["refused"] += 1
+            continue
+        reading = database_reading(kurikulum_store, final.query)
+        outcomes["read" if reading.is_one_read and not reading.error else "error" if reading.error else "non-read"] += 1
+        if not reading.is_one_read:
+            violations.append((text, reading.error or (reading.plan.refused if reading.plan else "")))
+    print(f"\nrewriter fuzz: {dict(outcomes)} in {time.perf_counter() - started:.1f} s")
+    assert outcomes["read"] > 100 and outcomes["refused"] > 100
+    assert violations == [], f"{len(violations)} disagreements: {violations[:5]!r}"

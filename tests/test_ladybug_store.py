@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
+import ladybug
 import pytest
 
-from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout
+from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, UnsafeQuery
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.graph.schema import PropType, RelPattern, SchemaFormat
 
@@ -58,16 +61,29 @@ def test_graph_values_are_store_neutral(tiny_store):
     assert isinstance(path, GraphPath) and len(path.nodes) == 2 and path.rels[0].type == "FOLLOWS"
 
 
+WRITES = (
+    "CREATE (:Movie {_key: 'm9', title: 'Injected'})",
+    "MATCH (m:Movie) DETACH DELETE m",
+    "MATCH (p:Person) SET p.born = 0",
+)
+
+
 def test_a_write_through_the_read_path_changes_nothing(tiny_store):
+    """Each wall on its own: the gate, then (gate bypassed) the plan, then (plan bypassed) the read-only database."""
     before = tiny_store.counts()
-    for write in (
-        "CREATE (:Movie {_key: 'm9', title: 'Injected'})",
-        "MATCH (m:Movie) DETACH DELETE m",
-        "MATCH (p:Person) SET p.born = 0",
-    ):
-        with pytest.raises(QueryError) as info:
+    for write in WRITES:
+        with pytest.raises(UnsafeQuery, match="refused before the database"):
             tiny_store.query(write)
-        assert info.value.kind == "write"
+        with pytest.raises(QueryError) as lower:  # the query process without the gate: prepare refuses in a read-only database
+            tiny_store._worker().call({"op": "run", "text": write, "max_rows": 10, "max_bytes": 1 << 20}, time.perf_counter(), 5.0)
+        assert lower.value.kind in ("write", "unsafe"), str(lower.value)
+    db = ladybug.Database(str(tiny_store.db_path), read_only=True)
+    try:
+        for write in WRITES:
+            with pytest.raises(RuntimeError, match="read.only"):
+                ladybug.Connection(db).execute(write)
+    finally:
+        db.close()
     assert tiny_store.counts() == before
     assert tiny_store.query("MATCH (p:Person) RETURN min(p.born)").rows == [[1964]]
 

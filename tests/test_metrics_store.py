@@ -121,7 +121,7 @@ def test_nodes_equal_when_found_two_ways(store):
     [
         ("MATCH (m:MK RETURN m.nama", "syntax"),
         ("MATCH (m:Matakuliah) RETURN m.nama", "semantic"),
-        ("CREATE (:MK {nama: 'x'})", "write"),
+        ("CREATE (:MK {nama: 'x'})", "unsafe"),
     ],
 )
 def test_erroring_generated_query_scores_zero(store, generated, kind):

@@ -153,7 +153,7 @@ def test_gold_screen_on_the_embedded_store(movies, movies_store, tmp_path):
         assert movies_store.query(item.cypher).rows, item.id
     for dropped in screen.dropped:
         assert dropped.reason and dropped.kind
-    # Neo4j's EXISTS { (pattern) } shorthand runs after the store's dialect normalisation (graph/dialect.py);
+    # Neo4j's EXISTS { (pattern) } shorthand runs after the store's dialect normalisation (cypher/dialect.py);
     # the one pair still refused joins two patterns with AND inside the braces, which is no pattern
     exists_shorthand = [q for q in movies.questions if re.search(r"exists\s*\{\s*\(", q.cypher, re.I)]
     assert exists_shorthand

@@ -67,8 +67,10 @@ def test_the_guard_refuses_each_bypass(case: dict, sandbox) -> None:
 def test_the_database_wall_alone_refuses_each_bypass(case: dict, sandbox, kurikulum_store: LadybugStore) -> None:
     before = kurikulum_store.counts()
     query = _fill(case["query"], sandbox)
-    with pytest.raises(QueryError) as caught:
+    with pytest.raises(UnsafeQuery, match="refused before the database"):  # the gate in front of every store query
         kurikulum_store.query(query, timeout_s=5)
+    with pytest.raises(QueryError) as caught:  # the query process with the gate skipped: prepare and plan alone
+        kurikulum_store._worker().call({"op": "run", "text": query, "max_rows": 100, "max_bytes": 1 << 20}, time.perf_counter(), 5.0)
     if case["db"] in ("several", "plan"):
         assert isinstance(caught.value, UnsafeQuery), str(caught.value)
         assert ("more than one statement" if case["db"] == "several" else "not a read") in str(caught.value)
@@ -129,7 +131,7 @@ def test_a_runaway_result_fails_the_execution_step_with_feedback(kurikulum_store
     ctx = make_context(kurikulum_store)
     execution = [step for step in build_chain(kurikulum_store) if step.name == "execution"][0]
     verdict = execution.validate("MATCH (a:topic),(b:topic) RETURN a.nama, b.nama", ctx)
-    assert not verdict.ok and verdict.error_type is ErrorType.EXECUTION_ERROR
+    assert not verdict.ok and verdict.error_type is ErrorType.RESOURCE_LIMIT
     assert "more than the limit" in verdict.message and verdict.details["kind"] == "too_large"
 
 

@@ -32,6 +32,7 @@ class ErrorType(str, Enum):
     PROPERTIES_ERROR = "PROPERTIES_ERROR"
     EXECUTION_ERROR = "EXECUTION_ERROR"
     TIMEOUT = "TIMEOUT"
+    RESOURCE_LIMIT = "RESOURCE_LIMIT"  # over a limit on the query's size, nesting, result bytes or memory
     EMPTY_RESULT = "EMPTY_RESULT"
 
 

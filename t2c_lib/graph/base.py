@@ -11,6 +11,10 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from t2c_lib.errors import (  # the store errors live at the bottom of the package; named here for stores' callers
+    QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery,
+)
+
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.datasets import Dataset
     from t2c_lib.graph.schema import GraphSchema
@@ -25,14 +29,27 @@ DEFAULT_MAX_ROWS = 10_000
 """Rows a query may return (`T2C_MAX_ROWS`); a larger result is refused, never fetched."""
 
 
+DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024
+"""Bytes a result may take once fetched (`T2C_MAX_RESULT_BYTES`): one huge value counts as much as many rows."""
+
+
+def max_result_bytes_setting() -> int:
+    """The result byte budget from `T2C_MAX_RESULT_BYTES` (a positive integer), else DEFAULT_MAX_RESULT_BYTES."""
+    return _positive_int_setting("T2C_MAX_RESULT_BYTES", DEFAULT_MAX_RESULT_BYTES)
+
+
+def _positive_int_setting(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+    return int(raw)
+
+
 def max_rows_setting() -> int:
     """The row cap from `T2C_MAX_ROWS` (a positive integer), else DEFAULT_MAX_ROWS."""
-    raw = os.environ.get("T2C_MAX_ROWS", "").strip()
-    if not raw:
-        return DEFAULT_MAX_ROWS
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"T2C_MAX_ROWS must be a positive integer, got {raw!r}")
-    return int(raw)
+    return _positive_int_setting("T2C_MAX_ROWS", DEFAULT_MAX_ROWS)
 
 
 @dataclass(frozen=True)
@@ -89,45 +106,6 @@ def to_jsonable(value: Any) -> Any:
     return str(value)
 
 
-class StoreError(RuntimeError):
-    """Any failure of a graph store; the message is meant for the user."""
-
-
-class StoreUnavailable(StoreError):
-    """The store cannot be reached or opened (server down, files locked, not loaded)."""
-
-
-class QueryError(StoreError):
-    """The database refused or failed a query.
-
-    `kind` says which stage failed: "syntax" (parser), "semantic" (binder: unknown label,
-    property, function), "runtime" (execution), "write" (a write reached a read-only wall),
-    "unsafe" (the database's plan is not one read statement) or "too_large" (over the row cap).
-    """
-
-    def __init__(self, message: str, kind: str = "runtime") -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class UnsafeQuery(QueryError):
-    """The database's own reading of a query is not one read-only statement (wall 1)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, kind="unsafe")
-
-
-class ResultTooLarge(QueryError):
-    """The query returns more rows than the store's row cap; no row was fetched."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, kind="too_large")
-
-
-class QueryTimeout(StoreError):
-    """The query ran past its time limit and was stopped."""
-
-
 @runtime_checkable
 class GraphStore(Protocol):
     """What the rest of the package needs from a graph database."""
@@ -160,3 +138,10 @@ class GraphStore(Protocol):
     def close(self) -> None:
         """Release connections and files."""
         ...
+
+
+__all__ = [
+    "DEFAULT_MAX_RESULT_BYTES", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "INTERNAL_KEY", "GraphNode", "GraphPath", "GraphRel",
+    "GraphStore", "QueryError", "QueryResult", "QueryTimeout", "ResourceLimit", "ResultTooLarge", "StoreError",
+    "StoreUnavailable", "UnsafeQuery", "max_result_bytes_setting", "max_rows_setting", "to_jsonable",
+]

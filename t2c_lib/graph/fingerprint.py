@@ -22,12 +22,12 @@ def _module_digest(name: str) -> str:
 
 
 def engine_fingerprint(store: object) -> str:
-    """sha256 (16 hex digits) of the store's adapter module, `graph/dialect.py` and its engine package's version."""
+    """sha256 (16 hex digits) of the store's adapter module, `cypher/dialect.py` and its engine package's version."""
     name = getattr(store, "name", type(store).__name__)
     package = ENGINE_PACKAGES.get(name)
     try:
         version = importlib.metadata.version(package) if package else ""
     except importlib.metadata.PackageNotFoundError:
         version = ""
-    parts = [name, version, _module_digest(type(store).__module__), _module_digest("t2c_lib.graph.dialect")]
+    parts = [name, version, _module_digest(type(store).__module__), _module_digest("t2c_lib.cypher.dialect")]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]

@@ -1,23 +1,26 @@
-"""The embedded store: LadybugDB (PyPI `ladybug`, the maintained fork of Kuzu), in process.
+"""The embedded store: LadybugDB (PyPI `ladybug`, the maintained fork of Kuzu), no server.
 
 Each dataset version gets its own database file under `.cache/ladybug/<dataset>-<folder>/<hash>/`
 (`<folder>`: a short hash of the dataset's directory, so a same-named dataset elsewhere never
 replaces it; `<hash>`: the dataset's content),
 built from scratch by `load()` (so reloading can never duplicate anything).
 
-Every query, generated or typed by a user, passes the database's own walls before it runs:
+Every query, generated, typed, gold or scored, passes these walls before and while it runs:
 
-1. it is prepared as one statement (`prepare` refuses a string of several; nothing here
-   ever calls an API that runs every statement of a string);
-2. the physical plan that `EXPLAIN` prints must hold only read operators and schema table
-   functions (`ladybug_plan.read_plan`), else `UnsafeQuery`;
-3. the database is opened `read_only=True`, one thread, a bounded buffer pool and no
-   automatic checkpoints, so a write that slipped past both would still be refused;
-4. the result is bounded: over `max_rows` rows it is refused before a row is fetched, and
-   the time limit covers execution and fetching.
-
-LadybugDB has no switch for extension loading or file access (LOAD FROM, COPY TO,
-INSTALL/LOAD EXTENSION, ATTACH): walls 1 and 2 and the guard cover those.
+1. the gate (`cypher/gate.py`): length and nesting limits, the read-only rules over the
+   database's own tokens, the Neo4j-dialect rewrite and the same rules again on its output;
+   nothing that touches files or loads code reaches the database at all;
+2. the database runs in a child process of its own (`ladybug_worker.py`), watched by the
+   parent (`ladybug_process.py`): killed past the time limit (parse, plan, execute and fetch
+   together) or over its memory budget, so a runaway query cannot take the user's process
+   or machine down;
+3. there the text is prepared as one statement, and the physical plan `EXPLAIN` prints must
+   hold only read operators and schema table functions (`ladybug_plan.read_plan`);
+4. the database is opened `read_only=True`, one thread, a bounded buffer pool and no
+   automatic checkpoints, so a write that slipped past everything would still be refused;
+5. the result is bounded: over `max_rows` rows it is refused before a row is fetched, and
+   fetching stops past the byte budget (`T2C_MAX_RESULT_BYTES`); error messages are cleaned
+   of anything that looks like the environment (`graph/messages.py`).
 """
 
 from __future__ import annotations
@@ -28,8 +31,6 @@ import shutil
 import tempfile
 import threading
 import time
-import warnings
-from decimal import Decimal
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -38,19 +39,20 @@ import ladybug
 
 from t2c_lib import config
 from t2c_lib.datasets import Dataset
+from t2c_lib.cypher.gate import admit
 from t2c_lib.graph.base import (
-    DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
-    ResultTooLarge, StoreUnavailable, UnsafeQuery, max_rows_setting,
+    DEFAULT_TIMEOUT_S, INTERNAL_KEY, QueryError, QueryResult, QueryTimeout, StoreUnavailable, UnsafeQuery,
+    max_result_bytes_setting, max_rows_setting,
 )
-from t2c_lib.graph.dialect import normalise
-from t2c_lib.graph.ladybug_plan import DatabaseReading, read_plan
+from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
+from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting
+from t2c_lib.graph.ladybug_worker import MAX_DB_BYTES
 from t2c_lib.graph.schema import GraphSchema, PropType, RelPattern
 
 DB_FILE = "graph.lbdb"
 LOAD_BATCH = 500
-BUFFER_POOL_BYTES = 1 << 30
-"""Memory the read-only database may use for pages (1 GiB; LadybugDB's default is 80% of RAM)."""
-FETCH_CHECK_EVERY = 256
+BUFFER_POOL_BYTES = 512 << 20
+"""Memory the read-only database may use for pages and intermediate results (LadybugDB's default is 80% of RAM)."""
 
 _LADYBUG_TYPES = {
     "STRING": PropType.STRING, "INT64": PropType.INTEGER, "INT32": PropType.INTEGER, "INT16": PropType.INTEGER,
@@ -66,7 +68,7 @@ _DDL_TYPES = {
 
 
 class LadybugStore:
-    """`GraphStore` over an embedded LadybugDB file; one read-only connection, serialised by a lock."""
+    """`GraphStore` over an embedded LadybugDB file, queried read-only through one watched child process."""
 
     name = "ladybug"
 
@@ -79,9 +81,10 @@ class LadybugStore:
         self.dataset = dataset
         self.max_rows = max_rows if max_rows is not None else max_rows_setting()
         self.root = Path(root or config.CACHE_DIR / "ladybug") / store_dir_name(dataset, variant)
+        self.max_result_bytes = max_result_bytes_setting()
+        self.memory_bytes = query_memory_setting()
         self._lock = threading.Lock()
-        self._db: Any = None
-        self._conn: Any = None
+        self._process: QueryProcess | None = None
         self._schema: GraphSchema | None = None
         if auto_load and not self.is_loaded():
             self.load(dataset, only_if_missing=True)
@@ -117,7 +120,7 @@ class LadybugStore:
                 return self.counts()
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
             try:
-                db = ladybug.Database(str(staging / DB_FILE))
+                db = ladybug.Database(str(staging / DB_FILE), max_db_size=MAX_DB_BYTES, buffer_pool_size=BUFFER_POOL_BYTES)
                 conn = ladybug.Connection(db)
                 _create_tables(conn, self.dataset)
                 _insert_rows(conn, self.dataset)
@@ -135,89 +138,53 @@ class LadybugStore:
 
     # --- reading -----------------------------------------------------------------------
 
-    def _connection(self) -> Any:
-        if self._conn is None:
+    def _worker(self) -> QueryProcess:
+        """The query process over this version's database, started on first use (and after a kill)."""
+        if self._process is None or not self._process.alive():
             if not self.is_loaded():
                 raise StoreUnavailable(
                     f"the {self.dataset.name} graph is not loaded in {self.db_path}; run `t2c db load --dataset {self.dataset.name}`"
                 )
-            try:
-                self._db = ladybug.Database(
-                    str(self.db_path), read_only=True, max_num_threads=1, buffer_pool_size=BUFFER_POOL_BYTES,
-                    auto_checkpoint=False,
-                )
-                # one thread: rows tied under ORDER BY / LIMIT then come back in the same order every run
-                self._conn = ladybug.Connection(self._db, num_threads=1)
-            except RuntimeError as exc:
-                raise StoreUnavailable(f"cannot open {self.db_path} read-only: {exc}") from None
-        return self._conn
+            self._process = QueryProcess(self.db_path, min(BUFFER_POOL_BYTES, self.memory_bytes // 2), self.memory_bytes)
+        return self._process
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        """Run one read statement (walls 1-4 of the module docstring), stopped after `timeout_s`."""
+        """Run one read statement (walls 1-5 of the module docstring), stopped after `timeout_s`."""
         return self._run(cypher, timeout_s, self.max_rows)
 
     def _run(self, cypher: str, timeout_s: float, max_rows: int | None) -> QueryResult:
         """`query` with an explicit row cap (None: the store's own catalog reads, whose size the schema bounds)."""
+        started = time.perf_counter()
+        text = admit(cypher)
         with self._lock:
-            conn = self._connection()
-            started = time.perf_counter()
-            deadline = started + timeout_s
-            statement = self._checked_statement(conn, cypher, deadline, timeout_s)
-            _set_timeout(conn, deadline, timeout_s)
-            try:
-                raw = conn.execute(statement)
-            except RuntimeError as exc:
-                raise _query_error(exc, timeout_s) from None
-            try:
-                return _fetch(raw, started, deadline, timeout_s, max_rows)
-            finally:
-                raw.close()
+            reply = self._worker().call(
+                {"op": "run", "text": text, "max_rows": max_rows, "max_bytes": self.max_result_bytes},
+                started, timeout_s,
+            )
+        return QueryResult(columns=reply["columns"], rows=reply["rows"], elapsed_s=time.perf_counter() - started)
 
     def explain(self, cypher: str) -> None:
         """Parse, bind and plan without running; raise QueryError if it does not compile, UnsafeQuery if not a read."""
-        with self._lock:
-            conn = self._connection()
-            deadline = time.perf_counter() + DEFAULT_TIMEOUT_S
-            self._checked_statement(conn, cypher, deadline, DEFAULT_TIMEOUT_S)
+        started = time.perf_counter()
+        plan = self._plan(admit(cypher), started)
+        if plan["refused"] is not None:
+            raise UnsafeQuery(f"refused: the database plans {plan['refused']}, which is not a read of the graph")
 
     def inspect(self, cypher: str) -> DatabaseReading:
-        """What the database reads in `cypher` (statement count, compile error, plan), without running it."""
+        """What the gate and the database read in `cypher` (statement count, refusal or compile error, plan), without running it."""
+        started = time.perf_counter()
+        try:
+            plan = self._plan(admit(cypher), started)
+        except UnsafeQuery as exc:
+            return DatabaseReading(True, str(exc), None)
+        except (QueryError, QueryTimeout) as exc:
+            return DatabaseReading(False, str(exc), None)
+        return DatabaseReading(False, "", PlanVerdict(tuple(plan["operators"]), tuple(plan["functions"]), plan["refused"]))
+
+    def _plan(self, text: str, started: float) -> dict[str, Any]:
         with self._lock:
-            conn = self._connection()
-            deadline = time.perf_counter() + DEFAULT_TIMEOUT_S
-            try:
-                _, reading = self._read_statement(conn, cypher, deadline, DEFAULT_TIMEOUT_S)
-            except UnsafeQuery as exc:
-                return DatabaseReading(True, str(exc), None)
-            except (QueryError, QueryTimeout) as exc:
-                return DatabaseReading(False, str(exc), None)
-            return reading
-
-    def _checked_statement(self, conn: Any, cypher: str, deadline: float, timeout_s: float) -> Any:
-        """Wall 1: one statement, prepared; its EXPLAIN plan holds read operators only."""
-        statement, reading = self._read_statement(conn, cypher, deadline, timeout_s)
-        if reading.plan is not None and not reading.plan.ok:
-            raise UnsafeQuery(f"refused: the database plans {reading.plan.refused}, which is not a read of the graph")
-        return statement
-
-    def _read_statement(self, conn: Any, cypher: str, deadline: float, timeout_s: float) -> tuple[Any, DatabaseReading]:
-        """The prepared statement and the database's plan of it; raise UnsafeQuery for several statements.
-
-        The text is first normalised from Neo4j's dialect (graph/dialect.py); the walls judge
-        exactly the text that would run."""
-        cypher = normalise(cypher).query
-        statement = _prepare(conn, cypher)
-        plan_statement = _prepare(conn, f"EXPLAIN {cypher}")
-        _set_timeout(conn, deadline, timeout_s)
-        try:
-            plan = conn.execute(plan_statement)
-        except RuntimeError as exc:
-            raise _query_error(exc, timeout_s) from None
-        try:
-            drawing = plan.get_next()[0] if plan.has_next() else ""
-        finally:
-            plan.close()
-        return statement, DatabaseReading(False, "", read_plan(str(drawing)))
+            reply = self._worker().call({"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, started, DEFAULT_TIMEOUT_S)
+        return reply["plan"]
 
     def counts(self) -> dict[str, int]:
         schema = self.schema()
@@ -249,11 +216,9 @@ class LadybugStore:
 
     def close(self) -> None:
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-            if self._db is not None:
-                self._db.close()
-            self._conn = self._db = None
+            if self._process is not None:
+                self._process.close()
+            self._process = None
             self._schema = None
 
     def __enter__(self) -> "LadybugStore":
@@ -319,78 +284,6 @@ def _map_type(type_name: str) -> PropType:
         return _LADYBUG_TYPES[type_name.upper()]
     except KeyError:
         raise StoreUnavailable(f"LadybugDB property type {type_name!r} has no t2c equivalent") from None
-
-
-def _fetch(raw: Any, started: float, deadline: float, timeout_s: float, max_rows: int | None) -> QueryResult:
-    """Rows of an executed result: refused over the row cap (nothing fetched), stopped at the deadline."""
-    total = raw.get_num_tuples()
-    if max_rows is not None and total > max_rows:
-        raise ResultTooLarge(
-            f"the query returns {total:,} rows, more than the limit of {max_rows:,} (T2C_MAX_ROWS); "
-            "aggregate, filter or add LIMIT"
-        )
-    columns = list(raw.get_column_names())
-    rows = []
-    while raw.has_next():
-        if len(rows) % FETCH_CHECK_EVERY == 0 and time.perf_counter() > deadline:
-            raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit (while fetching rows)")
-        rows.append([_convert(v) for v in raw.get_next()])
-    return QueryResult(columns=columns, rows=rows, elapsed_s=time.perf_counter() - started)
-
-
-def _prepare(conn: Any, cypher: str) -> Any:
-    """A prepared statement for exactly one statement; raise QueryError / UnsafeQuery otherwise."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # prepare() is the one-statement API we need
-        try:
-            statement = conn.prepare(cypher)
-        except RuntimeError as exc:
-            raise _query_error(exc, 0.0) from None
-    if not statement.is_success():
-        message = statement.get_error_message().strip()
-        if "multiple statements" in message:
-            raise UnsafeQuery("refused: the text holds more than one statement; send exactly one query")
-        raise _query_error(RuntimeError(message), 0.0)
-    return statement
-
-
-def _set_timeout(conn: Any, deadline: float, timeout_s: float) -> None:
-    """Give the database what is left of the time limit (at least 1 ms)."""
-    remaining = deadline - time.perf_counter()
-    if remaining <= 0:
-        raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit")
-    conn.set_query_timeout(max(1, int(remaining * 1000)))
-
-
-def _query_error(exc: RuntimeError, timeout_s: float) -> Exception:
-    message = str(exc).strip()
-    if message.startswith("Interrupted"):
-        return QueryTimeout(f"query stopped after the {timeout_s:g} s time limit")
-    if "read-only" in message or "read only" in message:
-        return QueryError(message, kind="write")
-    if message.startswith("Parser exception"):
-        return QueryError(message, kind="syntax")
-    if message.startswith("Binder exception") or message.startswith("Catalog exception"):
-        return QueryError(message, kind="semantic")
-    return QueryError(message, kind="runtime")
-
-
-def _convert(value: Any) -> Any:
-    """LadybugDB's dict encodings of nodes, relationships and paths -> store-neutral values."""
-    if isinstance(value, dict):
-        if "_NODES" in value and "_RELS" in value:
-            return GraphPath(tuple(_convert(n) for n in value["_NODES"]), tuple(_convert(r) for r in value["_RELS"]))
-        if "_LABEL" in value and "_ID" in value:
-            props = {k: _convert(v) for k, v in value.items() if not k.startswith("_") and v is not None}
-            if "_SRC" in value:
-                return GraphRel(value["_LABEL"], props)
-            return GraphNode((value["_LABEL"],), props)
-        return {k: _convert(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_convert(v) for v in value]
-    if isinstance(value, Decimal):  # sum() over integers comes back as Decimal; Neo4j gives int
-        return int(value) if value == value.to_integral_value() else float(value)
-    return value
 
 
 @contextmanager

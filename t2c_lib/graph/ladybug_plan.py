@@ -94,6 +94,23 @@ def read_plan(explain_text: str) -> PlanVerdict:
     return verdict
 
 
+MAX_CROSS_PRODUCTS = 4
+"""Disconnected patterns a plan may join (CROSS_PRODUCT operators): the row count of n parts grows as
+size**n, and LadybugDB's count(*) over 11 parts of 63 nodes already wraps INT64 without an error.
+Five parts of up to 6,000 nodes each stay below 2**63."""
+
+
+def size_problem(verdict: PlanVerdict) -> str | None:
+    """Why a read plan is refused for its size (too many cartesian products), or None."""
+    crosses = verdict.operators.count("CROSS_PRODUCT")
+    if crosses > MAX_CROSS_PRODUCTS:
+        return (
+            f"the query joins {crosses + 1} disconnected patterns (a cartesian product; at most {MAX_CROSS_PRODUCTS + 1}): "
+            "its row count can overflow a 64-bit integer; connect the patterns with relationships or WITH"
+        )
+    return None
+
+
 def _refuse(verdict: PlanVerdict, why: str) -> PlanVerdict:
     return PlanVerdict(verdict.operators, verdict.functions, why)
 

@@ -56,7 +56,6 @@ from decimal import Decimal
 from typing import Any
 
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
-from t2c_lib.graph.dialect import split_top_level
 
 EQUIVALENCE_VERSION = "eq:v2"
 FLOAT_TOLERANCE = 1e-6
@@ -328,6 +327,22 @@ def ordering(query: str | None) -> Ordering | None:
             return Ordering(None, "LIMIT" in part, "SKIP" in part)
         keys.append(found[0])
     return Ordering(tuple(keys), "LIMIT" in part, "SKIP" in part)
+
+
+def split_top_level(masked: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the comma-separated parts between `start` and `end` of masked text (commas at bracket depth 0)."""
+    spans, depth, begin = [], 0, start
+    for i in range(start, end):
+        c = masked[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            spans.append((begin, i))
+            begin = i + 1
+    spans.append((begin, end))
+    return spans
 
 
 def _top_level_items(masked: str, start: int, end: int, text: str) -> list[tuple[int, int]]:

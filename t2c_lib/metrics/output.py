@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from t2c_lib.agent.types import KG_VALID_STEPS, ValidationResult
+from t2c_lib.agent.types import KG_VALID_STEPS, ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
 from t2c_lib.metrics.equivalence import Ordering, ordering, results_equivalent, rows_jaccard
 from t2c_lib.metrics.gold import GoldCache, store_slot
@@ -50,6 +50,25 @@ def execute(store: GraphStore, query: str | None, timeout_s: float = DEFAULT_TIM
         return Execution(error=f"{e.kind} error: {e}")
     except StoreError as e:
         return Execution(error=f"store error: {e}")
+
+
+WALL_ERRORS = (ErrorType.UNSAFE_QUERY, ErrorType.RESOURCE_LIMIT)
+"""Error types of the run's walls: a query they refused is never executed again when it is scored."""
+
+
+def wall_refusal(validations: Iterable[ValidationResult | Mapping[str, Any]]) -> str | None:
+    """Why the run's walls refused this attempt's query ("guard: UNSAFE_QUERY"), or None when they let it through."""
+    for v in validations:
+        if not isinstance(v, ValidationResult):
+            v = ValidationResult.from_dict(dict(v))
+        if not v.ok and v.error_type in WALL_ERRORS:
+            return f"{v.validator}: {v.error_type.value}"
+    return None
+
+
+def refused_execution(refusal: str) -> Execution:
+    """The Execution of a query the run's walls refused: an error, from the record, with nothing run."""
+    return Execution(error=f"refused by the read-only walls during the run ({refusal}); not executed")
 
 
 def execute_gold(

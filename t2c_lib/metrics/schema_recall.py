@@ -8,7 +8,7 @@ bound to). A query the extractor cannot read uses nothing, and scores 1.0 by con
 from __future__ import annotations
 
 from t2c_lib.graph.schema import GraphSchema, SchemaFormat
-from t2c_lib.validation.lexer import LexError
+from t2c_lib.cypher.lexer import LexError
 from t2c_lib.validation.patterns import extract
 
 

@@ -11,7 +11,9 @@ from t2c_lib.agent.types import ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
 from t2c_lib.metrics.composite import DEFAULT_PRESET, get_preset, llmetric, llmetric_q
 from t2c_lib.metrics.gold import GoldCache
-from t2c_lib.metrics.output import Execution, execute, execute_gold, kg_valid, kg_valid_chain
+from t2c_lib.metrics.output import (
+    Execution, execute, execute_gold, kg_valid, kg_valid_chain, refused_execution, wall_refusal,
+)
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 from t2c_lib.metrics.registry import signature
 from t2c_lib.metrics.testsuite import TestSuite
@@ -69,13 +71,16 @@ class ExecutedPair:
 
 def run_pair(
     gold_query: str, generated_query: str | None, store: GraphStore, gold_cache: GoldCache | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
+    timeout_s: float = DEFAULT_TIMEOUT_S, refusal: str | None = None,
 ) -> ExecutedPair:
-    """Run the gold query (cached) and, when it succeeded, the generated one."""
+    """Run the gold query (cached) and, when it succeeded, the generated one.
+
+    `refusal` (from `wall_refusal` of the attempt's record): the run's walls refused the
+    generated query, so it is scored as failed without being executed again."""
     gold = execute_gold(store, gold_query, gold_cache, timeout_s)
     if gold.error is not None:
         return ExecutedPair(gold, Execution(error="not run"), f"gold query failed: {gold.error}")
-    generated = execute(store, generated_query, timeout_s)
+    generated = refused_execution(refusal) if refusal else execute(store, generated_query, timeout_s)
     error = f"generated query failed: {generated.error}" if generated.error is not None else None
     return ExecutedPair(gold, generated, error)
 
@@ -126,7 +131,8 @@ def score_question(
     """
     get_preset(preset)  # fail on an unknown preset before running anything
     get_scoring(scoring)
-    pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s)
+    validations = list(validations)
+    pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s, refusal=wall_refusal(validations))
     return score_executed(gold_query, generated_query, pair, validations, preset=preset, scoring=scoring,
                           question_id=question_id, suite=suite, timeout_s=timeout_s)
 

@@ -1,21 +1,11 @@
-"""The read-only guard: the first validator, rejecting writes and admin commands before any database sees them.
+"""The read-only guard: the chain's first validator, the gate's verdict said to the model.
 
-It scans tokens (see `lexer`), so it is case-, whitespace- and comment-insensitive and
-never fooled by keywords inside string literals or backticked names. A word counts as a
-clause keyword only in clause position: not a property (`n.set`), label or type
-(`:Create`), parameter (`$delete`), map key (`{create: 1}`), alias (`AS remove`) or
-variable followed by a label (`(set:MK)`). The database is opened read-only as well; the
-guard is the layer that explains *why* a query was refused.
-
-Decisions: SHOW (and START/STOP, EXPLAIN/PROFILE, COPY, EXPORT, ...) is refused at the
-start of a statement as an admin command rather than a query, since those words also make
-ordinary variable names elsewhere. CALL is allowed for subqueries (`CALL {`, `CALL (x) {`)
-and for a short allow-list of schema procedures; namespaced *functions* that can run
-arbitrary Cypher or write (apoc.cypher.*, apoc.create.*, dbms.*, ...) are refused. Text
-that cannot be tokenized (an unterminated string, comment or backticked name) cannot be
-checked, so it fails here as a SYNTAX_ERROR; text the database could tokenize differently
-(see `lexer`) is refused as UNSAFE_QUERY; an empty query is NO_QUERY. The database's own
-plan is the wall behind this one (graph/ladybug_plan.py, graph/neo4j.py).
+Every store runs the same gate (`cypher/gate.py`) on every query before its database sees
+it; this step runs it first so the loop can explain a refusal in its feedback: an empty
+text is NO_QUERY, an unreadable one SYNTAX_ERROR, one over a size or nesting limit
+RESOURCE_LIMIT, and a write, admin, file or code command, a second statement or text the
+database could read differently UNSAFE_QUERY. The rules themselves are in
+`cypher/readonly.py`.
 """
 
 from __future__ import annotations
@@ -23,46 +13,19 @@ from __future__ import annotations
 import time
 
 from t2c_lib.agent.types import ErrorType, ValidationResult
-from t2c_lib.validation.lexer import Kind, LexError, Token, tokenize
+from t2c_lib.cypher.gate import Refusal, judge
 
-WRITE_CLAUSES = frozenset({"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "FOREACH"})
-"""Clauses that change the graph or its schema, rejected wherever they stand."""
-
-ADMIN_ANYWHERE = frozenset({
-    "LOAD",  # LOAD CSV (Neo4j), LOAD FROM / LOAD EXTENSION (LadybugDB): reads files
-    "USE",  # switch database
-    "ALTER", "GRANT", "REVOKE", "DENY", "TERMINATE", "RENAME",
-    "INSTALL", "UNINSTALL", "ATTACH", "CHECKPOINT", "COMMIT", "ROLLBACK",
-    "TRANSACTIONS",  # CALL { } IN TRANSACTIONS, SHOW/TERMINATE TRANSACTIONS
-})
-"""Admin words that are never part of a read query, rejected wherever they stand."""
-
-ADMIN_LEADING = frozenset({
-    "SHOW", "START", "STOP", "ENABLE", "DISABLE", "COPY", "EXPORT", "IMPORT", "BEGIN",
-    "COMMENT", "EXPLAIN", "PROFILE", "DENY", "REALLOCATE", "DEALLOCATE", "DRYRUN",
-})
-"""Admin words that also make ordinary variable names (`start`, `comment`): rejected only
-where a statement begins (first token, after `{` or after UNION)."""
-
-READ_ONLY_PROCEDURES = frozenset({
-    "db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
-    "db.schema.nodetypeproperties", "db.schema.reltypeproperties",
-    "show_tables", "table_info", "show_connection",
-})
-"""Procedures a query may CALL (compared case-insensitively): schema introspection only."""
-
-DENIED_FUNCTION_PREFIXES = (
-    "apoc.cypher.", "apoc.do.", "apoc.periodic.", "apoc.create.", "apoc.merge.", "apoc.refactor.",
-    "apoc.nodes.", "apoc.trigger.", "apoc.schema.", "apoc.load.", "apoc.export.", "apoc.import.",
-    "apoc.atomic.", "apoc.lock.", "apoc.systemdb.", "apoc.util.", "dbms.", "gds.",
-)
-"""Namespaced functions that run arbitrary Cypher, write, or reach outside the graph."""
-
-_NOT_CLAUSE_BEFORE = (".", ":", "::")
+_ERROR_TYPES = {
+    Refusal.EMPTY: ErrorType.NO_QUERY,
+    Refusal.UNREADABLE: ErrorType.SYNTAX_ERROR,
+    Refusal.AMBIGUOUS: ErrorType.UNSAFE_QUERY,
+    Refusal.NOT_READ_ONLY: ErrorType.UNSAFE_QUERY,
+    Refusal.TOO_LARGE: ErrorType.RESOURCE_LIMIT,
+}
 
 
 class ReadOnlyGuard:
-    """Validator step "guard": refuse anything but one read-only query."""
+    """Validator step "guard": refuse anything but one read-only query of bounded size."""
 
     name = "guard"
 
@@ -75,146 +38,14 @@ class ReadOnlyGuard:
 
 
 def check_read_only(query: str) -> ValidationResult:
-    """The guard's verdict on one query text."""
-    try:
-        tokens = tokenize(query or "")
-    except LexError as exc:
-        if exc.ambiguous:
-            return ValidationResult(
-                "guard", False, ErrorType.UNSAFE_QUERY,
-                f"{exc} at offset {exc.pos}: the database could read this text differently from the guard, so it is refused",
-                {"offset": exc.pos, "clause": "ambiguous text"},
-            )
-        return ValidationResult(
-            "guard", False, ErrorType.SYNTAX_ERROR,
-            f"{exc} at offset {exc.pos}: the query cannot be read, so it cannot be checked as read-only",
-            {"offset": exc.pos},
-        )
-    if not tokens:
-        return ValidationResult("guard", False, ErrorType.NO_QUERY, "the query is empty")
-    problem = find_violation(tokens)
-    if problem is None:
+    """The gate's verdict on one query text, as the guard step's result."""
+    verdict = judge(query or "")
+    if verdict.ok:
         return ValidationResult("guard", True, None, "read-only")
-    clause, message = problem
-    return ValidationResult("guard", False, ErrorType.UNSAFE_QUERY, message, {"clause": clause})
-
-
-def find_violation(tokens: list[Token]) -> tuple[str, str] | None:
-    """The first offending clause and a message naming it, or None for a single read query."""
-    for i, tok in enumerate(tokens):
-        if tok.is_punct(";"):
-            if i + 1 < len(tokens):
-                return ";", "more than one statement (a `;` is followed by another statement); send one query"
-            continue
-        if tok.kind is Kind.WORD and _is_namespaced_call(tokens, i):
-            name = _dotted_name(tokens, i)[0]
-            if name.lower().startswith(DENIED_FUNCTION_PREFIXES):
-                return name, f"function {name}() can write or run arbitrary commands; it is not allowed"
-        word = tok.upper
-        if not word or not _in_clause_position(tokens, i):
-            continue
-        if word in WRITE_CLAUSES:
-            clause = "DETACH DELETE" if word == "DETACH" and _next_upper(tokens, i) == "DELETE" else word
-            return clause, f"write clause {clause} is not allowed: the agent may only read the graph"
-        if word in ADMIN_ANYWHERE:
-            clause = _admin_phrase(tokens, i)
-            return clause, f"{clause} is an admin, transaction or data-loading command, not a read query"
-        if word in ADMIN_LEADING and _at_statement_start(tokens, i):
-            clause = _admin_phrase(tokens, i)
-            return clause, f"{clause} is an admin command, not a read query"
-        if word == "CALL":
-            problem = _check_call(tokens, i)
-            if problem:
-                return problem
-    return None
-
-
-def _in_clause_position(tokens: list[Token], i: int) -> bool:
-    """False when the word at i is a property, label, type, parameter, map key, alias or labelled variable."""
-    prev = tokens[i - 1] if i > 0 else None
-    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-    if prev is not None and prev.kind is Kind.PUNCT and prev.text in _NOT_CLAUSE_BEFORE:
-        if prev.text != "." or _is_property_dot(tokens, i - 1):
-            return False
-    if prev is not None and prev.upper == "AS":
-        return False
-    if prev is not None and prev.is_punct("|") and _inside_type_list(tokens, i - 1):
-        return False
-    if nxt is not None and nxt.is_punct(":", "."):
-        return False  # map key `{set: 1}`, labelled variable `(delete:MK)`, `set.nama`: no clause is followed by `:` or `.`
-    return True
-
-
-def _is_property_dot(tokens: list[Token], dot: int) -> bool:
-    """A `.` is property access when it follows a name, a parameter or a closing bracket (not a number)."""
-    if dot == 0:
-        return False
-    before = tokens[dot - 1]
-    return before.kind in (Kind.WORD, Kind.QUOTED, Kind.PARAM) or before.is_punct(")", "]", "}")
-
-
-def _inside_type_list(tokens: list[Token], bar: int) -> bool:
-    """True when the `|` at `bar` separates labels or relationship types (`:A|B`)."""
-    j = bar - 1
-    while j >= 0 and (tokens[j].kind in (Kind.WORD, Kind.QUOTED) or tokens[j].is_punct("|", "&", "!")):
-        j -= 1
-    return j >= 0 and tokens[j].is_punct(":") and j < bar - 1
-
-
-def _at_statement_start(tokens: list[Token], i: int) -> bool:
-    if i == 0:
-        return True
-    prev = tokens[i - 1]
-    return prev.is_punct("{", ";") or prev.upper in ("UNION", "ALL") and _union_before(tokens, i)
-
-
-def _union_before(tokens: list[Token], i: int) -> bool:
-    prev = tokens[i - 1].upper
-    return prev == "UNION" or (prev == "ALL" and i >= 2 and tokens[i - 2].upper == "UNION")
-
-
-def _next_upper(tokens: list[Token], i: int) -> str:
-    return tokens[i + 1].upper if i + 1 < len(tokens) else ""
-
-
-def _admin_phrase(tokens: list[Token], i: int) -> str:
-    """The keyword plus the next word when it is one too (`LOAD CSV`, `START DATABASE`)."""
-    word = tokens[i].upper
-    if word == "TRANSACTIONS" and any(t.upper == "IN" for t in tokens[max(0, i - 3):i]):
-        return "CALL { } IN TRANSACTIONS"
-    nxt = _next_upper(tokens, i)
-    return f"{word} {nxt}" if nxt and nxt.isalpha() and nxt not in ("MATCH", "RETURN", "WITH") else word
-
-
-def _dotted_name(tokens: list[Token], i: int) -> tuple[str, int]:
-    """The dotted name starting at token i (`db.schema.visualization`) and the index after it."""
-    parts = [tokens[i].name]
-    j = i + 1
-    while j + 1 < len(tokens) and tokens[j].is_punct(".") and tokens[j + 1].name:
-        parts.append(tokens[j + 1].name)
-        j += 2
-    return ".".join(parts), j
-
-
-def _is_namespaced_call(tokens: list[Token], i: int) -> bool:
-    """A word starting a dotted name directly followed by `(` (a namespaced function call)."""
-    if i > 0 and tokens[i - 1].is_punct("."):
-        return False
-    name, j = _dotted_name(tokens, i)
-    return "." in name and j < len(tokens) and tokens[j].is_punct("(")
-
-
-def _check_call(tokens: list[Token], i: int) -> tuple[str, str] | None:
-    """Allow `CALL {` / `CALL (` subqueries and allow-listed read-only procedures only."""
-    j = i + 1
-    if j >= len(tokens):
-        return "CALL", "CALL without a procedure or subquery"
-    if tokens[j].is_punct("{", "("):
-        return None  # subquery: its clauses are scanned like the rest; IN TRANSACTIONS is caught there
-    if not tokens[j].name:
-        return "CALL", "CALL must name a procedure or open a subquery"
-    name, _ = _dotted_name(tokens, j)
-    if name.lower() in READ_ONLY_PROCEDURES:
-        return None
-    allowed = ", ".join(sorted(READ_ONLY_PROCEDURES))
-    return f"CALL {name}", f"CALL {name}: procedure {name} is not allowed; only read-only schema procedures may be called ({allowed})"
+    details: dict[str, object] = {}
+    if verdict.clause is not None:
+        details["clause"] = verdict.clause
+    if verdict.offset is not None:
+        details["offset"] = verdict.offset
+    assert verdict.refusal is not None
+    return ValidationResult("guard", False, _ERROR_TYPES[verdict.refusal], verdict.message, details)

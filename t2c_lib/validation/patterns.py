@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from t2c_lib.validation.lexer import Kind, Token, tokenize
+from t2c_lib.cypher.lexer import Kind, Token, tokenize
 
 _LABEL_OPS = (":", "|", "&", "!", "%")
 

@@ -21,10 +21,10 @@ from typing import Any, Callable
 
 from t2c_lib.agent.types import ErrorType, ValidationResult
 from t2c_lib.graph.base import QueryError, QueryTimeout
-from t2c_lib.graph.dialect import normalise
+from t2c_lib.cypher.dialect import normalise
 from t2c_lib.validation.base import ValidationContext
 from t2c_lib.validation.checks import property_problems, schema_problems
-from t2c_lib.validation.lexer import LexError
+from t2c_lib.cypher.lexer import LexError
 from t2c_lib.validation.names import NameSet, quote_list
 from t2c_lib.validation.patterns import QueryShape, extract
 
@@ -34,6 +34,9 @@ _NEO4J_MISSING = re.compile(r"(label|relationship type|property)[^`']*[`']([^`']
 
 UNSAFE_KINDS = ("unsafe", "write")
 """QueryError kinds that mean the database itself refused the query as not a read."""
+
+LIMIT_KINDS = ("resource", "too_large")
+"""QueryError kinds that mean the query went over a limit (size, nesting, memory, rows, bytes)."""
 
 MAX_VALUE_HINTS = 5
 
@@ -63,7 +66,7 @@ def _timed(name: str, fn: Callable[[], ValidationResult], query: str | None = No
 
 
 NORMALISING_STORES = frozenset({"ladybug"})
-"""Stores that rewrite Neo4j-only forms before planning (`t2c_lib.graph.dialect`)."""
+"""Stores that rewrite Neo4j-only forms before planning (`t2c_lib.cypher.dialect`)."""
 
 
 def dialect_rewrites(query: str, ctx: ValidationContext) -> list[str]:
@@ -94,6 +97,8 @@ class SyntaxStep:
             message = str(exc)
             if exc.kind in UNSAFE_KINDS:
                 return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, message, {"kind": exc.kind})
+            if exc.kind in LIMIT_KINDS:
+                return ValidationResult(self.name, False, ErrorType.RESOURCE_LIMIT, message, {"kind": exc.kind})
             if exc.kind == "semantic":
                 deferred = self._deferred_kind(query, message, ctx)
                 if deferred is not None:
@@ -220,6 +225,8 @@ class ExecutionStep:
                 return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, f"the read-only database refused a write: {exc}", {"kind": exc.kind})
             if exc.kind == "unsafe":
                 return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, str(exc), {"kind": exc.kind})
+            if exc.kind in LIMIT_KINDS:
+                return ValidationResult(self.name, False, ErrorType.RESOURCE_LIMIT, str(exc), {"kind": exc.kind})
             return ValidationResult(self.name, False, ErrorType.EXECUTION_ERROR, str(exc), {"kind": exc.kind})
         rows = len(ctx.result.rows)
         return ValidationResult(self.name, True, None, f"ran in {ctx.result.elapsed_s:.3f} s, {rows} row(s)", {"rows": rows})

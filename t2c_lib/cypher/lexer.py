@@ -40,6 +40,7 @@ class Token:
     kind: Kind
     text: str
     pos: int
+    end: int = -1  # index just past the token's raw text (quotes and backticks included)
 
     @property
     def upper(self) -> str:
@@ -123,42 +124,42 @@ def _scan(text: str, comments: list[tuple[int, int]] | None = None) -> list[Toke
             i = j
         elif ch in ("'", '"'):
             j = _string_end(text, i)
-            tokens.append(Token(Kind.STRING, text[i:j], i))
+            tokens.append(Token(Kind.STRING, text[i:j], i, j))
             i = j
         elif ch == "`":
             j, name = _quoted_name(text, i)
-            tokens.append(Token(Kind.QUOTED, name, i))
+            tokens.append(Token(Kind.QUOTED, name, i, j))
             i = j
         elif ch == "$":
             j = i + 1
             if j < n and text[j] == "`":
                 j, name = _quoted_name(text, j)
-                tokens.append(Token(Kind.PARAM, "$" + name, i))
+                tokens.append(Token(Kind.PARAM, "$" + name, i, j))
             elif j < n and text[j] in _DIGITS:
                 j = _number_end(text, j, integer_only=True)
-                tokens.append(Token(Kind.PARAM, text[i:j], i))
+                tokens.append(Token(Kind.PARAM, text[i:j], i, j))
             else:
                 while j < n and text[j] in (_WORD_PART if j > i + 1 else _WORD_START):
                     j += 1
-                tokens.append(Token(Kind.PARAM, text[i:j], i))
+                tokens.append(Token(Kind.PARAM, text[i:j], i, j))
             i = j
         elif ch in _DIGITS or (ch == "." and i + 1 < n and text[i + 1] in _DIGITS):
             j = _number_end(text, i)
-            tokens.append(Token(Kind.NUMBER, text[i:j], i))
+            tokens.append(Token(Kind.NUMBER, text[i:j], i, j))
             i = j
         elif ch in _WORD_START:
             j = i + 1
             while j < n and text[j] in _WORD_PART:
                 j += 1
-            tokens.append(Token(Kind.WORD, text[i:j], i))
+            tokens.append(Token(Kind.WORD, text[i:j], i, j))
             i = j
         elif ch in _ASCII_PUNCT:
             two = text[i:i + 2]
             if two in _MULTI_PUNCT:
-                tokens.append(Token(Kind.PUNCT, two, i))
+                tokens.append(Token(Kind.PUNCT, two, i, i + 2))
                 i += 2
             else:
-                tokens.append(Token(Kind.PUNCT, ch, i))
+                tokens.append(Token(Kind.PUNCT, ch, i, i + 1))
                 i += 1
         else:
             raise LexError(

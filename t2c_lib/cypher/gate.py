@@ -1,0 +1,108 @@
+"""The gate every query passes before a database sees it, whoever sends it.
+
+Both stores call `admit` on every text they are asked to run, plan or inspect (generated,
+typed, gold, scored, evaluated, perturbed-copy and chat queries alike), and the guard
+validator reports the same `judge` verdict to the model. In order:
+
+1. the text's length (before it is even read);
+2. the lexer (the database's own rules: a text it could read differently is refused);
+3. the token count and nesting depth (a database parser recurses on nesting);
+4. the read-only rules (`readonly.py`): writes, admin, file and code commands, calls;
+5. the Neo4j-dialect rewrite for the embedded store (`dialect.py`, on the same tokens),
+   whose output is judged again by 2-4, so the text that runs is the text that was judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from t2c_lib.cypher.dialect import normalise
+from t2c_lib.cypher.lexer import LexError, tokenize
+from t2c_lib.cypher.limits import QueryLimits, text_problem, token_problem
+from t2c_lib.cypher.readonly import find_violation
+from t2c_lib.errors import QueryError, ResourceLimit, UnsafeQuery
+
+
+class Refusal(str, Enum):
+    """Why the gate refused a text."""
+
+    EMPTY = "empty"  # nothing but whitespace and comments
+    UNREADABLE = "unreadable"  # an unterminated string, comment or name: cannot be checked
+    AMBIGUOUS = "ambiguous"  # the database could read the text differently from the guard
+    NOT_READ_ONLY = "not_read_only"  # a write, admin, file or code command, or several statements
+    TOO_LARGE = "too_large"  # over a length, token or nesting limit
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's reading of one text: the text a store would run, or why none."""
+
+    query: str
+    refusal: Refusal | None = None
+    message: str = ""
+    clause: str | None = None
+    offset: int | None = None
+    rewrites: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.refusal is None
+
+
+def judge(text: str, rewrite: bool = True, limits: QueryLimits | None = None) -> Verdict:
+    """The gate's verdict on `text`; with `rewrite`, the Neo4j-dialect rewrite applied and judged again."""
+    limits = limits or QueryLimits.from_env()
+    text = text or ""
+    first = _judge_text(text, limits, "")
+    if not first.ok or not rewrite:
+        return first
+    normalised = normalise(text)
+    if not normalised.applied:
+        return first
+    second = _judge_text(normalised.query, limits, " (after the Neo4j-dialect rewrite)")
+    if not second.ok:
+        return second
+    return Verdict(normalised.query, rewrites=normalised.applied)
+
+
+def admit(text: str, rewrite: bool = True, limits: QueryLimits | None = None) -> str:
+    """The text a store may send to its database; raise UnsafeQuery, ResourceLimit or QueryError otherwise."""
+    verdict = judge(text, rewrite, limits)
+    if verdict.ok:
+        return verdict.query
+    message = f"refused before the database: {verdict.message}"
+    if verdict.refusal is Refusal.TOO_LARGE:
+        raise ResourceLimit(message)
+    if verdict.refusal in (Refusal.UNREADABLE, Refusal.EMPTY):
+        raise QueryError(message, kind="syntax")
+    raise UnsafeQuery(message)
+
+
+def _judge_text(text: str, limits: QueryLimits, where: str) -> Verdict:
+    problem = text_problem(text, limits)
+    if problem:
+        return Verdict(text, Refusal.TOO_LARGE, problem + where)
+    try:
+        tokens = tokenize(text)
+    except LexError as exc:
+        if exc.ambiguous:
+            return Verdict(
+                text, Refusal.AMBIGUOUS,
+                f"{exc} at offset {exc.pos}{where}: the database could read this text differently from the guard, so it is refused",
+                "ambiguous text", exc.pos,
+            )
+        return Verdict(
+            text, Refusal.UNREADABLE,
+            f"{exc} at offset {exc.pos}{where}: the query cannot be read, so it cannot be checked as read-only", None, exc.pos,
+        )
+    if not tokens:
+        return Verdict(text, Refusal.EMPTY, "the query is empty")
+    problem = token_problem(tokens, limits)
+    if problem:
+        return Verdict(text, Refusal.TOO_LARGE, problem + where)
+    violation = find_violation(tokens)
+    if violation is not None:
+        clause, message = violation
+        return Verdict(text, Refusal.NOT_READ_ONLY, message + where, clause)
+    return Verdict(text)

@@ -1,0 +1,69 @@
+"""Limits on a query's text, checked before any database parses it.
+
+A database parser recurses on nesting (LadybugDB's crashed at ~3,000 nested brackets, Neo4j's
+overflowed its stack at ~400) and plans in time and memory that grow with the text, all before
+a query timeout applies. So the gate bounds the text first: its length, the number of its
+tokens and how deeply its brackets and CASE expressions nest. The bounds sit far above any
+real query (the gold queries and examples of both datasets: at most 452 characters, 142 tokens, nested 3 deep).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from t2c_lib.cypher.lexer import Kind, Token
+
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """How large a query text may be before a database sees it."""
+
+    max_chars: int = 8_000
+    max_tokens: int = 2_000
+    max_depth: int = 32
+
+    @classmethod
+    def from_env(cls) -> "QueryLimits":
+        """Defaults, with `T2C_MAX_QUERY_CHARS` / `T2C_MAX_QUERY_DEPTH` when set (positive integers)."""
+        return cls(max_chars=_setting("T2C_MAX_QUERY_CHARS", cls.max_chars), max_depth=_setting("T2C_MAX_QUERY_DEPTH", cls.max_depth))
+
+
+def _setting(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+    return int(raw)
+
+
+def nesting_depth(tokens: list[Token]) -> int:
+    """The deepest nesting of brackets and CASE ... END in a token list (unbalanced closers ignored)."""
+    depth = deepest = 0
+    for tok in tokens:
+        if tok.kind is Kind.PUNCT and tok.text in _OPENERS or tok.upper == "CASE":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif (tok.kind is Kind.PUNCT and tok.text in (")", "]", "}") or tok.upper == "END") and depth:
+            depth -= 1
+    return deepest
+
+
+def text_problem(text: str, limits: QueryLimits) -> str | None:
+    """Why a text is too long to read, or None."""
+    if len(text) > limits.max_chars:
+        return f"the query is {len(text):,} characters long, over the limit of {limits.max_chars:,} (T2C_MAX_QUERY_CHARS)"
+    return None
+
+
+def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
+    """Why a token list is too large or too deeply nested for a database to parse safely, or None."""
+    if len(tokens) > limits.max_tokens:
+        return f"the query has {len(tokens):,} tokens, over the limit of {limits.max_tokens:,}"
+    depth = nesting_depth(tokens)
+    if depth > limits.max_depth:
+        return f"the query nests brackets or CASE {depth} deep, over the limit of {limits.max_depth} (T2C_MAX_QUERY_DEPTH)"
+    return None

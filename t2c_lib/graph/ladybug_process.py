@@ -1,0 +1,224 @@
+"""The parent's side of the embedded store's query process: start it, send it a query, bound it.
+
+`QueryProcess.call` sends one request to `graph/ladybug_worker.py` and waits for the reply
+while it watches the clock and the process's resident memory. Past the time limit (plus
+GRACE_S for the process to answer with the database's own timeout) or over the memory budget
+the process is killed and the caller gets QueryTimeout or ResourceLimit; the next query
+starts a fresh process (about a third of a second). A process that dies by itself (a crash
+in the database) gives ResourceLimit too. The user's process never holds the database, so
+no query can take it down.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+from t2c_lib.errors import QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreUnavailable, UnsafeQuery
+from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler, write_frame
+from t2c_lib.graph.messages import safe_message
+
+GRACE_S = 1.0
+"""Seconds past the time limit the process gets to answer with the database's own timeout before it is killed."""
+START_TIMEOUT_S = 60.0
+MAX_REPLY_BYTES = 512 * 1024 ** 2
+"""A reply frame larger than this is refused unread (the worker's byte budget keeps real replies far below)."""
+POLL_S = 0.02
+DEFAULT_QUERY_MEMORY = 2 * 1024 ** 3
+"""Resident memory the query process may use (`T2C_QUERY_MEMORY_MB`), the database's buffer pool included."""
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def query_memory_setting() -> int:
+    """The query process's memory budget in bytes, from `T2C_QUERY_MEMORY_MB` (a positive integer), else 2 GiB."""
+    raw = os.environ.get("T2C_QUERY_MEMORY_MB", "").strip()
+    if not raw:
+        return DEFAULT_QUERY_MEMORY
+    if not raw.isdigit() or int(raw) < 64:
+        raise ValueError(f"T2C_QUERY_MEMORY_MB must be an integer of at least 64, got {raw!r}")
+    return int(raw) * 1024 ** 2
+
+
+class QueryProcess:
+    """One child process holding the database read-only; serve one request at a time (the store locks)."""
+
+    def __init__(self, db_path: Path, buffer_pool_bytes: int, memory_bytes: int) -> None:
+        self.memory_bytes = memory_bytes
+        parent_read, child_write = os.pipe()
+        child_read, parent_write = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPATH")}
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "t2c_lib.graph.ladybug_worker", str(db_path), str(child_read), str(child_write),
+                 str(buffer_pool_bytes), str(memory_bytes)],
+                pass_fds=(child_read, child_write), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=env, cwd=str(db_path.parent), start_new_session=True,
+            )
+        finally:
+            os.close(child_read)
+            os.close(child_write)
+        self._requests = os.fdopen(parent_write, "wb")
+        self._replies = parent_read
+        self._finalizer = weakref.finalize(self, _stop, self.proc, self._requests, parent_read)
+        ready = self._receive(time.perf_counter() + START_TIMEOUT_S, starting=True)
+        if "error" in ready:
+            self.close()
+            raise StoreUnavailable(ready["message"])
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def call(self, request: dict[str, Any], started: float, timeout_s: float) -> dict[str, Any]:
+        """Send a request, wait for its reply within `timeout_s` of `started`; raise the store error a failed reply names."""
+        remaining = timeout_s - (time.perf_counter() - started)
+        if remaining <= 0:
+            raise QueryTimeout(f"query stopped after {time.perf_counter() - started:.2f} s (time limit {timeout_s:g} s)")
+        request = dict(request, timeout_ms=max(1, int(remaining * 1000)))
+        try:
+            write_frame(self._requests, request)
+        except (BrokenPipeError, OSError):
+            self.close()
+            raise ResourceLimit("the database process had stopped; the query was not run (try again)") from None
+        try:
+            reply = self._receive(started + timeout_s + GRACE_S, timeout_s=timeout_s, started=started)
+        except BaseException:
+            self.close()
+            raise
+        if "error" in reply:
+            raise _error(reply, started, timeout_s)
+        return reply
+
+    def _receive(self, deadline: float, timeout_s: float = 0.0, started: float = 0.0, starting: bool = False) -> dict[str, Any]:
+        """Read one reply frame, watching the deadline and the process's memory."""
+        header = self._read(HEADER.size, deadline, timeout_s, started, starting)
+        (size,) = HEADER.unpack(header)
+        if size > MAX_REPLY_BYTES:
+            self.close()
+            raise ResultTooLarge(f"the database process sent a reply of {size:,} bytes, over {MAX_REPLY_BYTES:,}; it was restarted")
+        payload = self._read(size, deadline, timeout_s, started, starting)
+        return SafeUnpickler(_BytesReader(payload)).load()
+
+    def _read(self, size: int, deadline: float, timeout_s: float, started: float, starting: bool) -> bytes:
+        chunks: list[bytes] = []
+        left = size
+        while left:
+            now = time.perf_counter()
+            if now > deadline:
+                self.close()
+                if starting:
+                    raise StoreUnavailable("the database process did not start in time")
+                raise QueryTimeout(
+                    f"query stopped after {now - started:.2f} s (time limit {timeout_s:g} s); the database process was restarted"
+                )
+            ready, _, _ = select.select([self._replies], [], [], min(POLL_S, deadline - now))
+            if not ready:
+                self._check_memory()
+                continue
+            chunk = os.read(self._replies, min(left, 1 << 20))
+            if not chunk:
+                code = self.proc.wait()
+                self.close()
+                if starting:
+                    raise StoreUnavailable(f"the database process exited at start (status {code})")
+                raise ResourceLimit(f"the query made the database process stop ({_status(code)}); it was restarted")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _check_memory(self) -> None:
+        used = _resident_bytes(self.proc.pid)
+        if used > self.memory_bytes:
+            self.close()
+            raise ResourceLimit(
+                f"the query used more than {self.memory_bytes // 1024 ** 2:,} MB of memory (T2C_QUERY_MEMORY_MB) "
+                "and was stopped; the database process was restarted"
+            )
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+class _BytesReader:
+    """A minimal file-like reader over bytes for the unpickler."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        end = len(self._data) if n < 0 else self._pos + n
+        out = bytes(self._data[self._pos:end])
+        self._pos += len(out)
+        return out
+
+    def readline(self) -> bytes:
+        rest = bytes(self._data[self._pos:])
+        cut = rest.find(b"\n")
+        out = rest if cut < 0 else rest[:cut + 1]
+        self._pos += len(out)
+        return out
+
+    def readinto(self, buffer: Any) -> int:
+        out = self.read(len(buffer))
+        buffer[:len(out)] = out
+        return len(out)
+
+
+def _stop(proc: subprocess.Popen, requests: Any, replies_fd: int) -> None:
+    """Kill the process (it holds nothing that needs a clean close: the database is read-only) and free the pipes."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover - a process SIGKILL cannot stop
+        pass
+    for close in (requests.close, lambda: os.close(replies_fd)):
+        try:
+            close()
+        except OSError:
+            pass
+
+
+def _resident_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as handle:
+            return int(handle.read().split()[1]) * _PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _status(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def _error(reply: dict[str, Any], started: float, timeout_s: float) -> Exception:
+    """The store error a failed reply stands for, with a message safe to show and store."""
+    kind, message = reply["error"], safe_message(str(reply.get("message", "")))
+    if kind == "timeout":
+        return QueryTimeout(f"query stopped after {time.perf_counter() - started:.2f} s (time limit {timeout_s:g} s)")
+    if kind == "several":
+        return UnsafeQuery(message)
+    if kind == "unsafe":
+        return UnsafeQuery(message)
+    if kind == "too_large":
+        return ResultTooLarge(message)
+    if kind == "resource":
+        return ResourceLimit(message)
+    if kind == "unavailable":
+        return StoreUnavailable(message)
+    return QueryError(message, kind=kind)

@@ -1,0 +1,265 @@
+"""The embedded store's query process: LadybugDB opened read-only in a child process of its own.
+
+A query that runs away (memory, a parser crash, work the database cannot interrupt) takes
+down this process, not the user's: the parent (`graph/ladybug.py`) watches its memory and
+the clock and kills it on overrun, then starts a fresh one for the next query.
+
+Protocol: frames of an 8-byte big-endian length and a pickle, on two pipes given as file
+descriptors. Requests come from the parent (trusted); replies are plain builtins, graph
+values and dates, which the parent unpickles through an allow-list (`SAFE_GLOBALS`).
+Each request is `{"op": "run" | "plan", "text": ..., "timeout_ms": ..., "max_rows": ...,
+"max_bytes": ...}`; the text has passed the gate (`cypher/gate.py`) and the Neo4j-dialect
+rewrite already. Here it is prepared as one statement, its EXPLAIN plan must hold read
+operators only (`ladybug_plan.read_plan`), and the result is bounded in rows and bytes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import pickle
+import resource
+import struct
+import sys
+import time
+import uuid
+import warnings
+from decimal import Decimal
+from typing import Any, BinaryIO
+
+from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel
+from t2c_lib.graph.ladybug_plan import read_plan, size_problem
+
+HEADER = struct.Struct(">Q")
+FETCH_CHECK_EVERY = 256
+SAFE_GLOBALS = frozenset({
+    ("t2c_lib.graph.base", "GraphNode"), ("t2c_lib.graph.base", "GraphRel"), ("t2c_lib.graph.base", "GraphPath"),
+    ("datetime", "date"), ("datetime", "datetime"), ("datetime", "timedelta"), ("datetime", "time"),
+    ("datetime", "timezone"), ("decimal", "Decimal"), ("uuid", "UUID"),
+})
+"""The only classes a reply may name; anything else in a reply is refused, never constructed."""
+
+
+def write_frame(stream: BinaryIO, payload: Any) -> None:
+    data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_exact(stream: BinaryIO, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            raise EOFError("the other end closed the pipe")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """Unpickles replies naming only SAFE_GLOBALS."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in SAFE_GLOBALS:
+            raise pickle.UnpicklingError(f"a reply named {module}.{name}, which is not allowed")
+        return super().find_class(module, name)
+
+
+# --- the database side ----------------------------------------------------------------------
+
+def classify(message: str) -> str:
+    """The QueryError kind of a LadybugDB error message."""
+    if message.startswith("Interrupted"):
+        return "timeout"
+    if "read-only" in message or "read only" in message:
+        return "write"
+    if message.startswith("Parser exception"):
+        return "syntax"
+    if message.startswith("Binder exception") or message.startswith("Catalog exception"):
+        return "semantic"
+    if message.startswith("Buffer manager exception") or "Unable to allocate memory" in message or "bad_alloc" in message:
+        return "resource"
+    return "runtime"
+
+
+class _Failure(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def prepare(conn: Any, text: str) -> Any:
+    """A prepared statement for exactly one statement; raise _Failure otherwise."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # prepare() is the one-statement API needed here
+        try:
+            statement = conn.prepare(text)
+        except RuntimeError as exc:
+            raise _Failure(classify(str(exc).strip()), str(exc).strip()) from None
+    if not statement.is_success():
+        message = statement.get_error_message().strip()
+        if "multiple statements" in message:
+            raise _Failure("several", "refused: the text holds more than one statement; send exactly one query")
+        raise _Failure(classify(message), message)
+    return statement
+
+
+def _set_timeout(conn: Any, deadline: float) -> None:
+    remaining = deadline - time.perf_counter()
+    if remaining <= 0:
+        raise _Failure("timeout", "time limit reached")
+    conn.set_query_timeout(max(1, int(remaining * 1000)))
+
+
+def _execute(conn: Any, statement: Any) -> Any:
+    try:
+        return conn.execute(statement)
+    except RuntimeError as exc:
+        message = str(exc).strip()
+        raise _Failure(classify(message), message) from None
+
+
+def plan_of(conn: Any, text: str, deadline: float) -> tuple[Any, Any]:
+    """The prepared statement and the verdict on its EXPLAIN plan."""
+    statement = prepare(conn, text)
+    explain = prepare(conn, f"EXPLAIN {text}")
+    _set_timeout(conn, deadline)
+    raw = _execute(conn, explain)
+    try:
+        drawing = raw.get_next()[0] if raw.has_next() else ""
+    finally:
+        raw.close()
+    return statement, read_plan(str(drawing))
+
+
+def value_size(value: Any) -> int:
+    """A cheap estimate of a converted value's bytes (strings by length, containers by their items)."""
+    if isinstance(value, str):
+        return 16 + len(value)
+    if isinstance(value, (list, tuple)):
+        return 16 + sum(value_size(v) for v in value)
+    if isinstance(value, dict):
+        return 16 + sum(value_size(k) + value_size(v) for k, v in value.items())
+    if isinstance(value, (GraphNode, GraphRel)):
+        return 32 + value_size(value.properties)
+    if isinstance(value, GraphPath):
+        return 32 + value_size(list(value.nodes)) + value_size(list(value.rels))
+    return 16
+
+
+def convert(value: Any) -> Any:
+    """LadybugDB's dict encodings of nodes, relationships and paths -> store-neutral values."""
+    if isinstance(value, dict):
+        if "_NODES" in value and "_RELS" in value:
+            return GraphPath(tuple(convert(n) for n in value["_NODES"]), tuple(convert(r) for r in value["_RELS"]))
+        if "_LABEL" in value and "_ID" in value:
+            props = {k: convert(v) for k, v in value.items() if not k.startswith("_") and v is not None}
+            if "_SRC" in value:
+                return GraphRel(value["_LABEL"], props)
+            return GraphNode((value["_LABEL"],), props)
+        return {k: convert(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [convert(v) for v in value]
+    if isinstance(value, Decimal):  # sum() over integers comes back as Decimal; Neo4j gives int
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (str, bytes, int, float, bool, datetime.date, datetime.time, datetime.timedelta, uuid.UUID)) or value is None:
+        return value
+    return str(value)
+
+
+def fetch(raw: Any, deadline: float, max_rows: int | None, max_bytes: int) -> dict[str, Any]:
+    total = raw.get_num_tuples()
+    if max_rows is not None and total > max_rows:
+        raise _Failure(
+            "too_large",
+            f"the query returns {total:,} rows, more than the limit of {max_rows:,} (T2C_MAX_ROWS); aggregate, filter or add LIMIT",
+        )
+    columns = list(raw.get_column_names())
+    rows: list[list[Any]] = []
+    size = 0
+    while raw.has_next():
+        if len(rows) % FETCH_CHECK_EVERY == 0 and time.perf_counter() > deadline:
+            raise _Failure("timeout", "time limit reached while fetching rows")
+        row = [convert(v) for v in raw.get_next()]
+        size += value_size(row)
+        if size > max_bytes:
+            raise _Failure(
+                "too_large",
+                f"the result is larger than {max_bytes:,} bytes (T2C_MAX_RESULT_BYTES) after {len(rows) + 1:,} row(s); "
+                "return fewer or smaller values, aggregate or add LIMIT",
+            )
+        rows.append(row)
+    return {"columns": columns, "rows": rows}
+
+
+def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """One request -> one reply (never raises for a query's fault)."""
+    started = time.perf_counter()
+    deadline = started + request["timeout_ms"] / 1000.0
+    try:
+        statement, verdict = plan_of(conn, request["text"], deadline)
+        too_big = size_problem(verdict) if verdict.ok else None
+        if too_big:
+            raise _Failure("resource", too_big)
+        if request["op"] == "plan":
+            return {"plan": {"operators": verdict.operators, "functions": verdict.functions, "refused": verdict.refused}}
+        if not verdict.ok:
+            raise _Failure("unsafe", f"refused: the database plans {verdict.refused}, which is not a read of the graph")
+        _set_timeout(conn, deadline)
+        raw = _execute(conn, statement)
+        try:
+            reply = fetch(raw, deadline, request["max_rows"], request["max_bytes"])
+        finally:
+            raw.close()
+    except _Failure as failure:
+        return {"error": failure.kind, "message": str(failure)}
+    reply["elapsed_s"] = time.perf_counter() - started
+    return reply
+
+
+MAX_DB_BYTES = 1 << 30
+"""Address space the database reserves for its file's pages (LadybugDB's default reserves 8 TiB, which no
+data-segment limit would allow); far above the graphs t2c loads (a few MB)."""
+
+
+def _limit_resources(memory_bytes: int, buffer_pool: int) -> None:
+    """No core files; a data-segment cap (the budget plus the database's address reservations) behind the parent's memory watch."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if memory_bytes > 0:
+        cap = memory_bytes + MAX_DB_BYTES + buffer_pool
+        try:
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+        except (ValueError, OSError):  # a lower hard limit set by the user's shell stays in force
+            pass
+
+
+def main(argv: list[str]) -> int:
+    db_path, read_fd, write_fd, buffer_pool, memory_bytes = argv[1], int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5])
+    requests = os.fdopen(read_fd, "rb", buffering=0)
+    replies = os.fdopen(write_fd, "wb")
+    _limit_resources(memory_bytes, buffer_pool)
+    try:
+        import ladybug
+
+        db = ladybug.Database(
+            db_path, read_only=True, max_num_threads=1, buffer_pool_size=buffer_pool, auto_checkpoint=False,
+            max_db_size=MAX_DB_BYTES,
+        )
+        # one thread: rows tied under ORDER BY / LIMIT come back in the same order every run
+        conn = ladybug.Connection(db, num_threads=1)
+    except Exception as exc:  # reported to the parent, which raises StoreUnavailable
+        write_frame(replies, {"error": "unavailable", "message": f"cannot open {db_path} read-only: {exc}"})
+        return 1
+    write_frame(replies, {"ready": True, "pid": os.getpid()})
+    while True:
+        try:
+            (size,) = HEADER.unpack(read_exact(requests, HEADER.size))
+            request = pickle.loads(read_exact(requests, size))  # from the parent, which started this process
+        except EOFError:
+            return 0
+        write_frame(replies, handle(conn, request))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
