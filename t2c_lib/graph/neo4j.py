@@ -5,7 +5,8 @@ bolt://127.0.0.1:7687 as started by `make neo4j`; `NEO4J_USER`, `NEO4J_PASSWORD`
 `NEO4J_DATABASE`), so `Neo4jStore(dataset)` needs nothing else; for a loopback URI without
 `NEO4J_PASSWORD` the password is the one `make neo4j` generated into its cache
 (`config.neo4j_password`). Generated queries meet the same walls as on the embedded store:
-the shared gate (`t2c_lib.cypher.gate.admit`) first; Bolt runs one statement per call;
+the shared gate (`t2c_lib.cypher.gate.admit`, without the dialect rewrite, which is for the
+embedded store: Neo4j runs the text as judged) first; Bolt runs one statement per call;
 EXPLAIN must report a read plan (query type 'r' and every operator on READ_OPERATORS, an
 allow-list); the query then runs in a READ access-mode transaction (the server refuses
 writes) with a time limit the server enforces, and rows are fetched in batches up to the
@@ -35,7 +36,7 @@ from t2c_lib import config
 from t2c_lib.cypher.gate import admit
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S, INTERNAL_KEY, MAX_VALUE_DEPTH, GraphNode, GraphPath, GraphRel, QueryError, QueryResult,
-    QueryTimeout, ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery, max_result_bytes_setting,
+    QueryTimeout, ResourceLimit, ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery, max_result_bytes_setting,
     max_rows_setting, value_bytes,
 )
 from t2c_lib.graph.neo4j_limits import METADATA_KEY, Watch
@@ -264,11 +265,11 @@ class Neo4jStore:
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
         """Through the gate; EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
-        return self._read(admit(cypher), timeout_s, check_plan=True)
+        return self._read(admit(cypher, rewrite=False), timeout_s, check_plan=True)
 
     def explain(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         """Through the gate; parse and plan without running (`EXPLAIN` in a READ transaction, same client deadline)."""
-        text = admit(cypher)
+        text = admit(cypher, rewrite=False)
         with self._session(neo4j.READ_ACCESS) as session, self._watch(session, timeout_s) as watch:
             try:
                 tx = session.begin_transaction(timeout=max(timeout_s, 0.001), metadata=watch.metadata)
@@ -537,7 +538,7 @@ def _translate(exc: Exception, uri: str, timeout_s: float, elapsed_s: float | No
             took = f"after {elapsed_s:.1f} s " if elapsed_s is not None else "after "
             return QueryTimeout(f"query stopped {took}(time limit {timeout_s:g} s; the server's timeout)")
         if code in _RESOURCE_CODES:
-            return QueryError(f"the server ran out of memory it may give one query: {message}", kind="resource")
+            return ResourceLimit(f"the server ran out of memory it may give one query: {message}")
         if code in _WRITE_CODES:
             return QueryError(message, kind="write")
         if code == "Neo.ClientError.Statement.SyntaxError":
