@@ -39,6 +39,21 @@ CUT_RETRY_S = 0.05
 """While the caller has not yet got a connection (pool acquisition, BEGIN), the cut is retried this often."""
 METADATA_KEY = "t2c_query"
 
+_WATCHED_PORTS: set[int] = set()
+"""Local ports of connections under a Watch: the driver's ERROR line when one turns defunct is dropped,
+since the store reports that failure itself (as a timeout, a result too large or a lost server)."""
+
+
+class _WatchedConnectionErrors(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not (
+            str(record.msg).startswith("[#%04X]  _: <CONNECTION> error") and args and args[0] in _WATCHED_PORTS
+        )
+
+
+logging.getLogger("neo4j.io").addFilter(_WatchedConnectionErrors())
+
 
 class WireBudgetExceeded(OSError):
     """Raised inside the driver's socket read: an OSError, so the driver marks the connection defunct."""
@@ -92,6 +107,7 @@ class Watch:
         self._lock = threading.Lock()
         self._done = False
         self._hooked: Any = None
+        self._ports: set[int] = set()
         self._timer = threading.Timer(max(timeout_s, 0.0) + GRACE_S, self._on_deadline)
         self._timer.daemon = True
 
@@ -111,15 +127,17 @@ class Watch:
         with self._lock:
             self._done = True
         self._timer.cancel()
+        _WATCHED_PORTS.difference_update(self._ports)
         if self._hooked is not None:
             self._hooked.__dict__.pop("recv_into", None)
             self._hooked = None
 
     def hook(self) -> None:
-        """Count the bytes read on the session's connection from now on (a no-op without a wire limit)."""
+        """Count the bytes read on the session's connection from now on (only the watching without a wire limit)."""
+        sock = socket_of(self.session)
+        self._watch_port(self.session)
         if self.wire_limit is None:
             return
-        sock = socket_of(self.session)
         original = sock.recv_into
 
         def recv_into(buffer: Any, nbytes: int = 0) -> int:
@@ -132,6 +150,12 @@ class Watch:
 
         sock.recv_into = recv_into
         self._hooked = sock
+
+    def _watch_port(self, session: Any) -> None:
+        port = getattr(getattr(session, "_connection", None), "local_port", None)
+        if isinstance(port, int):
+            self._ports.add(port)
+            _WATCHED_PORTS.add(port)
 
     def _stop(self, reason: str) -> bool:
         """Record the first wall that fired and have the server terminate the transaction; False once the call is over."""
@@ -155,6 +179,7 @@ class Watch:
                     return
                 raw = _raw_socket(self.session)
                 if raw is not None and raw is not cut:
+                    self._watch_port(self.session)
                     try:
                         raw.shutdown(socket.SHUT_RDWR)
                     except OSError:  # already closed
