@@ -6,7 +6,8 @@ import socket
 
 import pytest
 
-from t2c_lib.graph.base import StoreUnavailable
+from t2c_lib import config
+from t2c_lib.graph.base import StoreUnavailable, value_bytes
 from t2c_lib.graph.neo4j import Neo4jStore, _unquote_rel_type, _map_types
 from t2c_lib.graph.schema import PropType
 
@@ -42,3 +43,43 @@ def test_type_names_map_onto_prop_types():
         _map_types(["Point"], "L.p")
     assert _unquote_rel_type(":`PURSUED_IN`") == "PURSUED_IN"
     assert _unquote_rel_type(":`A``B`") == "A`B"
+
+
+def test_the_local_servers_password_is_read_for_loopback_only(tmp_path, monkeypatch):
+    """NEO4J_PASSWORD wins; without it a loopback URI reads <T2C_NEO4J_DIR>/password, any other URI nothing."""
+    (tmp_path / "password").write_text("generated-password-0123456789abc\n")
+    monkeypatch.setenv("T2C_NEO4J_DIR", str(tmp_path))
+    monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
+    for uri in ("bolt://127.0.0.1:7687", "neo4j://localhost:7999", "bolt://[::1]:7687", "bolt://127.0.1.1"):
+        assert config.neo4j_password(uri) == "generated-password-0123456789abc", uri
+    for uri in ("bolt://db.example.org:7687", "neo4j+s://abcd.databases.neo4j.io", "bolt://10.0.0.5:7687", "not a uri"):
+        assert config.neo4j_password(uri) is None, uri
+    monkeypatch.setenv("NEO4J_PASSWORD", "from-the-environment")
+    assert config.neo4j_password("bolt://127.0.0.1:7687") == "from-the-environment"
+    assert config.neo4j_password("bolt://db.example.org:7687") == "from-the-environment"
+    monkeypatch.delenv("NEO4J_PASSWORD")
+    (tmp_path / "password").unlink()
+    assert config.neo4j_password("bolt://127.0.0.1:7687") is None
+
+
+def test_a_refused_local_password_names_the_cache_file(tmp_path, monkeypatch):
+    import neo4j.exceptions as nx
+
+    from t2c_lib.graph.neo4j import _unavailable
+
+    monkeypatch.setenv("T2C_NEO4J_DIR", str(tmp_path))
+    monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
+    message = str(_unavailable(nx.AuthError("unauthorized"), "bolt://127.0.0.1:7687"))
+    assert "NEO4J_PASSWORD" in message and str(tmp_path / "password") in message
+    assert str(tmp_path) not in str(_unavailable(nx.AuthError("unauthorized"), "bolt://db.example.org:7687"))
+
+
+def test_value_bytes_counts_like_the_embedded_store_and_survives_depth():
+    from t2c_lib.graph.ladybug_worker import value_size
+
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    assert value_bytes(deep) == 16 * 5001  # iterative: no RecursionError
+    for value in ("abc", [1, [2, "x"]], {"a": [1, 2.5], "b": None}, 3.5, None, True):
+        assert value_bytes(value) == value_size(value)
