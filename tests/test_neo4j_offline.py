@@ -83,3 +83,63 @@ def test_value_bytes_counts_like_the_embedded_store_and_survives_depth():
     assert value_bytes(deep) == 16 * 5001  # iterative: no RecursionError
     for value in ("abc", [1, [2, "x"]], {"a": [1, 2.5], "b": None}, 3.5, None, True):
         assert value_bytes(value) == value_size(value)
+
+
+class _BoltSocketLike:
+    """What the driver's BoltSocket offers the watch: `recv_into`, and the OS socket as `_socket`."""
+
+    def __init__(self, raw):
+        self._socket = raw
+
+    def recv_into(self, buffer, nbytes=0):
+        return self._socket.recv_into(buffer, nbytes)
+
+
+def _session_on(raw):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(_connection=SimpleNamespace(socket=_BoltSocketLike(raw), local_port=1))
+
+
+def test_the_deadline_cuts_a_read_that_would_block_for_ever():
+    """No server needed: a socket nobody writes to; the watch shuts it down at the deadline plus the grace."""
+    import time
+
+    from t2c_lib.graph.neo4j_limits import GRACE_S, Watch
+
+    terminated = []
+    mine, peer = socket.socketpair()
+    try:
+        started = time.perf_counter()
+        with Watch(_session_on(mine), timeout_s=0.2, terminate=terminated.append) as watch:
+            data = mine.recv(16)  # blocks until the watch cuts the socket
+        took = time.perf_counter() - started
+    finally:
+        mine.close()
+        peer.close()
+    assert data == b"" and watch.reason == "deadline"
+    assert 0.2 + GRACE_S - 0.05 < took < 0.2 + GRACE_S + 1.0
+    time.sleep(0.1)
+    assert terminated == [watch.token] and watch.metadata == {"t2c_query": watch.token}
+
+
+def test_the_wire_budget_stops_reading_inside_a_message_and_unhooks():
+    from t2c_lib.graph.neo4j_limits import Watch, WireBudgetExceeded
+
+    mine, peer = socket.socketpair()
+    try:
+        session = _session_on(mine)
+        sock = session._connection.socket
+        peer.sendall(b"x" * 5000)
+        buffer = bytearray(1000)
+        with Watch(session, timeout_s=5.0, wire_limit=2500) as watch:
+            watch.hook()
+            with pytest.raises(WireBudgetExceeded):
+                while True:
+                    sock.recv_into(buffer, 1000)
+        assert watch.reason == "wire" and 2500 < watch.wire_bytes <= 3000
+        assert "recv_into" not in vars(sock)  # the driver's own method again
+        assert sock.recv_into(buffer, 1000) == 1000  # a watch that is over never cuts
+    finally:
+        mine.close()
+        peer.close()

@@ -6,7 +6,7 @@ expression (a regex with nested quantifiers ran 29 s under a 5 s limit, and a li
 comprehension until the heap ran out), and a parser stack overflow on deeply nested parentheses
 leaves the client waiting for ever. So every call that runs a query is watched by a `Watch`:
 
-- a timer fires `timeout_s + GRACE_S` after the call began (the server's own timeout gets the
+- a deadline fires `timeout_s + GRACE_S` after the call began (the server's own timeout gets the
   grace to answer first, with its own message). It shuts the connection's socket down, so the
   read the caller is blocked in fails at once, and asks the server, from another session, to
   terminate the call's transaction (found by the random token in its metadata), so the server
@@ -22,6 +22,8 @@ driver's connection (`session._connection.socket`), which the public API does no
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import socket
 import threading
@@ -53,6 +55,50 @@ class _WatchedConnectionErrors(logging.Filter):
 
 
 logging.getLogger("neo4j.io").addFilter(_WatchedConnectionErrors())
+
+
+class _Deadlines:
+    """One daemon thread for every watch: it sleeps until the earliest deadline and starts that watch's
+    cut on a thread of its own. Arming costs a heap push (a thread per call cost ~0.15 ms to start)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._heap: list[list[Any]] = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, delay_s: float, callback: Callable[[], None]) -> list[Any]:
+        entry = [time.monotonic() + delay_s, next(self._seq), callback]
+        with self._cond:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None or not self._thread.is_alive():  # first use, or after a fork
+                self._thread = threading.Thread(target=self._run, name="t2c-neo4j-deadlines", daemon=True)
+                self._thread.start()
+            if self._heap[0] is entry:
+                self._cond.notify()
+        return entry
+
+    @staticmethod
+    def disarm(entry: list[Any]) -> None:
+        entry[2] = None  # dropped when it reaches the top of the heap
+
+    def _run(self) -> None:
+        with self._cond:
+            while True:
+                while self._heap and self._heap[0][2] is None:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                delay = self._heap[0][0] - time.monotonic()
+                if delay > 0:
+                    self._cond.wait(delay)
+                    continue
+                callback = heapq.heappop(self._heap)[2]
+                threading.Thread(target=callback, name="t2c-neo4j-cut", daemon=True).start()
+
+
+_DEADLINES = _Deadlines()
 
 
 class WireBudgetExceeded(OSError):
@@ -108,15 +154,14 @@ class Watch:
         self._done = False
         self._hooked: Any = None
         self._ports: set[int] = set()
-        self._timer = threading.Timer(max(timeout_s, 0.0) + GRACE_S, self._on_deadline)
-        self._timer.daemon = True
+        self._armed: list[Any] | None = None
 
     @property
     def elapsed_s(self) -> float:
         return time.perf_counter() - self.started
 
     def __enter__(self) -> "Watch":
-        self._timer.start()
+        self._armed = _DEADLINES.arm(max(self.timeout_s, 0.0) + GRACE_S, self._on_deadline)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -126,7 +171,8 @@ class Watch:
         """The call is over: no cut from now on, and the connection's socket is the driver's own again."""
         with self._lock:
             self._done = True
-        self._timer.cancel()
+        if self._armed is not None:
+            _DEADLINES.disarm(self._armed)
         _WATCHED_PORTS.difference_update(self._ports)
         if self._hooked is not None:
             self._hooked.__dict__.pop("recv_into", None)
@@ -169,7 +215,7 @@ class Watch:
         return True
 
     def _on_deadline(self) -> None:
-        """Timer thread: cut the caller's connection, and any it gets later, until the call is over."""
+        """On a thread of its own: cut the caller's connection, and any it gets later, until the call is over."""
         if not self._stop("deadline"):
             return
         cut: socket.socket | None = None
