@@ -38,6 +38,9 @@ ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
 include $(STUDY_MK)
 MAKEFLAGS += -j$(JOBS)
 export T2C_LOCAL_THREADS
+# after every notebook run: cells of the whole grid done of total, time so far, an estimate
+GRID_START := $(shell date +%s)
+GRID_PROGRESS = $(T2C) study progress --params $(PARAMS) --run-dir $(RUN_DIR) --since $(GRID_START) || true
 endif
 
 $(STUDY_MK): $(PARAMS) $(STAMP)

@@ -21,7 +21,7 @@ import tempfile
 from collections import Counter
 from typing import Any, Iterator
 
-import t2c_lib.graph.ladybug as ladybug_module
+import t2c_lib.cypher.gate as gate_module
 from t2c_lib.datasets import load_dataset
 from t2c_lib.gold import GoldScreen, OrderProbe, screen_gold
 from t2c_lib.cypher.dialect import Normalised, normalise
@@ -31,12 +31,12 @@ from t2c_lib.graph.ladybug import LadybugStore
 @contextlib.contextmanager
 def rewrites_switched_off() -> Iterator[None]:
     """While active, the embedded store plans every query exactly as written."""
-    original = ladybug_module.normalise
-    ladybug_module.normalise = lambda query: Normalised(query)
+    original = gate_module.normalise
+    gate_module.normalise = lambda query: Normalised(query)
     try:
         yield
     finally:
-        ladybug_module.normalise = original
+        gate_module.normalise = original
 
 
 def screen(dataset_name: str, root: str) -> GoldScreen:

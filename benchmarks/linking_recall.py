@@ -4,7 +4,9 @@ For every gold question: the retrieved sub-schema, the share of the labels, rela
 types and properties its gold query uses that the sub-schema shows (schema recall), and
 the schema text's tokens (the packaged Gemma tokenizer) next to the three whole formats.
 
-Usage: python benchmarks/linking_recall.py [dataset ...] [--k K] [--rankings embedding,lexical,hybrid]
+With `--screened`, only the pairs that pass a run's gold screen (the questions a study asks).
+
+Usage: python benchmarks/linking_recall.py [dataset ...] [--k K] [--rankings embedding,lexical,hybrid] [--screened]
 """
 
 from __future__ import annotations
@@ -41,12 +43,19 @@ def main() -> None:
     parser.add_argument("--no-values", action="store_true", help="no value links")
     parser.add_argument("--lexical-weight", type=float, default=None, help="BM25's weight in hybrid ranking")
     parser.add_argument("--out", default=None, help="also write one CSV row per question and ranking here")
+    parser.add_argument("--screened", action="store_true", help="only the pairs that pass the run's gold screen")
     args = parser.parse_args()
     count = token_counter()
     rows: list[list[object]] = []
     for name in args.datasets:
         dataset = load_dataset(name)
         store = open_store("ladybug", dataset)
+        if args.screened:
+            import dataclasses
+
+            from t2c_lib.study import screened_gold
+
+            dataset = dataclasses.replace(dataset, questions=list(screened_gold(dataset, store, 10.0).kept))
         schema = store.schema().described(dataset.schema_spec.descriptions)
         whole = {fmt.value: count(schema.render(fmt, args.descriptions)) for fmt in SchemaFormat if not fmt.per_question}
         print(f"\n== {name}: {len(dataset.questions)} gold questions; schema tokens "

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from t2c_lib.evaluation import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
+from t2c_lib.figure_text import STRATEGY_LABELS
 from t2c_lib.stats import BOOTSTRAP_SEED, as_row, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 
 BASELINE, TREATMENT = "single-pass", "feedback"
@@ -48,6 +49,9 @@ class RunTables:
     strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
     transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
     validator_audit: pd.DataFrame = field(default_factory=pd.DataFrame)
+    models: tuple[str, ...] = ()  # the model ids that answered (from the cells' summaries)
+    strata_values: dict[str, tuple[str, ...]] = field(default_factory=dict)  # stratum -> its values in order (Easy < Medium < Hard)
+    language: str = "en"  # the dataset's language: figures get a thesis-language variant when it is not English
 
     def col(self, metric: str, scoring: str | None = None) -> str:
         """The column of a per-preset metric, under the headline preset unless named."""
@@ -60,8 +64,26 @@ class RunTables:
         columns = ["configuration", "n"]
         for metric in [*(f"pass_at_1_final__{s}" for s in presets_of(self.per_question)),
                        "kg_valid_chain_final", "kg_valid_structural_final"]:
-            columns += [f"{metric}_sp", f"{metric}_ag", f"{metric}_mcnemar_p_holm"]
+            columns += [f"{metric}_sp", f"{metric}_fb", f"{metric}_mcnemar_p_holm"]
         return self.comparison[columns]
+
+
+PROMPT_ORDER = ("Zero-Shot", "Few-Shot", "CoT")
+SCHEMA_ORDER = ("Full", "Nodes+Paths", "Only-Paths", "Retrieved")
+
+
+def config_order(configurations: list[str]) -> list[str]:
+    """Configurations in the thesis order: prompt type, then schema format."""
+
+    def key(name: str) -> tuple[int, int, str]:
+        prompt, _, schema = name.partition("_")
+        return (_index(PROMPT_ORDER, prompt), _index(SCHEMA_ORDER, schema), name)
+
+    return sorted(set(configurations), key=key)
+
+
+def _index(order: tuple[str, ...], value: str) -> int:
+    return order.index(value) if value in order else len(order)
 
 
 def slug(scoring: str) -> str:
@@ -103,10 +125,10 @@ def load_summaries(run_dir: Path) -> list[dict[str, Any]]:
 def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame:
     """Baseline and treatment rows of one configuration joined on the question id."""
     rows = per_question[per_question["configuration"] == configuration]
-    base = rows[rows["mode"] == BASELINE].set_index("question_id")
-    treat = rows[rows["mode"] == TREATMENT].set_index("question_id")
+    base = rows[rows["strategy"] == BASELINE].set_index("question_id")
+    treat = rows[rows["strategy"] == TREATMENT].set_index("question_id")
     common = base.index.intersection(treat.index).sort_values()
-    return base.loc[common].add_suffix("_sp").join(treat.loc[common].add_suffix("_ag"))
+    return base.loc[common].add_suffix("_sp").join(treat.loc[common].add_suffix("_fb"))
 
 
 def compare(per_question: pd.DataFrame) -> pd.DataFrame:
@@ -127,19 +149,19 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         row: dict[str, Any] = {"configuration": configuration, "n": len(pair)}
         for metric in means:
             row[f"{metric}_sp"] = float(pair[f"{metric}_sp"].mean())
-            row[f"{metric}_ag"] = float(pair[f"{metric}_ag"].mean())
+            row[f"{metric}_fb"] = float(pair[f"{metric}_fb"].mean())
         if "pass_at_1_ts_sp" in pair:  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
-            for suffix in ("sp", "ag"):
+            for suffix in ("sp", "fb"):
                 ts = pair[f"pass_at_1_ts_{suffix}"].astype(float)
                 row[f"pass_at_1_ts_{suffix}"] = float(ts.mean())
                 row[f"n_coincidental_{suffix}"] = int(((pair[f"pass_at_1_final__{presets[0]}_{suffix}"] > 0.5) & (ts < 0.5)).sum())
         for metric in binary:
-            row.update(as_row(f"{metric}_mcnemar", mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_ag"] > 0.5)))
+            row.update(as_row(f"{metric}_mcnemar", mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_fb"] > 0.5)))
         for metric in graded:
-            row.update(as_row(f"{metric}_wilcoxon", wilcoxon_pratt(pair[f"{metric}_sp"], pair[f"{metric}_ag"])))
+            row.update(as_row(f"{metric}_wilcoxon", wilcoxon_pratt(pair[f"{metric}_sp"], pair[f"{metric}_fb"])))
         for metric in [*binary, *graded]:
-            row.update(as_row(f"{metric}_diff", paired_bootstrap_ci(pair[f"{metric}_sp"], pair[f"{metric}_ag"])))
-        for mode, suffix in ((BASELINE, "sp"), (TREATMENT, "ag")):
+            row.update(as_row(f"{metric}_diff", paired_bootstrap_ci(pair[f"{metric}_sp"], pair[f"{metric}_fb"])))
+        for suffix in ("sp", "fb"):
             row[f"tokens_per_question_{suffix}"] = float((pair[f"prompt_tokens_{suffix}"] + pair[f"completion_tokens_{suffix}"]).mean())
             row[f"model_calls_per_question_{suffix}"] = float(pair[f"model_calls_{suffix}"].mean())
         records.append(row)
@@ -161,31 +183,46 @@ def _stratum_means(rows: pd.DataFrame, presets: list[str], headline: str) -> dic
     return out
 
 
-def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str], headline: str | None = None) -> pd.DataFrame:
-    """Pass@1 final (every preset), KG-valid (both kinds) and LLMetric-Q per stratum value and mode."""
+def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str] | dict[str, tuple[str, ...]],
+                     headline: str | None = None) -> pd.DataFrame:
+    """Pass@1 final (every preset), KG-valid (both kinds) and LLMetric-Q per stratum value and strategy.
+
+    `strata_columns` may map each stratum to its values in their order (the dataset's
+    declaration: Easy, Medium, Hard); rows then follow that order instead of the alphabet.
+    """
     presets = presets_of(per_question)
     headline = slug(headline) if headline else presets[0]
     records = []
     for column in strata_columns:
         if column not in per_question:
             continue
-        for (configuration, value, mode), rows in per_question.groupby(["configuration", column, "mode"], sort=True):
-            records.append({"stratum": column, "value": value, "configuration": configuration, "mode": mode,
+        for (configuration, value, strategy), rows in per_question.groupby(["configuration", column, "strategy"], sort=True):
+            records.append({"stratum": column, "value": value, "configuration": configuration, "strategy": strategy,
                             **_stratum_means(rows, presets, headline)})
-        for (value, mode), rows in per_question.groupby([column, "mode"], sort=True):
-            records.append({"stratum": column, "value": value, "configuration": "ALL", "mode": mode,
+        for (value, strategy), rows in per_question.groupby([column, "strategy"], sort=True):
+            records.append({"stratum": column, "value": value, "configuration": "ALL", "strategy": strategy,
                             **_stratum_means(rows, presets, headline)})
+    columns = list(strata_columns)
+    declared = strata_columns if isinstance(strata_columns, dict) else {}
+
+    def key(record: dict[str, Any]) -> tuple[Any, ...]:
+        values = tuple(declared.get(record["stratum"], ()))
+        value = str(record["value"])
+        return (columns.index(record["stratum"]), record["configuration"] == "ALL", record["configuration"],
+                values.index(value) if value in values else len(values), value, record["strategy"])
+
+    records.sort(key=key)
     return pd.DataFrame.from_records(records)
 
 
 def mode_means(per_question: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration and mode: mean Pass@1 (first/final, every preset), KG-valid (both), LLMetric-Q, with 95% CIs."""
+    """Per configuration and strategy: mean Pass@1 (first/final, every preset), KG-valid (both), LLMetric-Q, with 95% CIs."""
     presets = presets_of(per_question)
     metrics = [*(f"{m}__{s}" for s in presets for m in ("pass_at_1_first", "pass_at_1_final", "llmetric_q")),
                *KG_VALID_METRICS]
     records = []
-    for (configuration, mode), rows in per_question.groupby(["configuration", "mode"], sort=True):
-        record: dict[str, Any] = {"configuration": configuration, "mode": mode, "n": len(rows)}
+    for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
+        record: dict[str, Any] = {"configuration": configuration, "strategy": strategy, "n": len(rows)}
         for metric in metrics:
             values = rows[metric].to_numpy(dtype=float)
             ci = paired_bootstrap_ci(np.zeros_like(values), values)
@@ -205,16 +242,16 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
     Pass@1 is of the final query; KG-valid is the chain one; first-attempt = attempt 1
     passed the chain; recovery = later success among first failures; LLMetric in percent.
     """
-    llm = {(s["configuration"], s["mode"], name): v["llmetric"]
+    llm = {(s["configuration"], LEGACY_NAMES.get(s.get("strategy", s["mode"]), s.get("strategy", s["mode"])), name): v["llmetric"]
            for s in summaries for name, v in s.get("by_scoring", {}).items()}
     records = []
     for s in presets_of(per_question):
         name = s.replace("_", "-")
-        for (configuration, mode), rows in per_question.groupby(["configuration", "mode"], sort=True):
+        for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
             failed_first = rows[rows["first_attempt_ok"] == 0]
             recovery = 100.0 * failed_first["success"].mean() if len(failed_first) else float("nan")
             records.append({
-                "scoring": name, "configuration": configuration, "mode": mode, "n": len(rows),
+                "scoring": name, "configuration": configuration, "strategy": strategy, "n": len(rows),
                 "pass_at_1_final_pct": 100.0 * rows[f"pass_at_1_final__{s}"].mean(),
                 "kg_valid_chain_pct": 100.0 * rows["kg_valid_chain_final"].mean(),
                 "kg_valid_structural_pct": 100.0 * rows["kg_valid_structural_final"].mean(),
@@ -222,7 +259,7 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
                 "jaccard_output": rows[f"jaccard_output__{s}"].mean(), "bleu": rows[f"bleu__{s}"].mean(),
                 "rouge_l_f1": rows[f"rouge_l_f1__{s}"].mean(), "jaro_winkler": rows[f"jaro_winkler__{s}"].mean(),
                 "jaccard_tokens": rows[f"jaccard_tokens__{s}"].mean(),
-                "llmetric_pct": 100.0 * llm.get((configuration, mode, name), float("nan")),
+                "llmetric_pct": 100.0 * llm.get((configuration, strategy, name), float("nan")),
                 "mean_iterations": rows["iterations"].mean(), "first_attempt_pct": 100.0 * rows["first_attempt_ok"].mean(),
                 "recovery_pct": recovery,
             })
@@ -255,7 +292,7 @@ def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_labe
     """This run's kg-axel numbers (agentic mode: the thesis ran its loop) beside the published ones, one row each."""
     if published.empty or by_scoring.empty:
         return pd.DataFrame()
-    ours = by_scoring[(by_scoring["scoring"] == "kg-axel") & (by_scoring["mode"] == TREATMENT)]
+    ours = by_scoring[(by_scoring["scoring"] == "kg-axel") & (by_scoring["strategy"] == TREATMENT)]
     rows = [{"source": run_label, "model": "", "endpoint": "", "configuration": r["configuration"], "n": r["n"],
              **{c: r[c] for c in THESIS_COLUMNS}} for r in ours.to_dict("records")]
     wide = published.pivot_table(index=["source_file", "model", "endpoint", "configuration", "n"], columns="metric",
@@ -381,9 +418,13 @@ def validator_audit(attempts: pd.DataFrame, gold: pd.DataFrame | None) -> pd.Dat
         records, columns=["strategy", "validator", "rejections", "false_rejections", "gold_rejections", "gold_n"])
 
 
-def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFrame | None = None,
-                run_label: str = "this run (t2c graph and questions)") -> RunTables:
-    """Build every table of a run from its cells' metrics (and published numbers to set beside them)."""
+def analyze_run(run_dir: Path, strata_columns: list[str] | dict[str, tuple[str, ...]], published: pd.DataFrame | None = None,
+                run_label: str = "this run (t2c graph and questions)", language: str = "en") -> RunTables:
+    """Build every table of a run from its cells' metrics (and published numbers to set beside them).
+
+    `strata_columns` is a list of stratum columns or the dataset's mapping of each to its values
+    in order (`Dataset.ground_truth_spec.strata`), which orders the strata table and figure.
+    """
     per_question = load_per_question(run_dir)
     attempts = load_attempt_scores(run_dir)
     gold_path = run_dir / GOLD_AUDIT_FILE
@@ -396,6 +437,7 @@ def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFram
         raise ValueError(f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
                          f"({', '.join(schemes)}); run the evaluation step again")
     signatures = sorted({s["signature"] for s in summaries})
+    models = tuple(sorted({s["model_id"] for s in summaries if s.get("model_id")}))
     by_scoring = by_scoring_table(per_question, summaries)
     return RunTables(
         per_question=per_question, comparison=compare(per_question),
@@ -405,7 +447,9 @@ def analyze_run(run_dir: Path, strata_columns: list[str], published: pd.DataFram
         scoring=schemes[0], by_scoring=by_scoring,
         reference=beside_reference(by_scoring, published if published is not None else pd.DataFrame(), run_label),
         strategies=strategy_table(per_question), transitions=error_transitions(attempts),
-        validator_audit=validator_audit(attempts, gold),
+        validator_audit=validator_audit(attempts, gold), models=models,
+        strata_values={k: tuple(v) for k, v in strata_columns.items()} if isinstance(strata_columns, dict) else {},
+        language=language,
     )
 
 
@@ -413,16 +457,72 @@ def paired_note(tables: RunTables) -> str:
     """Why a run has no paired tests (only one mode, or no common questions), or "" when it has them."""
     if not tables.comparison.empty:
         return ""
-    modes = sorted(tables.per_question["mode"].unique())
+    modes = sorted(tables.per_question["strategy"].unique())
     return (f"paired tests need both strategies ({BASELINE} and {TREATMENT}) on the same questions; "
             f"this run has {', '.join(modes) or 'none'}: the table shows each mode's means with bootstrap 95% CIs")
+
+
+
+
+def _count(share: float, n: int) -> str:
+    """A share of n binary outcomes as `k/n`."""
+    return f"{int(round(share * n))}/{n}" if np.isfinite(share) else "-"
+
+
+def _interval(estimate: float, low: float, high: float, sign: bool = False) -> str:
+    fmt = "{:+.3f}" if sign else "{:.3f}"
+    if not np.isfinite(estimate):
+        return "-"
+    return f"{fmt.format(estimate)} [{fmt.format(low)}, {fmt.format(high)}]"
+
+
+def readable_summary(tables: RunTables) -> pd.DataFrame:
+    """The headline numbers as rounded text: counts k/n, paired bootstrap 95% CIs, Holm-adjusted exact McNemar p.
+
+    Both strategies on the same questions: per configuration, single-pass -> feedback for Pass@1
+    (headline preset) and KG-valid chain, the difference with its CI and p. One strategy only:
+    each configuration's counts with the CI of the share.
+    """
+    pass_col = tables.col("pass_at_1_final")
+    pass_name = f"Pass@1 ({tables.scoring})"
+    rows = []
+    if tables.comparison.empty:
+        rank = {name: i for i, name in enumerate(config_order(tables.mode_means["configuration"].tolist()))}
+        for r in sorted(tables.mode_means.to_dict("records"), key=lambda r: (rank[r["configuration"]], r["strategy"])):
+            row = {"configuration": r["configuration"], "strategy": r["strategy"], "n": int(r["n"])}
+            for metric, name in ((pass_col, pass_name), ("kg_valid_chain_final", "KG-valid chain")):
+                row[name] = _count(r[metric], int(r["n"]))
+                row[f"{name} share [95% CI]"] = _interval(r[metric], r[f"{metric}_low"], r[f"{metric}_high"])
+            rows.append(row)
+        return pd.DataFrame.from_records(rows)
+    rank = {name: i for i, name in enumerate(config_order(tables.comparison["configuration"].tolist()))}
+    for r in sorted(tables.comparison.to_dict("records"), key=lambda r: rank[r["configuration"]]):
+        n = int(r["n"])
+        row = {"configuration": r["configuration"], "n": n}
+        for metric, name, short in ((pass_col, pass_name, "Pass@1"), ("kg_valid_chain_final", "KG-valid chain", "KG-valid")):
+            row[f"{name} sp -> fb"] = f"{_count(r[f'{metric}_sp'], n)} -> {_count(r[f'{metric}_fb'], n)}"
+            row[f"{short} diff [95% CI]"] = _interval(r[f"{metric}_diff_estimate"], r[f"{metric}_diff_low"],
+                                                      r[f"{metric}_diff_high"], sign=True)
+            row[f"{short} p Holm"] = f"{r[f'{metric}_mcnemar_p_holm']:.3f}"
+        rows.append(row)
+    return pd.DataFrame.from_records(rows)
+
+
+def summary_header(tables: RunTables) -> str:
+    """What the summary's numbers are: who answered, the headline preset, the statistics and their settings."""
+    paired = not tables.comparison.empty
+    tests = (f"{TREATMENT} (sp -> fb) against {BASELINE} on the same questions; exact McNemar, Holm across "
+             f"{len(tables.comparison)} configuration(s); " if paired else "")
+    return (f"answered by: {', '.join(tables.models) or 'unknown (cells evaluated before t2c recorded it)'}; "
+            f"headline scoring {tables.scoring} (every preset in analysis/comparison.csv); {tests}"
+            f"paired bootstrap 95% CIs, seed {BOOTSTRAP_SEED}")
 
 
 def summary_view(tables: RunTables) -> pd.DataFrame:
     """The comparison's headline columns, or each mode's means when there is nothing to pair."""
     if tables.comparison.empty:
         means = tables.mode_means
-        keep = ["configuration", "mode", "n"] + [c for c in means.columns
+        keep = ["configuration", "strategy", "n"] + [c for c in means.columns
                                                  if c.startswith(("pass_at_1_final__", "kg_valid_")) and not c.endswith(("_low", "_high"))]
         return means[keep]
     return tables.headline_table()
@@ -448,7 +548,13 @@ def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
 
 
 def comparison_latex(tables: RunTables) -> str:
-    """The paper's main table: per configuration, Pass@1 final per preset, KG-valid chain and structural, LLMetric."""
+    """The paper's main table: per configuration, Pass@1 final per preset, KG-valid chain and structural, LLMetric.
+
+    A run with one strategy has nothing to pair: the table then holds each configuration's
+    means with bootstrap 95% CIs (never an empty body).
+    """
+    if tables.comparison.empty:
+        return means_latex(tables)
     h = slug(tables.scoring)
     presets = [h, *(s for s in presets_of(tables.per_question) if s != h)]
     groups = [(f"pass_at_1_final__{s}", f"Pass@1 final ({s.replace('_', '-')})", True) for s in presets]
@@ -456,9 +562,10 @@ def comparison_latex(tables: RunTables) -> str:
                (f"llmetric_q__{h}", f"LLMetric ({tables.scoring})", False)]
     spec = "lr" + "".join("rrr" if tested else "rr" for _, _, tested in groups)
     head = " & ".join(f"\\multicolumn{{{3 if t else 2}}}{{c}}{{{label}}}" for _, label, t in groups)
-    sub = " & ".join("SP & AG & $p_{\\mathrm{Holm}}$" if t else "SP & AG" for _, _, t in groups)
+    sub = " & ".join("SP & FB & $p_{\\mathrm{Holm}}$" if t else "SP & FB" for _, _, t in groups)
     lines = [
-        f"% generated by t2c_lib.analysis; scoring: {tables.scoring} (headline); weights: {tables.weights}",
+        f"% generated by t2c_lib.analysis; scoring: {tables.scoring} (headline); weights: {tables.weights}; "
+        f"SP: single-pass, FB: {STRATEGY_LABELS[TREATMENT]}; p: exact McNemar, Holm across configurations",
         f"\\begin{{tabular}}{{{spec}}}",
         "\\hline",
         f"Configuration & $n$ & {head} \\\\",
@@ -468,9 +575,30 @@ def comparison_latex(tables: RunTables) -> str:
     for row in tables.comparison.to_dict("records"):
         cells = [_tex(row["configuration"]), str(row["n"])]
         for metric, _, tested in groups:
-            cells += [f"{row[f'{metric}_sp']:.3f}", f"{row[f'{metric}_ag']:.3f}"]
+            cells += [f"{row[f'{metric}_sp']:.3f}", f"{row[f'{metric}_fb']:.3f}"]
             if tested:
                 cells.append(_p(row[f"{metric}_mcnemar_p_holm"]))
+        lines.append(" & ".join(cells) + " \\\\")
+    lines += ["\\hline", "\\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def means_latex(tables: RunTables) -> str:
+    """Per configuration and strategy: n, Pass@1 final (headline) and KG-valid chain as k/n with the share's 95% CI."""
+    pass_col = tables.col("pass_at_1_final")
+    lines = [
+        f"% generated by t2c_lib.analysis; one strategy, no paired tests; scoring: {tables.scoring} (headline); "
+        f"bootstrap 95% CIs, seed {BOOTSTRAP_SEED}",
+        "\\begin{tabular}{llrrr}",
+        "\\hline",
+        f"Configuration & Strategy & $n$ & Pass@1 final ({tables.scoring}) & KG-valid chain \\\\",
+        "\\hline",
+    ]
+    for r in tables.mode_means.to_dict("records"):
+        n = int(r["n"])
+        cells = [_tex(r["configuration"]), _tex(STRATEGY_LABELS.get(r["strategy"], r["strategy"])), str(n)]
+        for metric in (pass_col, "kg_valid_chain_final"):
+            cells.append(f"{_count(r[metric], n)} ({r[metric]:.3f} [{r[f'{metric}_low']:.3f}, {r[f'{metric}_high']:.3f}])")
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", ""]
     return "\n".join(lines)

@@ -130,7 +130,11 @@ def _export(state: AgentState, path: str, quiet: bool) -> None:
         click.echo(f"exported {len(state.result.rows)} row(s) to {data_path} (details: {sidecar})")
 
 
-def _summary(state: AgentState) -> None:
+PREVIEW_ROWS = 10
+"""Rows `t2c ask` and `t2c validate` print of a result; the footer says how many there are and how to get them all."""
+
+
+def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
     from t2c_lib.cli_common import format_table
 
     verdict = "SUCCESS" if state.success else f"FAILED ({state.error_type.value if state.error_type else '?'})"
@@ -142,7 +146,8 @@ def _summary(state: AgentState) -> None:
     if state.final_query:
         click.echo("final query: " + _indent(state.final_query, 13).lstrip())
     if state.result is not None:
-        click.echo(format_table(state.result))
+        click.echo(format_table(state.result, max_rows=rows,
+                                rest="--rows N shows more, --export FILE.csv writes them all, --json prints them all"))
     click.echo(VERDICT_NOTE)
 
 
@@ -167,6 +172,8 @@ def _summary(state: AgentState) -> None:
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--refresh", is_flag=True, help="call the model and overwrite the cached response")
 @click.option("--json", "as_json", is_flag=True, help="print the whole run (attempts, result) as JSON")
+@click.option("--rows", "rows", default=PREVIEW_ROWS, show_default=True, type=POSITIVE_INT,
+              help="result rows printed (the footer gives the total; --export or --json for all)")
 @click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
 @click.option("--export", "export", default=None, type=click.Path(dir_okay=False),
               help="write the result to FILE (.csv, .json, .xlsx or .parquet) with a FILE.meta.json sidecar")
@@ -174,12 +181,15 @@ def _summary(state: AgentState) -> None:
 def ask(
     question: str, dataset: str, store: str, prompt_type: str, schema_format: str, descriptions: bool, max_iterations: int,
     strategy: str | None, model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
-    no_cache: bool, refresh: bool, as_json: bool, debug: bool, export: str | None,
+    no_cache: bool, refresh: bool, as_json: bool, rows: int, debug: bool, export: str | None,
 ) -> None:
     """Answer QUESTION with Cypher: generate, validate, feed back, repair; print every attempt and the result."""
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.llm.factory import make_cached_model
 
+    if not question.strip():  # before the model is built: an empty question costs no call
+        raise click.BadParameter("the question is empty; write one, e.g. t2c ask \"Berapa SKS mata kuliah 'Basis Data'?\"",
+                                 param_hint="QUESTION")
     if export:
         from t2c_lib.chat.export import export_format
 
@@ -203,7 +213,7 @@ def ask(
     if as_json:
         click.echo(json.dumps(state.to_dict(), ensure_ascii=False, indent=2))
     else:
-        _summary(state)
+        _summary(state, rows)
     if export:
         _export(state, export, quiet=as_json)
     if not state.success:
@@ -248,7 +258,7 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
         if passed and result is not None:
             from t2c_lib.cli_common import format_table
 
-            click.echo(format_table(result))
+            click.echo(format_table(result, max_rows=PREVIEW_ROWS, rest="t2c db query prints them all"))
             click.echo("valid: the query passed every step on this graph; whether it answers a question needs a gold query")
     if not passed:
         sys.exit(1)

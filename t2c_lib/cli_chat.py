@@ -66,7 +66,9 @@ def _show(answer: Any, debug: bool) -> None:
 @click.command("chat")
 @click.option("--dataset", "-d", default=None, help="dataset name under data/ or a path [default: kurikulum]")
 @click.option("--store", "-s", type=click.Choice(STORES), default=None, help="graph database [default: ladybug]")
-@click.option("--session", "session_id", default=None, help="resume (or start) the session with this id")
+@click.option("--session", "session_id", default=None,
+              help="resume the saved session with this id (an id nobody saved is an error; add --new to start it)")
+@click.option("--new", "new_session", is_flag=True, help="start a new session (named by --session, else a fresh id)")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
               help="how attempts follow one another [default: feedback; single-pass for -n 1]")
 @click.option("--model", "-m", default=None, help="`local` or a model name of the endpoint [default: $T2C_MODEL or local]")
@@ -80,12 +82,15 @@ def _show(answer: Any, debug: bool) -> None:
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--debug", is_flag=True, help="show each route decision, generated Cypher and its verdicts")
 @friendly_errors
-def chat(dataset: str | None, store: str | None, session_id: str | None, strategy: str | None, model: str | None,
-         prompt_type: str | None, schema_format: str | None, max_iterations: int | None, max_tokens: int | None,
-         router: str | None, display_limit: int | None, no_cache: bool, debug: bool) -> None:
+def chat(dataset: str | None, store: str | None, session_id: str | None, new_session: bool, strategy: str | None,
+         model: str | None, prompt_type: str | None, schema_format: str | None, max_iterations: int | None,
+         max_tokens: int | None, router: str | None, display_limit: int | None, no_cache: bool, debug: bool) -> None:
     """Talk with the graph: questions, follow-ups ("urutkan ..."), thanks; every turn saved and logged."""
     from t2c_lib.chat import Session
     from t2c_lib.cli_agent import _echo_attempt
+
+    if session_id is not None:
+        check_session_id(session_id, new_session)
 
     overrides = {"dataset": dataset, "store": store, "strategy": strategy, "model": model, "prompt_type": prompt_type,
                  "schema_format": schema_format, "max_iterations": max_iterations, "max_tokens": max_tokens,
@@ -110,6 +115,25 @@ def chat(dataset: str | None, store: str | None, session_id: str | None, strateg
     finally:
         session.close()
     click.echo(f"session {session.session_id} saved in {session.directory}")
+
+
+def check_session_id(session_id: str, new: bool) -> None:
+    """`--session ID` resumes a saved session; a mistyped id is an error that lists the saved ones, never a new session.
+
+    With `--new` the id must be free: an existing session is resumed without `--new`.
+    """
+    from t2c_lib.chat.session import SESSION_FILE, session_dir
+
+    directory = session_dir(session_id)
+    saved = (directory / SESSION_FILE).is_file()
+    if new and saved:
+        raise ValueError(f"session {session_id} already exists ({directory}); resume it without --new, or pick another id")
+    if not new and not saved:
+        others = sorted((p.parent.name for p in directory.parent.glob(f"*/{SESSION_FILE}")), reverse=True)
+        listed = f"saved sessions (newest first): {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}" if others \
+            else "no session is saved there yet"
+        raise ValueError(f"no saved session {session_id!r} in {directory.parent}; {listed}. "
+                         f"To start a new session with this id: t2c chat --session {session_id} --new")
 
 
 def register(group: click.Group) -> None:

@@ -116,17 +116,26 @@ def open_dataset_store(dataset: str, store: str, auto_load: bool = True) -> Any:
     return ds, open_store(store, ds, **options)
 
 
-def format_table(result: QueryResult, max_width: int = 60) -> str:
-    """A plain-text table of a query result, cells cut at `max_width` characters."""
+def format_table(result: QueryResult, max_width: int = 60, max_rows: int | None = None, rest: str = "") -> str:
+    """A plain-text table of a query result, cells cut at `max_width` characters.
+
+    With `max_rows`, a longer result shows its first rows only and the footer gives the row
+    count and `rest` (how to get the others), so a long answer never floods the terminal.
+    """
 
     def cell(value: Any) -> str:
         text = value if isinstance(value, str) else json.dumps(to_jsonable(value), ensure_ascii=False)
         return text if len(text) <= max_width else text[: max_width - 1] + "…"
 
+    total = len(result.rows)
+    shown = result.rows if max_rows is None else result.rows[:max_rows]
     header = list(result.columns)
-    body = [[cell(v) for v in row] for row in result.rows]
+    body = [[cell(v) for v in row] for row in shown]
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
     lines = [" | ".join(h.ljust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
     lines += [" | ".join(c.ljust(w) for c, w in zip(r, widths)) for r in body]
-    lines.append(f"({len(body)} row{'s' if len(body) != 1 else ''})")
+    if len(shown) < total:
+        lines.append(f"({total} rows; the first {len(shown)} shown" + (f": {rest})" if rest else ")"))
+    else:
+        lines.append(f"({total} row{'s' if total != 1 else ''})")
     return "\n".join(lines)

@@ -19,10 +19,18 @@ def _params(params_file: str, **overrides: object):
     return resolve_params(params_file, **overrides)
 
 
-def _cells(params, prompt_type: str | None, schema_format: str | None, strategy: str | None):
+def _cells(params, prompt_type: str | None, schema_format: str | None, strategy: str | None, params_file: str = ""):
+    """The grid's cells that match the filters; a filter value outside the grid is an error, never an empty run."""
     from t2c_lib.experiment import expand_grid
 
     strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
+    where = params_file or "the parameters"
+    for option, value, grid, key in (("--prompt", prompt_type, params.prompt_types, "prompt_types"),
+                                     ("--schema", schema_format, params.schema_formats, "schema_formats"),
+                                     ("--strategy", strategy, params.strategies, "strategies")):
+        if value is not None and value not in grid:
+            raise ValueError(f"{option} {value} is not in the grid of {where} ({key}: {', '.join(grid)}); "
+                             f"pick one of those, or add {value} to {key} in a parameter file of your own")
     return [c for c in expand_grid(params)
             if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
             and (strategy in (None, c.strategy))]
@@ -58,11 +66,15 @@ def with_cell_options(func):
 def run_command(params_file, prompt_type, schema_format, mode, store, model, limit, run_id, no_cache, refresh):
     """Run the grid (or one cell of it): every question through the loop; resumes."""
     from t2c_lib.llm.cache import CacheMode
-    from t2c_lib.study import infer
+    from t2c_lib.study import infer, model_choice
 
     params = _params(params_file, store=store, model=model, limit=limit, run_id=run_id)
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
-    for cell in _cells(params, prompt_type, schema_format, mode):
+    cells = _cells(params, prompt_type, schema_format, mode, params_file)
+    choice = model_choice(params)
+    choice.check()
+    click.echo(f"t2c run {params.run_id}: {len(cells)} cell(s) (strategy x configuration), {choice.describe()}")
+    for cell in cells:
         report = infer(params, cell.prompt_type, cell.schema_format, cell.strategy, cache_mode=cache_mode)
         click.echo(report.line())
 
@@ -79,7 +91,7 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
         pairs = recorded_cells(run_id)
     else:
         params = _params(params_file)
-        pairs = [(cell, params) for cell in _cells(params, None, None, None)]
+        pairs = [(cell, params) for cell in _cells(params, None, None, None, params_file)]
     strategy = LEGACY_STRATEGY.get(mode, mode) if mode else None
     chosen = [(c, p) for c, p in pairs
               if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
@@ -110,7 +122,8 @@ def summary_line(summary: dict) -> str:
     for name, s in summary["by_scoring"].items():
         parts.append(f"[{name}] Pass@1 first {s['pass_at_1_first']:.3f} final {s['pass_at_1_final']:.3f}"
                      f" LLMetric {s['llmetric']:.3f}")
-    return " | ".join(parts) + f" (weights {summary['weights']})"
+    model = f"; model {summary['model_id']}" if summary.get("model_id") else ""
+    return " | ".join(parts) + f" (weights {summary['weights']}{model})"
 
 
 @click.command("analyze")
@@ -119,12 +132,15 @@ def summary_line(summary: dict) -> str:
 @friendly_errors
 def analyze_command(params_file, run_id):
     """Compare every strategy with single-pass: tables, paired tests and figures."""
-    from t2c_lib.analysis import paired_note, summary_view
+    from t2c_lib import config
+    from t2c_lib.analysis import ANALYSIS_DIR, paired_note, readable_summary, summary_header
+    from t2c_lib.experiment import run_dir_for
     from t2c_lib.study import analyze
 
     params = _run_cells(params_file, run_id, None, None, None)[0][1] if run_id else _params(params_file)
     tables = analyze(params)
-    click.echo(summary_view(tables).to_string(index=False))
+    click.echo(f"run {params.run_id}: " + summary_header(tables))
+    click.echo(readable_summary(tables).to_string(index=False))
     note = paired_note(tables)
     if note:
         click.echo(note)
@@ -132,6 +148,9 @@ def analyze_command(params_file, run_id):
         columns = [c for c in ("strategy", "configuration", "n", "pass_at_1_first", "pass_at_1_final", "kg_valid_structural", "kg_valid_chain", "oracle_at_n",
                                "harm_rate", "llm_calls", "tokens", "pass_at_1_final_mcnemar_p_holm") if c in tables.strategies]
         click.echo(tables.strategies[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    figures = config.FIGURES_DIR / params.run_id
+    click.echo(f"tables: {run_dir_for(params) / ANALYSIS_DIR}/ (CSV, comparison.tex); figures: {figures}/ "
+               f"({len(list(figures.glob('*.png')))} figures as PDF, SVG and PNG, each with its caption in a .txt beside it)")
 
 
 @click.group("study")
@@ -150,6 +169,22 @@ def plan_command(params_file, makefile):
     params = _params(params_file)
     makefile.parent.mkdir(parents=True, exist_ok=True)
     makefile.write_text(make_rules(params, params_file), encoding="utf-8")
+
+
+@study_group.command("progress")
+@params_option
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="the run's folder as make names it (results/<run_id>)")
+@click.option("--since", type=float, default=None, help="when this make started (seconds since the epoch)")
+@friendly_errors
+def progress_command(params_file, run_dir, since):
+    """One line for `make all`: cells of the whole grid done of total, time so far, an estimate of the time left."""
+    from t2c_lib.experiment import expand_grid
+    from t2c_lib.grid_progress import grid_progress
+
+    params = _params(params_file)
+    cells = [run_dir / cell.strategy / cell.configuration for cell in expand_grid(params)]
+    click.echo(grid_progress(params.run_id, cells, run_dir, since).line(), err=True)
 
 
 @study_group.command("compare")

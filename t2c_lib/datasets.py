@@ -558,7 +558,9 @@ def _read_yaml(path: Path, required: bool) -> Any:
     try:
         return yaml.load(read_text(path), Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
-        raise DatasetError(path, f"not valid YAML: {exc}") from None
+        from t2c_lib.yaml_errors import describe_yaml_error
+
+        raise DatasetError(path, f"not valid YAML at {describe_yaml_error(exc)}") from None
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:

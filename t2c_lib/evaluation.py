@@ -18,7 +18,7 @@ from typing import Any
 
 from t2c_lib.agent.types import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
-from t2c_lib.experiment import ATTEMPTS_FILE, QUESTIONS_FILE, Cell, read_jsonl, write_json
+from t2c_lib.experiment import ATTEMPTS_FILE, MANIFEST_FILE, QUESTIONS_FILE, Cell, read_jsonl, write_json
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_refusal
@@ -181,9 +181,18 @@ def evaluate_cell(
         "tokens_per_question": _mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows]),
         "model_calls_per_question": _mean([r["model_calls"] for r in rows]),
         "questions_raised": sum(1 for r in rows if r["error"]),
+        "model_id": _answered_by(directory),
     }
     write_json(directory / SUMMARY_FILE, _rounded(summary))
     return summary
+
+
+def _answered_by(directory: Path) -> str:
+    """The model id the cell's manifest records (which model answered), "" for a cell without one."""
+    import json
+
+    path = directory / MANIFEST_FILE
+    return json.loads(path.read_text(encoding="utf-8")).get("model_id", "") if path.is_file() else ""
 
 
 def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weights: str) -> dict[str, Any]:

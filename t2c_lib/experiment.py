@@ -5,8 +5,12 @@ question to `questions.jsonl`. A rerun resumes: finished questions are skipped a
 partial attempts of an interrupted question are dropped and redone (the response cache
 makes the redo free and identical). A question that raises is recorded as failed with its
 error and the run goes on, except for a configuration error (`LLMConfigError`: bad key,
-unknown model, malformed URL), which no question can get past: the run stops at once and
-records nothing for that question, so a run resumed after the fix asks it. A torn last line
+unknown model, malformed URL), which no question can get past, and an outage
+(`LLMUnavailableError`: the endpoint refused, timed out or answered 429/5xx after every
+retry), which says nothing about the question: the run stops at once, keeps what finished and
+records nothing for that question, so a run resumed after the fix asks it. An outage that an
+older t2c recorded as a failed answer is set aside to `questions.outage.jsonl` on resume and
+asked again. A torn last line
 (a writer killed mid-line) is moved to `<file>.torn` before anything is appended. Layout:
 `results/<run_id>/<strategy>/<configuration>/` (a run made before strategies keeps its
 `agentic/` folders: they are the `feedback` strategy's).
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -31,11 +36,12 @@ from t2c_lib.agent.types import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.graph.schema import SchemaFormat
-from t2c_lib.llm.base import LLMConfigError
+from t2c_lib.llm.base import STOPS_THE_RUN
 from t2c_lib.params import StudyParams
 
 ATTEMPTS_FILE = "attempts.jsonl"
 QUESTIONS_FILE = "questions.jsonl"
+OUTAGES_FILE = "questions.outage.jsonl"
 MANIFEST_FILE = "manifest.json"
 
 
@@ -102,19 +108,30 @@ class AttemptLog:
     def finished_ids(self) -> set[str]:
         return {rec["question_id"] for rec in read_jsonl(self.questions_path)}
 
+    def set_aside_outages(self) -> int:
+        """Move question records that are an outage, not an answer, to `questions.outage.jsonl`; return how many.
+
+        Older versions recorded a question whose model call failed after every retry (refused
+        connection, timeout, 5xx) as a finished FAILED answer; set aside, it is asked again.
+        """
+        records = read_jsonl(self.questions_path)
+        outages = [r for r in records if is_outage_record(r)]
+        if outages:
+            with self._lock, (self.directory / OUTAGES_FILE).open("a", encoding="utf-8") as handle:
+                for record in outages:
+                    handle.write(_json_line(record))
+                handle.flush()
+                os.fsync(handle.fileno())
+            _rewrite(self.questions_path, [r for r in records if not is_outage_record(r)])
+        return len(outages)
+
     def drop_unfinished_attempts(self) -> int:
         """Remove attempts of questions that never finished (a killed run); return how many."""
         finished = self.finished_ids()
         attempts = read_jsonl(self.attempts_path)
         keep = [a for a in attempts if a["question_id"] in finished]
         if len(keep) != len(attempts):
-            tmp = self.attempts_path.with_suffix(".jsonl.tmp")
-            with tmp.open("w", encoding="utf-8") as handle:
-                for record in keep:
-                    handle.write(_json_line(record))
-                handle.flush()
-                os.fsync(handle.fileno())
-            tmp.replace(self.attempts_path)
+            _rewrite(self.attempts_path, keep)
         return len(attempts) - len(keep)
 
     def append_attempt(self, attempt: Attempt) -> None:
@@ -129,6 +146,26 @@ class AttemptLog:
             handle.write(line)
             handle.flush()
             os.fsync(handle.fileno())
+
+
+def _rewrite(path: Path, records: list[dict[str, Any]]) -> None:
+    """Replace a JSONL file by `records`, atomically (temporary file, fsync, rename)."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(_json_line(record))
+        handle.flush()
+        os.fsync(handle.fileno())
+    tmp.replace(path)
+
+
+_OUTAGE_ERROR = re.compile(r"^LLM(?:Unavailable)?Error: model .* failed after \d+ attempt\(s\): ")
+"""The error text of a model call that failed after every retry (what older runs recorded as an answer)."""
+
+
+def is_outage_record(record: dict[str, Any]) -> bool:
+    """A question record whose 'answer' is an endpoint outage (no reply after the retries), not a model answer."""
+    return record.get("status") == "FAILED" and bool(_OUTAGE_ERROR.match(str(record.get("error") or "")))
 
 
 TORN_SUFFIX = ".torn"
@@ -235,12 +272,17 @@ class CellReport:
     model_calls: int
     cache_hits: int
     seconds: float
+    outages_set_aside: int = 0
+    model_id: str = ""
 
     def line(self) -> str:
+        again = (f" ({self.outages_set_aside} outage(s) an older run recorded as answers, asked again)"
+                 if self.outages_set_aside else "")
+        model = f", model {self.model_id}" if self.model_id else ""
         return (
-            f"{self.cell.strategy}/{self.cell.configuration}: {self.ran} run, {self.skipped} already done, "
+            f"{self.cell.strategy}/{self.cell.configuration}: {self.ran} run{again}, {self.skipped} already done, "
             f"{self.failed_with_error} raised, model calls {self.model_calls}, cache hits {self.cache_hits}, "
-            f"{self.seconds:.1f} s"
+            f"{self.seconds:.1f} s{model}"
         )
 
 
@@ -252,6 +294,7 @@ def run_cell(
     run_dir: Path,
     workers: int = 1,
     progress: bool = True,
+    model_id: str = "",
 ) -> CellReport:
     """Run `solve` on every unfinished question, persisting attempts and outcomes as they happen.
 
@@ -260,10 +303,11 @@ def run_cell(
     """
     started = time.perf_counter()
     log = AttemptLog(cell.directory(run_dir))
+    outages = log.set_aside_outages()
     dropped = log.drop_unfinished_attempts()
     done = log.finished_ids()
     todo = [q for q in questions if q.id not in done]
-    counters = {"calls": 0, "hits": 0, "raised": 0}
+    counters = {"calls": 0, "hits": 0, "raised": 0, "finished": 0}
     counter_lock = threading.Lock()
 
     def on_attempt(attempt: Attempt) -> None:
@@ -274,8 +318,8 @@ def run_cell(
     def one(item: GroundTruthItem) -> None:
         try:
             record = solve(item, on_attempt)
-        except LLMConfigError:
-            raise  # no question can succeed until the configuration is fixed: record nothing, stop
+        except STOPS_THE_RUN:
+            raise  # a bad configuration or an outage: no answer to record; stop, and the resumed run asks it
         except Exception as exc:  # a question that raises is recorded, the run goes on
             with counter_lock:
                 counters["raised"] += 1
@@ -284,6 +328,8 @@ def run_cell(
         record = {"question_id": item.id, "mode": cell.strategy, "strategy": cell.strategy,
                   "configuration": cell.configuration, **record}
         log.append_question(record)
+        with counter_lock:
+            counters["finished"] += 1
 
     bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc=f"{cell.strategy}/{cell.configuration}",
                unit="q", disable=not progress, dynamic_ncols=True)
@@ -300,12 +346,18 @@ def run_cell(
                     bar.update(1)
             finally:  # on a stop, questions not yet started are not started
                 pool.shutdown(wait=True, cancel_futures=True)
+    except STOPS_THE_RUN as exc:
+        kept = len(questions) - len(todo) + counters["finished"]
+        raise type(exc)(f"{exc} -- {cell.strategy}/{cell.configuration} stopped: {kept} of {len(questions)} questions "
+                        f"finished and kept, none recorded from the failure; run the same command again to ask "
+                        f"the other {len(questions) - kept}") from exc
     finally:
         bar.close()
     return CellReport(
         cell=cell, directory=log.directory, questions=len(questions), skipped=len(questions) - len(todo), ran=len(todo),
         failed_with_error=counters["raised"], dropped_partial_attempts=dropped, model_calls=counters["calls"],
-        cache_hits=counters["hits"], seconds=time.perf_counter() - started,
+        cache_hits=counters["hits"], seconds=time.perf_counter() - started, outages_set_aside=outages,
+        model_id=model_id,
     )
 
 

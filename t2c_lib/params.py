@@ -105,7 +105,9 @@ def load_params(path: str | Path) -> StudyParams:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML: {exc}") from None
+        from t2c_lib.yaml_errors import describe_yaml_error
+
+        raise ParamsError(f"{path}: not valid YAML at {describe_yaml_error(exc)}") from None
     if not isinstance(raw, dict):
         raise ParamsError(f"{path}: expected a mapping of parameters")
     return params_from_dict(raw, source=str(path))

@@ -1,7 +1,9 @@
 """The paper's figures, drawn from a run's analysis tables.
 
 Every figure is written as vector PDF and SVG plus PNG, in the `paper.mplstyle` style, with
-fonts embedded as Type 42 and no timestamps or random ids, so a rerun writes the same bytes.
+fonts embedded as Type 42 and no timestamps or random ids, so a rerun writes the same bytes,
+and a caption file `<name>.txt` beside it (`t2c_lib.figure_text`: what is plotted, n, what
+the error bars are). Bars of shares carry their count (k/N), so a zero bar reads as zero.
 """
 
 from __future__ import annotations
@@ -18,16 +20,15 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from t2c_lib.analysis import BASELINE, TREATMENT, RunTables  # noqa: E402
+from t2c_lib.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
+from t2c_lib.figure_text import STRATEGY_LABELS, caption, stratum_title, stratum_value  # noqa: E402
 from t2c_lib.run_pair import KG_VALID, RunPair  # noqa: E402
-from t2c_lib.stats import BOOTSTRAP_SEED  # noqa: E402
+from t2c_lib.stats import paired_bootstrap_ci  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
-MODE_LABELS = {BASELINE: "single-pass", TREATMENT: "feedback (agentic)"}
+MODE_LABELS = STRATEGY_LABELS
 MODE_COLORS = {BASELINE: "#8C8C8C", TREATMENT: "#4C72B0"}
-PROMPT_ORDER = ("Zero-Shot", "Few-Shot", "CoT")
-SCHEMA_ORDER = ("Full", "Nodes+Paths", "Only-Paths", "Retrieved")
 _METADATA = {
     "pdf": {"CreationDate": None, "ModDate": None},
     "svg": {"Date": None},
@@ -47,41 +48,60 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     return paths
 
 
-def config_order(configurations: list[str]) -> list[str]:
-    """Configurations in the thesis order: prompt type, then schema format."""
+def _count_labels(ax: plt.Axes, x: np.ndarray, values: np.ndarray, tops: np.ndarray, n: np.ndarray,
+                  upright: bool) -> None:
+    """`k/N` above each bar (above its error bar when it has one): a zero bar reads as zero, not as missing."""
+    for xi, value, top, size in zip(x, values, tops, n):
+        if not np.isfinite(value) or not np.isfinite(size):
+            continue
+        ax.text(xi, (top if np.isfinite(top) else value) + 0.015, f"{int(round(value * size))}/{int(size)}",
+                ha="center", va="bottom", rotation=0 if upright else 90, fontsize=6 if upright else 4.5, color="#333333")
 
-    def key(name: str) -> tuple[int, int, str]:
-        prompt, _, schema = name.partition("_")
-        return (_index(PROMPT_ORDER, prompt), _index(SCHEMA_ORDER, schema), name)
 
-    return sorted(set(configurations), key=key)
+UPRIGHT_BARS = 8
+"""Up to this many bars in a panel, their k/N labels stand upright; more bars, and the labels turn on their side."""
 
 
-def _index(order: tuple[str, ...], value: str) -> int:
-    return order.index(value) if value in order else len(order)
+def _shares(ax: plt.Axes, x: np.ndarray, width: float, values: np.ndarray, low: np.ndarray, high: np.ndarray,
+            n: np.ndarray, strategy: str, bars_in_panel: int, label: str | None = None) -> None:
+    """Bars of shares with their 95% CI and their k/N."""
+    err = np.vstack([values - low, high - values])
+    ax.bar(x, values, width, yerr=np.nan_to_num(err), capsize=1.5, color=MODE_COLORS[strategy],
+           label=label if label is not None else MODE_LABELS[strategy], error_kw={"elinewidth": 0.6, "capthick": 0.6})
+    _count_labels(ax, x, values, high, n, upright=bars_in_panel <= UPRIGHT_BARS)
+
+
+def _legend_below(fig: plt.Figure, ax: plt.Axes) -> None:
+    """The strategies' legend under the panels, clear of every bar and label."""
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=6)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+
+
+def _illustrative(tables: RunTables) -> bool:
+    """Whether the packaged local model answered (its numbers show the pipeline, not a strong model's accuracy)."""
+    return any(model.startswith("local") for model in tables.models) or "model:local" in tables.signature
 
 
 def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
-    """Pass@1 and KG-valid per configuration, single-pass vs agentic, with bootstrap 95% CIs."""
+    """Pass@1 and KG-valid per configuration, single-pass vs feedback, with bootstrap 95% CIs and k/N on every bar."""
     means = tables.mode_means
     configs = config_order(means["configuration"].tolist())
-    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.2), sharey=True)
     x = np.arange(len(configs))
     width = 0.38
     for ax, metric, title in ((axes[0], tables.col("pass_at_1_final"), f"Pass@1 final ({tables.scoring})"),
-                              (axes[1], "kg_valid_chain_final", "KG-valid chain")):
-        for offset, mode in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
-            rows = means[means["mode"] == mode].set_index("configuration").reindex(configs)
-            values = rows[metric].to_numpy(dtype=float)
-            err = np.vstack([values - rows[f"{metric}_low"].to_numpy(dtype=float), rows[f"{metric}_high"].to_numpy(dtype=float) - values])
-            ax.bar(x + offset, values, width, yerr=np.nan_to_num(err), capsize=2, color=MODE_COLORS[mode],
-                   label=MODE_LABELS[mode], error_kw={"elinewidth": 0.7})
+                              (axes[1], "kg_valid_chain_final", "KG-valid chain (final query)")):
+        for offset, strategy in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
+            rows = means[means["strategy"] == strategy].set_index("configuration").reindex(configs)
+            _shares(ax, x + offset, width, rows[metric].to_numpy(dtype=float), rows[f"{metric}_low"].to_numpy(dtype=float),
+                    rows[f"{metric}_high"].to_numpy(dtype=float), rows["n"].to_numpy(dtype=float), strategy,
+                    bars_in_panel=2 * len(configs))
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, 1.18)
+        ax.set_yticks(np.linspace(0, 1, 6))
     axes[0].set_ylabel("share of questions")
-    axes[0].legend(loc="upper left")
-    fig.tight_layout()
+    _legend_below(fig, axes[0])
     return fig
 
 
@@ -93,12 +113,12 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
     prompts = [p for p in PROMPT_ORDER if p in set(means["prompt"])]
     schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
     for ax, mode in zip(axes[:2], (BASELINE, TREATMENT)):
-        grid = (means[means["mode"] == mode].pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
+        grid = (means[means["strategy"] == mode].pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
                 .reindex(index=prompts, columns=schemas).astype(float))
         sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f", annot_kws={"fontsize": 7},
                     cbar=ax is axes[1], cbar_ax=axes[2] if ax is axes[1] else None,
                     cbar_kws={"label": f"LLMetric ({tables.scoring}, weights {tables.weights})"}, linewidths=0.5, linecolor="white")
-        ax.set_title(f"LLMetric, {MODE_LABELS[mode]}")
+        ax.set_title(f"LLMetric, {MODE_LABELS[mode]}", fontsize=7)
         ax.set_xlabel("")
         ax.set_ylabel("")
         ax.grid(False)
@@ -110,7 +130,7 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
 
 
 def fig_cumulative_success(tables: RunTables) -> plt.Figure:
-    """Cumulative success rate after iteration 1..N, one line per configuration (agentic)."""
+    """Cumulative success rate after iteration 1..N, one line per configuration (feedback)."""
     fig, ax = plt.subplots(figsize=(4.2, 3.0))
     data = tables.cumulative
     configurations = config_order(data["configuration"].tolist()) if not data.empty else []
@@ -120,8 +140,8 @@ def fig_cumulative_success(tables: RunTables) -> plt.Figure:
         dodge = (i - (len(configurations) - 1) / 2) * (0.3 / max(1, len(configurations) - 1))
         ax.plot(rows["iteration"] + dodge, rows["success_rate"], marker="o", label=configuration, linewidth=1.0,
                 linestyle=("-", "--", ":")[i % 3], alpha=0.9)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("cumulative success rate")
+    ax.set_xlabel("attempt (feedback, the thesis's agentic loop)")
+    ax.set_ylabel("share passed the chain so far")
     ax.set_ylim(0, 1.02)
     if not data.empty:
         ax.set_xticks(sorted(data["iteration"].unique()))
@@ -146,7 +166,7 @@ def fig_errors(tables: RunTables) -> plt.Figure:
         if len(shares.columns):  # a run without failed attempts has no error types to name
             fig.legend(*axes[0].get_legend_handles_labels(), fontsize=6, loc="lower left", bbox_to_anchor=(0.06, 0.0),
                        ncol=min(4, len(shares.columns)))
-    axes[0].set_title("error types of failed attempts (agentic)")
+    axes[0].set_title("error types of failed attempts (feedback)", fontsize=8)
     axes[0].set_ylabel("share of failed attempts")
     recovery = tables.recovery
     if not recovery.empty:
@@ -155,44 +175,60 @@ def fig_errors(tables: RunTables) -> plt.Figure:
         pooled = pooled[pooled["n_first"] > 0]
         rates = pooled["recovered"] / pooled["n_first"]
         axes[1].bar(range(len(rates)), rates.to_numpy(), color="#55A868")
-        for i, (rate, n) in enumerate(zip(rates, pooled["n_first"])):
-            axes[1].text(i, rate + 0.02, f"n={int(n)}", ha="center", fontsize=6)
+        for i, (recovered, n) in enumerate(zip(pooled["recovered"], pooled["n_first"])):
+            axes[1].text(i, recovered / n + 0.02, f"{int(round(recovered))}/{int(n)}", ha="center", fontsize=6)
         axes[1].set_xticks(range(len(rates)), [e.replace("_", "\n") for e in rates.index], fontsize=6)
     axes[1].set_ylim(0, 1.1)
-    axes[1].set_title("recovery by first error type (all configurations)")
+    axes[1].set_title("repaired, by first error type (all configurations)", fontsize=8)
     axes[1].set_ylabel("recovered / initially failed")
     fig.tight_layout(rect=(0, 0.07, 1, 1))  # room for the error-type legend under the tick labels
     return fig
 
 
-def fig_strata(tables: RunTables) -> plt.Figure:
-    """Pass@1 per stratum value, single-pass vs agentic, all configurations pooled, with bootstrap 95% CIs.
+def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
+    """Pass@1 per stratum value, single-pass vs feedback, all configurations pooled, with bootstrap 95% CIs and k/N.
 
-    seaborn draws the bars and resamples the questions for the intervals (fixed seed, so a
-    rerun draws the same intervals).
+    Panels are titled in English (`language="en"`) or in the dataset's own words (the
+    thesis-language variant); values follow the dataset's declared order (Easy < Medium < Hard).
     """
-    data = tables.strata
-    pooled = data[data["configuration"] == "ALL"] if not data.empty else data
-    strata = list(dict.fromkeys(pooled["stratum"])) if not pooled.empty else []
     per_question = tables.per_question
-    widths = [max(2.4, 0.55 * pooled[pooled["stratum"] == s]["value"].nunique()) for s in strata] or [2.4]
-    fig, axes = plt.subplots(1, len(widths), figsize=(sum(widths), 3.0), sharey=True, squeeze=False,
+    metric = tables.col("pass_at_1_final")
+    data = tables.strata
+    strata = list(dict.fromkeys(data["stratum"])) if not data.empty else []
+    values_of = {}
+    for stratum in strata:
+        present = {str(v) for v in per_question[stratum].astype(str)}
+        declared = [v for v in tables.strata_values.get(stratum, ()) if v in present]
+        values_of[stratum] = declared + sorted(present - set(declared))
+    widths = [max(2.0, 0.6 * len(values_of[s])) for s in strata] or [2.4]
+    fig, axes = plt.subplots(1, len(widths), figsize=(max(4.0, sum(widths)), 3.0), sharey=True, squeeze=False,
                              gridspec_kw={"width_ratios": widths})
+    width = 0.38
     for ax, stratum in zip(axes[0], strata):
-        values = [str(v) for v in dict.fromkeys(pooled[pooled["stratum"] == stratum]["value"])]
-        rows = per_question.assign(**{stratum: per_question[stratum].astype(str)})
-        sns.barplot(data=rows, x=stratum, y=tables.col("pass_at_1_final"), hue="mode", order=values, hue_order=[BASELINE, TREATMENT],
-                    palette=MODE_COLORS, errorbar=("ci", 95), n_boot=1000, seed=BOOTSTRAP_SEED, capsize=0.1,
-                    err_kws={"linewidth": 0.7}, ax=ax, legend=ax is axes[0][0])
-        ax.set_xticks(range(len(values)), values, fontsize=6, rotation=30, ha="right", rotation_mode="anchor")
-        ax.set_title(stratum, fontsize=8)
-        ax.set_xlabel("")
-        ax.set_ylabel("")
-        ax.set_ylim(0, 1.05)
+        values = values_of[stratum]
+        x = np.arange(len(values))
+        column = per_question[stratum].astype(str)
+        for offset, strategy in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
+            shares, lows, highs, sizes = [], [], [], []
+            for value in values:
+                scores = per_question[(column == value) & (per_question["strategy"] == strategy)][metric].to_numpy(dtype=float)
+                ci = paired_bootstrap_ci(np.zeros_like(scores), scores)
+                shares.append(ci.estimate)
+                lows.append(ci.low)
+                highs.append(ci.high)
+                sizes.append(len(scores) if len(scores) else np.nan)
+            _shares(ax, x + offset, width, np.array(shares), np.array(lows), np.array(highs), np.array(sizes), strategy,
+                    bars_in_panel=2 * len(values), label=MODE_LABELS[strategy] if ax is axes[0][0] else "_nolegend_")
+        ax.set_xticks(x, [stratum_value(v, language) for v in values], fontsize=6, rotation=30, ha="right",
+                      rotation_mode="anchor")
+        ax.set_title(stratum_title(stratum, language), fontsize=8)
+        ax.set_ylim(0, 1.18)
+        ax.set_yticks(np.linspace(0, 1, 6))
     axes[0][0].set_ylabel(f"Pass@1 final ({tables.scoring})")
     if strata:
-        axes[0][0].legend(loc="upper right", title=None)
-    fig.tight_layout()
+        _legend_below(fig, axes[0][0])
+    else:
+        fig.tight_layout()
     return fig
 
 
@@ -214,11 +250,11 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     order = config_order(comp["configuration"].tolist())
     comp = comp.set_index("configuration").loc[order]
     number = {name: i + 1 for i, name in enumerate(order)}
-    gain = (comp[tables.col("pass_at_1_final") + "_ag"] - comp[tables.col("pass_at_1_final") + "_sp"]).to_numpy(dtype=float)
+    gain = (comp[tables.col("pass_at_1_final") + "_fb"] - comp[tables.col("pass_at_1_final") + "_sp"]).to_numpy(dtype=float)
     columns = (("tokens_per_question", "extra tokens per question"), ("model_calls_per_question", "extra model calls per question"))
     points = []
     for ax, (column, label) in zip(axes, columns):
-        extra = (comp[f"{column}_ag"] - comp[f"{column}_sp"]).to_numpy(dtype=float)
+        extra = (comp[f"{column}_fb"] - comp[f"{column}_sp"]).to_numpy(dtype=float)
         for i, name in enumerate(order):
             prompt, _, schema = name.partition("_")
             ax.scatter([extra[i]], [gain[i]], marker=SCHEMA_MARKERS.get(schema, "D"), s=22, alpha=0.8,
@@ -295,15 +331,26 @@ FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {
 }
 
 
+def figures_of(tables: RunTables) -> dict[str, Callable[[RunTables], plt.Figure]]:
+    """The figures a run gets: `FIGURES`, plus the strata figure in the thesis's language when the dataset is not English."""
+    figures = dict(FIGURES)
+    if tables.language != "en" and any(stratum_title(s, tables.language) != stratum_title(s) for s in tables.strata_values):
+        figures["accuracy_by_stratum_" + tables.language] = lambda t: fig_strata(t, t.language)
+    return figures
+
+
 def export_figures(tables: RunTables, out_dir: Path) -> list[Path]:
-    """Draw every paper figure into `out_dir` in every format."""
+    """Draw every paper figure into `out_dir` in every format, each with its caption (`<name>.txt`)."""
     written: list[Path] = []
     with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
-        for name, draw in FIGURES.items():
+        for name, draw in figures_of(tables).items():
             fig = draw(tables)
-            fig.text(0.995, 0.005, "local model results are illustrative" if "local" in tables.signature else "",
+            fig.text(0.995, 0.005, "local model results are illustrative" if _illustrative(tables) else "",
                      ha="right", va="bottom", fontsize=5, color="#777777")
             written += save_figure(fig, out_dir, name)
+            text = out_dir / f"{name}.txt"
+            text.write_text(caption(name, tables), encoding="utf-8")
+            written.append(text)
     return written
 
 

@@ -174,9 +174,9 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
             row: dict[str, object] = {"run": label, "configuration": configuration, "n": len(pair)}
             for metric in (KG_VALID, pass_col):
                 row[f"{metric}_sp"] = float(pair[f"{metric}_sp"].mean())
-                row[f"{metric}_fb"] = float(pair[f"{metric}_ag"].mean())
+                row[f"{metric}_fb"] = float(pair[f"{metric}_fb"].mean())
                 row[f"{metric}_gain"] = row[f"{metric}_fb"] - row[f"{metric}_sp"]
-                row[f"{metric}_mcnemar_p"] = mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_ag"] > 0.5).p_value
+                row[f"{metric}_mcnemar_p"] = mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_fb"] > 0.5).p_value
             rows.append(row)
         table = pd.DataFrame.from_records(rows)
         for metric in (KG_VALID, pass_col):

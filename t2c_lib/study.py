@@ -149,6 +149,9 @@ def infer(
     from t2c_lib.prompts import Configuration, template_hashes
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
+    choice = model_choice(params)
+    if choice is not None and model is None:
+        choice.check()  # an endpoint in the environment and `model: local` in the file: refuse to guess
     study = open_study(params, results_dir)
     schema = study.store.schema()
     grammar = None
@@ -195,9 +198,11 @@ def infer(
                 "prompt_tokens": state.prompt_tokens, "completion_tokens": state.completion_tokens,
                 "model_time_s": round(state.model_time_s, 6), "validation_time_s": round(state.validation_time_s, 6)}
 
-    report = run_cell(cell, params, study.questions, solve, study.run_dir, workers=workers, progress=progress)
-    study.store.close()
-    return report
+    try:
+        return run_cell(cell, params, study.questions, solve, study.run_dir, workers=workers, progress=progress,
+                        model_id=chat.model_id)
+    finally:
+        study.store.close()
 
 
 THESIS_STRATEGIES = ("single-pass", "feedback")
@@ -250,7 +255,14 @@ def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> StudyParams:
-    """Parameters from a file (relative to the project root if not found here) plus explicit overrides."""
+    """Parameters from a file (relative to the project root if not found here) plus explicit overrides.
+
+    The model follows `t2c_lib.model_choice`: an explicit `model` override, else `T2C_MODEL`,
+    else the file's `model:`; the `ModelChoice` rides along in `params.extra` (`infer` checks it).
+    """
+    import dataclasses
+
+    from t2c_lib.model_choice import CHOICE_KEY, choose_model
     from t2c_lib.params import load_params
 
     base = StudyParams()
@@ -261,11 +273,23 @@ def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> S
         elif not path.is_file() and (config.PARAMS_DIR / path.name).is_file():
             path = config.PARAMS_DIR / path.name
         base = load_params(path)
-    return base.with_overrides(**overrides)
+    choice = choose_model(base.model, overrides.pop("model", None), file_name=str(params_file or "the default parameters"))
+    params = base.with_overrides(model=choice.name, **overrides)
+    return dataclasses.replace(params, extra={**params.extra, CHOICE_KEY: choice})
+
+
+def model_choice(params: StudyParams) -> Any:
+    """The `ModelChoice` behind `params.model` (None for parameters not made by `resolve_params`)."""
+    from t2c_lib.model_choice import CHOICE_KEY
+
+    return params.extra.get(CHOICE_KEY)
 
 
 def make_rules(params: StudyParams, params_file: str) -> str:
     """Make rules running the notebooks for every cell with papermill (`make -j` safe).
+
+    After every step the rules run `$(GRID_PROGRESS)` (the Makefile's `t2c study progress`:
+    cells done of total, time so far, an estimate); left undefined it is an empty command.
 
     Every other strategy's cell waits for its `feedback` twin: its first attempts fill the cache
     (single-pass, history, raw-error and verifier begin with the same request) and `vote`
@@ -288,9 +312,11 @@ def make_rules(params: StudyParams, params_file: str) -> str:
             f"\t@mkdir -p {nb} {cell_dir}",
             f"\t$(PAPERMILL) notebooks/01_inference.ipynb {nb}/01_inference__{tag}.ipynb {args}",
             "\t@touch $@",
+            "\t@$(GRID_PROGRESS)",
             f"{cell_dir}/.evaluated: {cell_dir}/.inferred",
             f"\t$(PAPERMILL) notebooks/02_evaluation.ipynb {nb}/02_evaluation__{tag}.ipynb {args}",
             "\t@touch $@",
+            "\t@$(GRID_PROGRESS)",
             "",
         ]
         evaluated.append(f"{cell_dir}/.evaluated")
@@ -300,6 +326,7 @@ def make_rules(params: StudyParams, params_file: str) -> str:
         f"{run}/.analyzed: $(STUDY_EVALUATED)",
         f"\t$(PAPERMILL) notebooks/03_comparative_analysis.ipynb {nb}/03_comparative_analysis.ipynb -p params_file {params_file}",
         "\t@touch $@",
+        "\t@$(GRID_PROGRESS)",
         f"STUDY_ANALYZED := {run}/.analyzed",
         "",
     ]
@@ -370,12 +397,21 @@ def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir
 
     dataset = load_dataset(params.dataset)
     run_dir = run_dir_for(params, results_dir)
-    label = f"this run: {params.run_id}, {params.model} (t2c's graph and questions)"
-    tables = analyze_run(run_dir, dataset.strata_columns, load_published(dataset.path), label)
+    label = f"this run: {params.run_id}, {', '.join(recorded_models(run_dir)) or params.model} (t2c's graph and questions)"
+    tables = analyze_run(run_dir, dict(dataset.ground_truth_spec.strata), load_published(dataset.path), label,
+                         language=dataset.language)
     write_tables(tables, run_dir)
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))
     return tables
+
+
+def recorded_models(run_dir: Path) -> list[str]:
+    """The model ids that answered in a run, from its cells' manifests (which model answered, not which is set now)."""
+    import json
+
+    return sorted({json.loads(path.read_text(encoding="utf-8")).get("model_id", "")
+                   for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")} - {""})
 
 
 def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:

@@ -64,16 +64,26 @@ class Recorded:
 DEFAULT_TEXT = "<cypher>MATCH (m:MK) RETURN m.nama</cypher>"
 
 
+def free_port() -> int:
+    """A loopback port nothing listens on now (connections to it are refused until a server binds it)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 class FaultServer:
     """Run with `with FaultServer() as srv:`; `srv.base_url` is the `/v1` root for the SDK."""
 
-    def __init__(self, reply_text: str = DEFAULT_TEXT) -> None:
+    def __init__(self, reply_text: str = DEFAULT_TEXT, port: int = 0) -> None:
+        """`port` 0 picks a free one; a fixed port lets a test refuse first and answer later at one URL."""
         self.reply_text = reply_text
         self.faults: deque[Fault] = deque()
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fault-server", daemon=True)
 

@@ -89,20 +89,20 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     row = tables.comparison.set_index("configuration").loc["Zero-Shot_Full"]
     assert row["n"] == 3
     p = "pass_at_1_final__kg_axel"
-    assert row[f"{p}_sp"] == pytest.approx(1 / 3) and row[f"{p}_ag"] == pytest.approx(2 / 3)
-    assert row["pass_at_1_first__kg_axel_ag"] == pytest.approx(1 / 3)
+    assert row[f"{p}_sp"] == pytest.approx(1 / 3) and row[f"{p}_fb"] == pytest.approx(2 / 3)
+    assert row["pass_at_1_first__kg_axel_fb"] == pytest.approx(1 / 3)
     assert (row[f"{p}_mcnemar_b"], row[f"{p}_mcnemar_c"]) == (0, 1)
     assert row[f"{p}_mcnemar_p_value"] == pytest.approx(1.0)
-    assert row["kg_valid_chain_final_ag"] == pytest.approx(1.0) and row["kg_valid_structural_final_sp"] == pytest.approx(2 / 3)
-    assert row["model_calls_per_question_ag"] == pytest.approx(4 / 3)
+    assert row["kg_valid_chain_final_fb"] == pytest.approx(1.0) and row["kg_valid_structural_final_sp"] == pytest.approx(2 / 3)
+    assert row["model_calls_per_question_fb"] == pytest.approx(4 / 3)
     agentic = tables.agentic.set_index("configuration").loc["Zero-Shot_Full"]
     assert agentic["recovery_rate"] == pytest.approx(1.0) and agentic["first_attempt_success_rate"] == pytest.approx(2 / 3)
     cumulative = tables.cumulative[tables.cumulative["configuration"] == "Zero-Shot_Full"]["success_rate"].tolist()
     assert cumulative == pytest.approx([2 / 3, 1.0, 1.0])
     strata = tables.strata
-    hard = strata[(strata["configuration"] == "ALL") & (strata["value"] == "hard") & (strata["mode"] == "feedback")]  # an old run's agentic folder reads as feedback
+    hard = strata[(strata["configuration"] == "ALL") & (strata["value"] == "hard") & (strata["strategy"] == "feedback")]  # an old run's agentic folder reads as feedback
     assert hard["n"].tolist() == [2] and hard["pass_at_1_final__kg_axel"].tolist() == [0.0]
-    by = tables.by_scoring.set_index(["scoring", "configuration", "mode"])
+    by = tables.by_scoring.set_index(["scoring", "configuration", "strategy"])
     thesis_row = by.loc[("kg-axel", "Zero-Shot_Full", "feedback")]
     assert thesis_row["pass_at_1_final_pct"] == pytest.approx(200 / 3) and thesis_row["recovery_pct"] == pytest.approx(100.0)
     assert thesis_row["first_attempt_pct"] == pytest.approx(200 / 3) and thesis_row["mean_iterations"] == pytest.approx(4 / 3)
@@ -159,9 +159,9 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
     extra = [0, 40, 40, 0, 80, 40, 0, 80, 41]  # 1,4,7 coincide; 2,3,6 coincide; 9 sits next to them
     gain = [0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 0.34]
     comparison = pd.DataFrame({
-        "configuration": names, "pass_at_1_final__t2c_sp": [0.3] * 9, "pass_at_1_final__t2c_ag": [0.3 + g for g in gain],
-        "tokens_per_question_sp": [100.0] * 9, "tokens_per_question_ag": [100.0 + e for e in extra],
-        "model_calls_per_question_sp": [1.0] * 9, "model_calls_per_question_ag": [1.0 + e / 100 for e in extra],
+        "configuration": names, "pass_at_1_final__t2c_sp": [0.3] * 9, "pass_at_1_final__t2c_fb": [0.3 + g for g in gain],
+        "tokens_per_question_sp": [100.0] * 9, "tokens_per_question_fb": [100.0 + e for e in extra],
+        "model_calls_per_question_sp": [1.0] * 9, "model_calls_per_question_fb": [1.0 + e / 100 for e in extra],
     })
     empty = pd.DataFrame()
     tables = RunTables(empty, comparison, empty, empty, empty, empty, empty, empty, "kg-axel", "sig")

@@ -29,9 +29,10 @@ def _env(results: Path) -> dict[str, str]:
     return env
 
 
-def _spawn(session_id: str, results: Path):
+def _spawn(session_id: str, results: Path, new: bool = False):
     pexpect = pytest.importorskip("pexpect")
-    child = pexpect.spawn(T2C, ["chat", "--session", session_id, "--max-iterations", "1", "--max-tokens", "64"],
+    child = pexpect.spawn(T2C, ["chat", "--session", session_id, *(["--new"] if new else []), "--max-iterations", "1",
+                                "--max-tokens", "64"],
                           env=_env(results), encoding="utf-8", timeout=TURN_TIMEOUT_S, dimensions=(50, 200))
     return child
 
@@ -39,7 +40,7 @@ def _spawn(session_id: str, results: Path):
 @pytest.mark.slow
 def test_chat_in_a_terminal_killed_and_resumed(tmp_path):
     session_id = "terminal-e2e"
-    child = _spawn(session_id, tmp_path)
+    child = _spawn(session_id, tmp_path, new=True)
     child.expect(f"session {session_id} started")
     child.expect(PROMPT)
     transcript = [child.before]
@@ -82,7 +83,7 @@ def test_chat_in_a_terminal_killed_and_resumed(tmp_path):
 
 def test_chat_reads_messages_from_stdin_until_eof(tmp_path):
     """Rules routing: a greeting (unclear) and thanks need no model call and no query; the script ends at EOF."""
-    run = subprocess.run([T2C, "chat", "--router", "rules", "--session", "script"], input="Halo, apa kabar?\n\nok\n",
+    run = subprocess.run([T2C, "chat", "--router", "rules", "--session", "script", "--new"], input="Halo, apa kabar?\n\nok\n",
                          capture_output=True, text=True, env=_env(tmp_path), timeout=300)
     assert run.returncode == 0, run.stderr
     assert "> Halo, apa kabar?" in run.stdout and "> ok" in run.stdout
@@ -96,3 +97,19 @@ def test_chat_refuses_a_bad_session_id(tmp_path):
     run = subprocess.run([T2C, "chat", "--session", "../escape"], input="", capture_output=True, text=True,
                          env=_env(tmp_path), timeout=300)
     assert run.returncode == 1 and "invalid session id" in run.stderr
+
+
+def test_a_mistyped_session_id_is_an_error_listing_the_saved_sessions_not_a_new_session(tmp_path):
+    """Issue 28, item 5: `--session ID` resumes; an id nobody saved stops with the saved ids, and `--new` starts one."""
+    started = subprocess.run([T2C, "chat", "--router", "rules", "--session", "20261123-a", "--new"], input="ok\n",
+                             capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    assert started.returncode == 0, started.stderr
+    mistyped = subprocess.run([T2C, "chat", "--router", "rules", "--session", "20261123-b"], input="ok\n",
+                              capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    assert mistyped.returncode == 1
+    assert "no saved session '20261123-b'" in mistyped.stderr and "20261123-a" in mistyped.stderr
+    assert "--session 20261123-b --new" in mistyped.stderr
+    assert not (tmp_path / "chat" / "20261123-b").exists()
+    again = subprocess.run([T2C, "chat", "--router", "rules", "--session", "20261123-a", "--new"], input="",
+                           capture_output=True, text=True, env=_env(tmp_path), timeout=300)
+    assert again.returncode == 1 and "already exists" in again.stderr

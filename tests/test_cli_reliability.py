@@ -31,8 +31,8 @@ def dirs(tmp_path_factory) -> dict[str, str]:
             "T2C_FIGURES_DIR": str(base / "figures")}
 
 
-RUN = ["run", "--params", "params/quick.yaml", "--run-id", "auth", "--mode", "agentic", "--prompt", "zero_shot",
-       "--schema", "Full", "--limit", "2", "--model", "fault-model", "--no-cache"]
+RUN = ["run", "--params", "params/quick.yaml", "--run-id", "auth", "--mode", "agentic", "--prompt", "few_shot",
+       "--schema", "Nodes+Paths", "--limit", "2", "--model", "fault-model", "--no-cache"]
 
 
 def test_401_stops_the_run_records_nothing_and_the_fixed_run_asks_again_then_evaluate_and_analyze(dirs) -> None:
@@ -44,7 +44,7 @@ def test_401_stops_the_run_records_nothing_and_the_fixed_run_asks_again_then_eva
         errors = [line for line in refused.stderr.splitlines() if line.startswith("t2c: error:")]
         assert len(errors) == 1 and "authentication failed: check the API key" in errors[0]
         assert len(server.requests) == 1, "not retried, and no second question asked"
-        cell = Path(dirs["T2C_RESULTS_DIR"]) / "auth" / "agentic" / "Zero-Shot_Full"
+        cell = Path(dirs["T2C_RESULTS_DIR"]) / "auth" / "agentic" / "Few-Shot_Nodes+Paths"
         questions = cell / "questions.jsonl"
         assert not questions.exists() or questions.read_text() == ""
         server.faults.clear()  # the key is fixed
@@ -54,11 +54,11 @@ def test_401_stops_the_run_records_nothing_and_the_fixed_run_asks_again_then_eva
     # the study commands find the run by its id alone (its manifests hold limit, model and grid)
     evaluated = t2c("evaluate", "--run-id", "auth", env=dirs)
     assert evaluated.returncode == 0, evaluated.stderr
-    assert evaluated.stdout.startswith("feedback/Zero-Shot_Full: KG-valid structural ") and "Pass@1 first" in evaluated.stdout
+    assert evaluated.stdout.startswith("feedback/Few-Shot_Nodes+Paths: KG-valid structural ") and "Pass@1 first" in evaluated.stdout
     analyzed = t2c("analyze", "--run-id", "auth", env=dirs)
     assert analyzed.returncode == 0, analyzed.stderr
     assert "paired tests need both strategies (single-pass and feedback)" in analyzed.stdout
-    assert "Zero-Shot_Full" in analyzed.stdout and "Traceback" not in analyzed.stderr
+    assert "Few-Shot_Nodes+Paths" in analyzed.stdout and "Traceback" not in analyzed.stderr
     assert (Path(dirs["T2C_RESULTS_DIR"]) / "auth" / "analysis" / "comparison.csv").is_file()
 
 

@@ -176,3 +176,36 @@ def test_complete_last_record_without_newline_is_kept(tmp_path):
     log.append_question({"question_id": "q2"})
     assert [r["question_id"] for r in read_jsonl(path)] == ["q1", "q2"]
     assert not (tmp_path / "questions.jsonl.torn").exists()
+
+
+# --- progress across the whole grid (issue 28, item 10) ----------------------------------------
+
+def test_grid_progress_counts_cells_of_the_whole_grid_and_estimates_from_this_runs_pace(tmp_path):
+    import os
+
+    from t2c_lib.grid_progress import grid_progress
+
+    run_dir = tmp_path / "results" / "r"
+    cells = [run_dir / s / c for s in ("feedback", "single-pass") for c in ("Few-Shot_Full", "CoT_Full")]
+    start = 1_000_000.0
+    for d in cells:
+        d.mkdir(parents=True)
+    (cells[0] / ".inferred").touch()
+    (cells[0] / ".evaluated").touch()
+    os.utime(cells[0] / ".inferred", (start - 50, start - 50))  # an earlier make: does not set the pace
+    os.utime(cells[0] / ".evaluated", (start - 40, start - 40))
+    first = grid_progress("r", cells, run_dir, since=start, now=start + 30)
+    assert first.line() == ("[grid r] 1 of 4 cells (strategy x configuration) done (1 inferred, 1 evaluated); "
+                            "30 s so far, estimate after the first cell")
+    for d in cells[1:3]:
+        for stamp in (".inferred", ".evaluated"):
+            (d / stamp).touch()
+            os.utime(d / stamp, (start + 100, start + 100))
+    later = grid_progress("r", cells, run_dir, since=start, now=start + 200)
+    assert (later.evaluated, later.evaluated_now, later.left_s) == (3, 2, 100.0)
+    assert later.line().endswith("done (3 inferred, 3 evaluated); 3 min 20 s so far, about 1 min 40 s left at this pace")
+    for stamp in (".inferred", ".evaluated"):
+        (cells[3] / stamp).touch()
+    (run_dir / ".analyzed").touch()
+    done = grid_progress("r", cells, run_dir, since=start, now=start + 4000)
+    assert done.line() == "[grid r] 4 of 4 cells (strategy x configuration) done (analysis done); 1 h 06 min so far"

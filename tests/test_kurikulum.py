@@ -72,3 +72,30 @@ def test_schema_texts_are_identical_across_two_loads(kurikulum, tmp_path):
         store.close()
     assert texts[0] == texts[1]
     assert texts[0][0] == kurikulum.expected_counts()
+
+
+def test_the_prerequisite_description_points_the_way_the_edges_and_gold_queries_do(kurikulum):
+    """Issue 28, item 2: the model reads this description with `schema_descriptions`; it must say
+    that in (a)-[:PREREQUISITE]->(b) a is taken before b, as the header comment, the 72 edges
+    (a's semester before b's) and the gold queries have it."""
+    import csv
+    import re
+
+    import yaml
+
+    def read_csv_rows(path):
+        with path.open(encoding="utf-8", newline="") as handle:
+            return list(csv.DictReader(handle))
+
+    description = kurikulum.schema_spec.descriptions["PREREQUISITE"]
+    said = re.search(r"\((\w)\)-\[:PREREQUISITE\]->\((\w)\) berarti (\w) (?:adalah prasyarat|harus diambil sebelum) (\w)",
+                     description)
+    assert said, description
+    source, target, before, after = said.groups()
+    assert (before, after) == (source, target), f"the description says {before} is taken before {after}: {description}"
+    semester = {row["id"]: int(row["semester"]) for row in read_csv_rows(kurikulum.path / "nodes" / "MK.csv")}
+    edges = read_csv_rows(kurikulum.path / "rels" / "PREREQUISITE.csv")
+    assert len(edges) == 72 and all(semester[e["from_id"]] < semester[e["to_id"]] for e in edges)
+    header = (kurikulum.path / "schema.yaml").read_text(encoding="utf-8")
+    assert "(a:MK)-[:PREREQUISITE]->(b:MK)       a is a prerequisite of b" in header
+    assert yaml.safe_load(header)["relationships"]["PREREQUISITE"]["description"] == description

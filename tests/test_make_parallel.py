@@ -55,6 +55,7 @@ def _make(project: Path, *args: str, **env: str) -> list[list[str]]:
     done = subprocess.run(["make", "-C", str(project), "all", "PARAMS=grid.yaml", f"PAPERMILL={project / 'record.sh'}", *args],
                           env=environ, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+    _make.output = done.stdout + done.stderr
     return [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
 
 
@@ -73,6 +74,9 @@ def test_jobs_and_threads_follow_the_settings(tmp_path: Path) -> None:
     two = _make(project, JOBS="2")
     assert len([e for e in two if e[0] == "start"]) == 9
     assert _most_at_once(two) == 2
+    progress = [line for line in _make.output.splitlines() if line.startswith("[grid make_parallel] ")]
+    assert len(progress) == 9, _make.output  # after every notebook run: the whole grid, not one cell
+    assert "4 of 4 cells (strategy x configuration) done (analysis done)" in progress[-1]
     cores = len(os.sched_getaffinity(0))
     assert {e[3] for e in two if e[0] == "start"} == {str(max(1, cores // 2))}
 

@@ -48,6 +48,18 @@ class LLMConfigError(LLMError):
     """No retry and no other question can succeed (bad key, forbidden, unknown model, bad URL): stop the run."""
 
 
+class LLMUnavailableError(LLMError):
+    """The endpoint gave no answer after every retry (refused or dropped connections, timeouts, 429, 5xx).
+
+    An outage says nothing about the question: a study stops and records nothing for it, so
+    the run resumed once the endpoint is back asks it again (an outage is never an answer).
+    """
+
+
+STOPS_THE_RUN: tuple[type[LLMError], ...] = (LLMConfigError, LLMUnavailableError)
+"""Model errors after which a study stops without recording the question (see `t2c_lib.experiment`)."""
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """Anything that turns chat messages into a completion."""

@@ -1,10 +1,12 @@
 """Any OpenAI-compatible chat endpoint (Groq, OpenRouter, vLLM, Ollama, llama.cpp server) via the `openai` SDK.
 
-The SDK's own retries are off; this module retries 429, 408/409, 5xx, timeouts, dropped
-connections and malformed bodies with exponential backoff and full jitter, honours
+The SDK's own retries are off; this module retries 429, 408/409, 5xx, timeouts, refused and
+dropped connections and malformed bodies with exponential backoff and full jitter, honours
 `Retry-After` / `retry-after-ms`, and gives up when attempts or the total wait budget run
-out, with an `LLMError` naming the endpoint and the last status. The API key lives only in
-the SDK client: it is not in `repr`, error messages or logs (messages are redacted).
+out, with an `LLMUnavailableError` naming the endpoint and the last status (a refused
+connection asks "is the server running?"): an outage, which a study never records as an
+answer. The API key lives only in the SDK client: it is not in `repr`, error messages or
+logs (messages are redacted).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
-from t2c_lib.llm.base import Completion, LLMConfigError, LLMError, Message, Usage
+from t2c_lib.llm.base import Completion, LLMConfigError, LLMError, LLMUnavailableError, Message, Usage
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +255,7 @@ class OpenAICompatModel:
             f"model {self.model!r} at {self.endpoint.label} failed after {attempts} attempt(s): "
             f"{status_text}: {what}"
         )
-        return LLMError(redact(message, self.endpoint.api_key))
+        return LLMUnavailableError(redact(message, self.endpoint.api_key))
 
     def complete(
         self,
@@ -328,6 +330,8 @@ class OpenAICompatModel:
         except openai.APITimeoutError:
             raise _Retryable(f"no response within {self.retry.timeout_s:g}s (timeout)") from None
         except openai.APIConnectionError as exc:
+            if _refused(exc):
+                raise _Retryable(f"connection refused: is the server running at {self.endpoint.base_url}?") from None
             raise _Retryable(f"connection failed: {_short(exc)}") from None
         except openai.APIStatusError as exc:
             status = exc.status_code
@@ -363,6 +367,18 @@ class OpenAICompatModel:
             latency_s=latency,
             model=self.model_id,
         )
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection error is (caused by) a refused connection: nothing listens at the address."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or "connection refused" in str(current).lower():
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _extra_field(obj: Any, name: str) -> str:
