@@ -71,6 +71,19 @@ def is_loopback_uri(uri: str) -> bool:
     return host in LOOPBACK_HOSTS or host.startswith("127.")
 
 
+def local_server_runs_on(uri: str) -> bool:
+    """Whether the pid file of `make neo4j` names a live launcher started for the URI's port (default 7687)."""
+    folder = local_neo4j_dir()
+    try:
+        pid = int((folder / "neo4j.pid").read_text(encoding="utf-8").strip())
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        port = urlsplit(uri).port or 7687
+    except (OSError, ValueError):
+        return False
+    args = [a.decode("utf-8", "replace") for a in args if a]
+    return "t2c.neo4j.Launcher" in args and bool(args) and args[-1] == str(port)
+
+
 def neo4j_password(uri: str) -> str | None:
     """The password for a Neo4j server: `NEO4J_PASSWORD` when set; else, for a loopback URI, the one
     `make neo4j` generated into `<local_neo4j_dir>/password` (mode 0600) at its first start; else None.
@@ -79,6 +92,8 @@ def neo4j_password(uri: str) -> str | None:
     explicit = env("NEO4J_PASSWORD")
     if explicit or not is_loopback_uri(uri):
         return explicit
+    if not local_server_runs_on(uri):  # never hand the password to whatever else listens on that port
+        return None
     try:
         lines = (local_neo4j_dir() / "password").read_text(encoding="utf-8").splitlines()
     except OSError:

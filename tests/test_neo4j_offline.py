@@ -46,20 +46,33 @@ def test_type_names_map_onto_prop_types():
 
 
 def test_the_local_servers_password_is_read_for_loopback_only(tmp_path, monkeypatch):
-    """NEO4J_PASSWORD wins; without it a loopback URI reads <T2C_NEO4J_DIR>/password, any other URI nothing."""
+    """NEO4J_PASSWORD wins; without it a loopback URI reads <T2C_NEO4J_DIR>/password while the local launcher
+    runs on that port, any other URI nothing."""
+    import subprocess
+    import sys
+
     (tmp_path / "password").write_text("generated-password-0123456789abc\n")
     monkeypatch.setenv("T2C_NEO4J_DIR", str(tmp_path))
     monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
-    for uri in ("bolt://127.0.0.1:7687", "neo4j://localhost:7999", "bolt://[::1]:7687", "bolt://127.0.1.1"):
-        assert config.neo4j_password(uri) == "generated-password-0123456789abc", uri
-    for uri in ("bolt://db.example.org:7687", "neo4j+s://abcd.databases.neo4j.io", "bolt://10.0.0.5:7687", "not a uri"):
-        assert config.neo4j_password(uri) is None, uri
-    monkeypatch.setenv("NEO4J_PASSWORD", "from-the-environment")
-    assert config.neo4j_password("bolt://127.0.0.1:7687") == "from-the-environment"
-    assert config.neo4j_password("bolt://db.example.org:7687") == "from-the-environment"
-    monkeypatch.delenv("NEO4J_PASSWORD")
-    (tmp_path / "password").unlink()
+    # no launcher running: whatever listens on the port gets no password
     assert config.neo4j_password("bolt://127.0.0.1:7687") is None
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "t2c.neo4j.Launcher", "home", "7687"])
+    try:
+        (tmp_path / "neo4j.pid").write_text(f"{stand_in.pid}\n")
+        for uri in ("bolt://127.0.0.1:7687", "neo4j://localhost", "bolt://[::1]:7687", "bolt://127.0.1.1"):
+            assert config.neo4j_password(uri) == "generated-password-0123456789abc", uri
+        for uri in ("bolt://db.example.org:7687", "neo4j+s://abcd.databases.neo4j.io", "bolt://10.0.0.5:7687", "not a uri",
+                    "bolt://127.0.0.1:7999"):  # another port: not the launcher's
+            assert config.neo4j_password(uri) is None, uri
+        monkeypatch.setenv("NEO4J_PASSWORD", "from-the-environment")
+        assert config.neo4j_password("bolt://127.0.0.1:7687") == "from-the-environment"
+        assert config.neo4j_password("bolt://db.example.org:7687") == "from-the-environment"
+        monkeypatch.delenv("NEO4J_PASSWORD")
+        (tmp_path / "password").unlink()
+        assert config.neo4j_password("bolt://127.0.0.1:7687") is None
+    finally:
+        stand_in.kill()
+        stand_in.wait()
 
 
 def test_a_refused_local_password_names_the_cache_file(tmp_path, monkeypatch):
@@ -74,15 +87,16 @@ def test_a_refused_local_password_names_the_cache_file(tmp_path, monkeypatch):
     assert str(tmp_path) not in str(_unavailable(nx.AuthError("unauthorized"), "bolt://db.example.org:7687"))
 
 
-def test_value_bytes_counts_like_the_embedded_store_and_survives_depth():
-    from t2c_lib.graph.ladybug_worker import value_size
-
+def test_value_bytes_counts_values_and_survives_depth():
     deep: list = []
     for _ in range(5000):
         deep = [deep]
     assert value_bytes(deep) == 16 * 5001  # iterative: no RecursionError
-    for value in ("abc", [1, [2, "x"]], {"a": [1, 2.5], "b": None}, 3.5, None, True):
-        assert value_bytes(value) == value_size(value)
+    expected = {"abc": 19, 3.5: 16, None: 16, True: 16}
+    for value, size in expected.items():
+        assert value_bytes(value) == size
+    assert value_bytes([1, [2, "x"]]) == 16 + 16 + 16 + 16 + 17
+    assert value_bytes({"a": [1, 2.5], "b": None}) == 16 + 17 + 16 + 16 + 16 + 17 + 16
 
 
 class _BoltSocketLike:

@@ -46,8 +46,7 @@ before converting them could exhaust the interpreter's recursion limit."""
 def value_bytes(value: Any) -> int:
     """The size of a converted result value as the byte budget counts it.
 
-    The same numbers as the embedded store's worker (`ladybug_worker.value_size`): 16 per value,
-    plus a string's length, plus a container's items (a map's keys as strings), 32 plus the
+    Both stores count with it: 16 per value, plus a string's length, plus a container's items (a map's keys as strings), 32 plus the
     properties for a node or relationship, 32 plus its node and relationship lists for a path.
     Iterative, so a deeply nested value cannot exhaust the recursion limit."""
     total = 0
