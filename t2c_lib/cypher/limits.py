@@ -82,6 +82,34 @@ def regex_problem(tokens: list[Token]) -> str | None:
     return None
 
 
+MAX_RANGE_VALUES = 1_000_000
+"""Values a `range()` with literal bounds may produce: a list that size is built in one expression, where
+neither store's transaction memory accounting nor every timeout reaches (Neo4j filled its heap on 10**8)."""
+
+
+def range_problem(tokens: list[Token]) -> str | None:
+    """Why a `range(a, b[, step])` with integer-literal bounds builds too large a list, or None."""
+    for i, tok in enumerate(tokens):
+        if tok.upper != "RANGE" or (i and tokens[i - 1].is_punct(".", ":")) or i + 1 >= len(tokens) or not tokens[i + 1].is_punct("("):
+            continue
+        bounds, j = [], i + 2
+        for _ in range(2):
+            negative = j < len(tokens) and tokens[j].is_punct("-")
+            j += negative
+            if j >= len(tokens) or tokens[j].kind is not Kind.NUMBER or not tokens[j].text.isdigit():
+                break
+            bounds.append(-int(tokens[j].text) if negative else int(tokens[j].text))
+            j += 1
+            if len(bounds) == 1:
+                if j >= len(tokens) or not tokens[j].is_punct(","):
+                    break
+                j += 1
+        if len(bounds) == 2 and bounds[1] - bounds[0] + 1 > MAX_RANGE_VALUES:
+            return (f"range({bounds[0]}, {bounds[1]}) builds a list of {bounds[1] - bounds[0] + 1:,} values in one expression, "
+                    f"over the limit of {MAX_RANGE_VALUES:,}")
+    return None
+
+
 def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
     """Why a token list is too large or too deeply nested for a database to parse safely, or None."""
     if len(tokens) > limits.max_tokens:
@@ -89,4 +117,4 @@ def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
     depth = nesting_depth(tokens)
     if depth > limits.max_depth:
         return f"the query nests brackets or CASE {depth} deep, over the limit of {limits.max_depth} (T2C_MAX_QUERY_DEPTH)"
-    return regex_problem(tokens)
+    return regex_problem(tokens) or range_problem(tokens)
