@@ -68,7 +68,7 @@ test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` te
 lab: setup ## JupyterLab on 127.0.0.1 with the project's kernel, to open the notebooks interactively (LAB_ARGS=--port=8899)
 	tools/lab.sh $(PY) $(LAB_ARGS)
 
-neo4j: ## start a local Neo4j 5.26 server on 127.0.0.1 (NEO4J_PORT, default 7687; data in .cache/neo4j)
+neo4j: ## start a local Neo4j 5.26 server on 127.0.0.1 (NEO4J_PORT, default 7687; data and its generated password in .cache/neo4j)
 	tools/neo4j/neo4j.sh start
 
 neo4j-stop: ## stop the local Neo4j server

@@ -1,13 +1,15 @@
 """Settings from the environment (and an optional `.env`), and the project's paths.
 
 Secrets (API keys, database passwords) are read here and nowhere else; they are never
-written to params, notebooks, manifests or results.
+written to params, notebooks, manifests or results. Secrets come from the environment, with one
+exception: the password `make neo4j` generated for the local Neo4j server, read from its cache.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -50,6 +52,53 @@ def env(name: str, default: str | None = None) -> str | None:
     """An environment setting (after `.env`), or `default` when unset or empty."""
     value = os.environ.get(name)
     return value if value not in (None, "") else default
+
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def local_neo4j_dir() -> Path:
+    """Where `tools/neo4j/neo4j.sh` keeps the local server (`T2C_NEO4J_DIR`, else <project>/.cache/neo4j)."""
+    return Path(env("T2C_NEO4J_DIR") or PROJECT_ROOT / ".cache" / "neo4j")
+
+
+def is_loopback_uri(uri: str) -> bool:
+    """Whether a Bolt URI names this machine (127.x, localhost, ::1): where `make neo4j` listens."""
+    try:
+        host = (urlsplit(uri).hostname or "").lower()
+    except ValueError:
+        return False
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def local_server_runs_on(uri: str) -> bool:
+    """Whether the pid file of `make neo4j` names a live launcher started for the URI's port (default 7687)."""
+    folder = local_neo4j_dir()
+    try:
+        pid = int((folder / "neo4j.pid").read_text(encoding="utf-8").strip())
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        port = urlsplit(uri).port or 7687
+    except (OSError, ValueError):
+        return False
+    args = [a.decode("utf-8", "replace") for a in args if a]
+    return "t2c.neo4j.Launcher" in args and bool(args) and args[-1] == str(port)
+
+
+def neo4j_password(uri: str) -> str | None:
+    """The password for a Neo4j server: `NEO4J_PASSWORD` when set; else, for a loopback URI, the one
+    `make neo4j` generated into `<local_neo4j_dir>/password` (mode 0600) at its first start; else None.
+
+    That file is the one secret read from disk: the local server's own, made on this machine."""
+    explicit = env("NEO4J_PASSWORD")
+    if explicit or not is_loopback_uri(uri):
+        return explicit
+    if not local_server_runs_on(uri):  # never hand the password to whatever else listens on that port
+        return None
+    try:
+        lines = (local_neo4j_dir() / "password").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return lines[0].strip() if lines and lines[0].strip() else None
 
 
 load_dotenv()

@@ -5,6 +5,8 @@ The server is the local one `make neo4j` starts (bolt://127.0.0.1:$NEO4J_PORT), 
 contents and NEO4J_URI may name a database that matters. Without a server the
 tests skip, loudly; with `T2C_REQUIRE_NEO4J=1` (set by `tools/neo4j/run_tests.sh` once it
 has started a server, and by CI) they fail instead, so a CI run cannot pass without them.
+The local server runs with authentication on; the store reads the password `make neo4j`
+generated into the project's cache (or `NEO4J_PASSWORD`), as it does for users.
 """
 
 from __future__ import annotations
@@ -53,3 +55,12 @@ def neo4j_kurikulum(neo4j_session_store, kurikulum):
     if store.dataset is not kurikulum or not store.is_loaded():
         store.load(kurikulum)
     return store
+
+
+@pytest.fixture
+def gate_bypassed(monkeypatch):
+    """The Neo4j store without the shared gate in front (`admit` returns the text as given), so the
+    walls below it (EXPLAIN plan, READ transaction, client deadline, byte budget) are tested alone."""
+    import t2c_lib.graph.neo4j as store_module
+
+    monkeypatch.setattr(store_module, "admit", lambda text, rewrite=True, limits=None: text)

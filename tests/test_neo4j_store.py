@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from neo4j_fixtures import neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
+from neo4j_fixtures import gate_bypassed, neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
 from t2c_lib.graph.base import StoreError
 from t2c_lib.agent import ErrorType
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, ResultTooLarge, StoreUnavailable, UnsafeQuery
@@ -19,7 +19,7 @@ from t2c_lib.validation.steps import ExecutionStep
 
 pytestmark = pytest.mark.neo4j
 
-LONG_QUERY = "UNWIND range(1, 2000000000) AS x WITH x WHERE x < 0 RETURN count(x)"
+LONG_QUERY = "UNWIND range(1, 2000 * 1000000) AS x WITH x WHERE x < 0 RETURN count(x)"
 
 
 def _gold_ids():
@@ -96,8 +96,11 @@ def test_graph_values_are_store_neutral(neo4j_kurikulum):
 
 # --- read-only walls -----------------------------------------------------------------------
 
-def test_write_corpus_leaves_the_graph_unchanged(neo4j_kurikulum):
-    """Every write/admin case of the guard's corpus, sent straight to the store (no guard)."""
+@pytest.mark.parametrize("gate", ["with the gate", "gate bypassed"])
+def test_write_corpus_leaves_the_graph_unchanged(neo4j_kurikulum, request, gate):
+    """Every write/admin case of the guard's corpus, sent to the store; without the gate the EXPLAIN wall refuses."""
+    if gate == "gate bypassed":
+        request.getfixturevalue("gate_bypassed")
     from test_guard import WRITE_CASES
 
     before = fingerprint(neo4j_kurikulum)
@@ -150,7 +153,13 @@ def test_server_refuses_a_write_in_a_read_transaction(neo4j_kurikulum):
     ("CALL db.info()", "operator ProcedureCall"),
     ("CALL { MATCH (m:MK) RETURN m.nama AS n } IN TRANSACTIONS RETURN n", "operator"),
 ])
-def test_explain_wall_refuses_before_execution(neo4j_kurikulum, query, why):
+def test_explain_wall_refuses_before_execution(neo4j_kurikulum, monkeypatch, query, why):
+    """The gate refuses each first; with the gate bypassed, the EXPLAIN plan wall refuses it on its own."""
+    with pytest.raises(UnsafeQuery, match="refused before the database"):
+        neo4j_kurikulum.query(query)
+    import t2c_lib.graph.neo4j as store_module
+
+    monkeypatch.setattr(store_module, "admit", lambda text, rewrite=True, limits=None: text)
     with pytest.raises(UnsafeQuery) as info:
         neo4j_kurikulum.query(query)
     assert info.value.kind == "unsafe"
@@ -177,7 +186,8 @@ def test_a_runaway_result_is_capped_on_neo4j(neo4j_kurikulum):
     ("RETURN 1 / 0", "runtime"),
     ("RETURN toInteger([1, 2])", "runtime"),
 ])
-def test_errors_map_to_kinds(neo4j_kurikulum, query, kind):
+def test_errors_map_to_kinds(neo4j_kurikulum, gate_bypassed, query, kind):
+    """The server's own errors, classified (the gate bypassed: it refuses two statements and unknown procedures first)."""
     with pytest.raises(QueryError) as info:
         neo4j_kurikulum.query(query)
     assert info.value.kind == kind, str(info.value)

@@ -99,7 +99,7 @@ def code_facts() -> dict[str, object]:
     from t2c_lib.agent.strategies import MAX_CORRECTIONS
     from t2c_lib.chat.settings import ChatSettings
     from t2c_lib.cli.agent import PREVIEW_ROWS
-    from t2c_lib.cypher.limits import QueryLimits
+    from t2c_lib.cypher.limits import MAX_RANGE_VALUES, QueryLimits
     from t2c_lib.graph.base import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS
     from t2c_lib.graph.ladybug import BUFFER_POOL_BYTES
     from t2c_lib.graph.ladybug_plan import MAX_CROSS_PRODUCTS
@@ -119,7 +119,7 @@ def code_facts() -> dict[str, object]:
             "max_rows": f"{DEFAULT_MAX_ROWS:,}", "k": DEFAULT_K, "rel_k": DEFAULT_REL_K, "shortlist": SHORTLIST,
             "query_chars": f"{QueryLimits.max_chars:,}", "query_tokens": f"{QueryLimits.max_tokens:,}",
             "query_depth": QueryLimits.max_depth, "grace": f"{GRACE_S:g}", "query_memory": f"{DEFAULT_QUERY_MEMORY // 2 ** 20:,}",
-            "parts": MAX_CROSS_PRODUCTS + 1, "buffer_pool": BUFFER_POOL_BYTES // 2 ** 20,
+            "parts": MAX_CROSS_PRODUCTS + 1, "range_values": f"{MAX_RANGE_VALUES:,}", "buffer_pool": BUFFER_POOL_BYTES // 2 ** 20,
             "result_mib": DEFAULT_MAX_RESULT_BYTES // 2 ** 20, "secret_chars": MIN_SECRET_CHARS,
             "refine_temperature": defaults.temperature_refine, "preview_rows": PREVIEW_ROWS, "quick_limit": quick.limit,
             "python": re.search(r"python=(\d+\.\d+)", (ROOT / "environment.yml").read_text()).group(1),
@@ -183,6 +183,7 @@ FACTS = (
     Fact("README.md", "texts over {} characters, {} tokens or {} levels of brackets/CASE",
          lambda: (X()["query_chars"], X()["query_tokens"], X()["query_depth"])),
     Fact("README.md", "killed past the time limit plus {} s", lambda: (X()["grace"],)),
+    Fact("README.md", "a `range()` of literal bounds over {} values", lambda: (X()["range_values"],)),
     Fact("README.md", "over `T2C_QUERY_MEMORY_MB` (default {}) of resident memory", lambda: (X()["query_memory"],)),
     Fact("README.md", "and at most {} disconnected patterns", lambda: (X()["parts"],)),
     Fact("README.md", "one thread, a {} MiB buffer pool", lambda: (X()["buffer_pool"],)),

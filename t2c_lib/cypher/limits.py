@@ -10,11 +10,15 @@ real query (the gold queries and examples of both datasets: at most 452 characte
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from t2c_lib.cypher.lexer import Kind, Token
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?:[*+}]|\|)(?:[^()\\]|\\.)*\)\s*(?:[*+]|\{\d*,)")
+"""A group holding a quantifier or an alternation, itself repeated: `(a+)+`, `(a|aa)*`, `(x*){2,}`."""
+_BACKREFERENCE = re.compile(r"\\[1-9]")
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,53 @@ def text_problem(text: str, limits: QueryLimits) -> str | None:
     return None
 
 
+def regex_problem(tokens: list[Token]) -> str | None:
+    """Why a regular expression (`=~`) could run for minutes inside one expression, where no timeout reaches, or None.
+
+    Neo4j's regex engine backtracks, and its transaction timeout does not stop a match in progress;
+    so a pattern must be a string literal without a repeated group that itself repeats or alternates,
+    and without backreferences."""
+    for i, tok in enumerate(tokens):
+        if not tok.is_punct("=~"):
+            continue
+        pattern = tokens[i + 1] if i + 1 < len(tokens) else None
+        if pattern is None or pattern.kind is not Kind.STRING:
+            return "a regular expression (=~) must be a string literal, so it can be checked before it runs"
+        body = pattern.text[1:-1]
+        if _NESTED_QUANTIFIER.search(body) or _BACKREFERENCE.search(body):
+            return (f"the regular expression {pattern.text[:60]} repeats a group that itself repeats or alternates "
+                    "(or uses a backreference): such a pattern can backtrack for minutes; write a simpler one")
+    return None
+
+
+MAX_RANGE_VALUES = 1_000_000
+"""Values a `range()` with literal bounds may produce: a list that size is built in one expression, where
+neither store's transaction memory accounting nor every timeout reaches (Neo4j filled its heap on 10**8)."""
+
+
+def range_problem(tokens: list[Token]) -> str | None:
+    """Why a `range(a, b[, step])` with integer-literal bounds builds too large a list, or None."""
+    for i, tok in enumerate(tokens):
+        if tok.upper != "RANGE" or (i and tokens[i - 1].is_punct(".", ":")) or i + 1 >= len(tokens) or not tokens[i + 1].is_punct("("):
+            continue
+        bounds, j = [], i + 2
+        for _ in range(2):
+            negative = j < len(tokens) and tokens[j].is_punct("-")
+            j += negative
+            if j >= len(tokens) or tokens[j].kind is not Kind.NUMBER or not tokens[j].text.isdigit():
+                break
+            bounds.append(-int(tokens[j].text) if negative else int(tokens[j].text))
+            j += 1
+            if len(bounds) == 1:
+                if j >= len(tokens) or not tokens[j].is_punct(","):
+                    break
+                j += 1
+        if len(bounds) == 2 and bounds[1] - bounds[0] + 1 > MAX_RANGE_VALUES:
+            return (f"range({bounds[0]}, {bounds[1]}) builds a list of {bounds[1] - bounds[0] + 1:,} values in one expression, "
+                    f"over the limit of {MAX_RANGE_VALUES:,}")
+    return None
+
+
 def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
     """Why a token list is too large or too deeply nested for a database to parse safely, or None."""
     if len(tokens) > limits.max_tokens:
@@ -66,4 +117,4 @@ def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
     depth = nesting_depth(tokens)
     if depth > limits.max_depth:
         return f"the query nests brackets or CASE {depth} deep, over the limit of {limits.max_depth} (T2C_MAX_QUERY_DEPTH)"
-    return None
+    return regex_problem(tokens) or range_problem(tokens)

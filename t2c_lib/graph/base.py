@@ -38,6 +38,43 @@ def max_result_bytes_setting() -> int:
     return _positive_int_setting("T2C_MAX_RESULT_BYTES", DEFAULT_MAX_RESULT_BYTES)
 
 
+MAX_VALUE_DEPTH = 64
+"""Levels of nested lists/maps a result value may have; deeper ones are refused (QueryError "too_large")
+before converting them could exhaust the interpreter's recursion limit."""
+
+
+def value_bytes(value: Any) -> int:
+    """The size of a converted result value as the byte budget counts it.
+
+    Both stores count with it: 16 per value, plus a string's length, plus a container's items (a map's keys as strings), 32 plus the
+    properties for a node or relationship, 32 plus its node and relationship lists for a path.
+    Iterative, so a deeply nested value cannot exhaust the recursion limit."""
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += 16 + len(item)
+        elif isinstance(item, (list, tuple)):
+            total += 16
+            stack.extend(item)
+        elif isinstance(item, dict):
+            total += 16
+            for key, entry in item.items():
+                stack.append(key)
+                stack.append(entry)
+        elif isinstance(item, (GraphNode, GraphRel)):
+            total += 32
+            stack.append(item.properties)
+        elif isinstance(item, GraphPath):
+            total += 32
+            stack.append(list(item.nodes))
+            stack.append(list(item.rels))
+        else:
+            total += 16
+    return total
+
+
 def _positive_int_setting(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -141,7 +178,8 @@ class GraphStore(Protocol):
 
 
 __all__ = [
-    "DEFAULT_MAX_RESULT_BYTES", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "INTERNAL_KEY", "GraphNode", "GraphPath", "GraphRel",
-    "GraphStore", "QueryError", "QueryResult", "QueryTimeout", "ResourceLimit", "ResultTooLarge", "StoreError",
-    "StoreUnavailable", "UnsafeQuery", "max_result_bytes_setting", "max_rows_setting", "to_jsonable",
+    "DEFAULT_MAX_RESULT_BYTES", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "INTERNAL_KEY", "MAX_VALUE_DEPTH", "GraphNode",
+    "GraphPath", "GraphRel", "GraphStore", "QueryError", "QueryResult", "QueryTimeout", "ResourceLimit", "ResultTooLarge",
+    "StoreError", "StoreUnavailable", "UnsafeQuery", "max_result_bytes_setting", "max_rows_setting", "to_jsonable",
+    "value_bytes",
 ]

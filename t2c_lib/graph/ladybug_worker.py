@@ -27,7 +27,7 @@ import warnings
 from decimal import Decimal
 from typing import Any, BinaryIO
 
-from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel
+from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, value_bytes
 from t2c_lib.graph.ladybug_plan import read_plan, size_problem
 
 HEADER = struct.Struct(">Q")
@@ -133,21 +133,6 @@ def plan_of(conn: Any, text: str, deadline: float) -> tuple[Any, Any]:
     return statement, read_plan(str(drawing))
 
 
-def value_size(value: Any) -> int:
-    """A cheap estimate of a converted value's bytes (strings by length, containers by their items)."""
-    if isinstance(value, str):
-        return 16 + len(value)
-    if isinstance(value, (list, tuple)):
-        return 16 + sum(value_size(v) for v in value)
-    if isinstance(value, dict):
-        return 16 + sum(value_size(k) + value_size(v) for k, v in value.items())
-    if isinstance(value, (GraphNode, GraphRel)):
-        return 32 + value_size(value.properties)
-    if isinstance(value, GraphPath):
-        return 32 + value_size(list(value.nodes)) + value_size(list(value.rels))
-    return 16
-
-
 def convert(value: Any) -> Any:
     """LadybugDB's dict encodings of nodes, relationships and paths -> store-neutral values."""
     if isinstance(value, dict):
@@ -182,7 +167,7 @@ def fetch(raw: Any, deadline: float, max_rows: int | None, max_bytes: int) -> di
         if len(rows) % FETCH_CHECK_EVERY == 0 and time.perf_counter() > deadline:
             raise _Failure("timeout", "time limit reached while fetching rows")
         row = [convert(v) for v in raw.get_next()]
-        size += value_size(row)
+        size += value_bytes(row)
         if size > max_bytes:
             raise _Failure(
                 "too_large",

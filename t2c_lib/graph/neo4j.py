@@ -2,12 +2,19 @@
 
 Connection settings come from the environment (`NEO4J_URI`, default
 bolt://127.0.0.1:7687 as started by `make neo4j`; `NEO4J_USER`, `NEO4J_PASSWORD`,
-`NEO4J_DATABASE`), so `Neo4jStore(dataset)` needs nothing else. Generated queries meet
-the same walls as on the embedded store: Bolt runs one statement per call; EXPLAIN must
-report a read plan (query type 'r' and every operator on READ_OPERATORS, an allow-list);
-the query then runs in a READ access-mode transaction (the server refuses writes) with a
-time limit the server enforces, and rows are fetched in batches up to the row cap and
-the same time limit. Loading writes the dataset in
+`NEO4J_DATABASE`), so `Neo4jStore(dataset)` needs nothing else; for a loopback URI without
+`NEO4J_PASSWORD` the password is the one `make neo4j` generated into its cache
+(`config.neo4j_password`). Generated queries meet the same walls as on the embedded store:
+the shared gate (`t2c_lib.cypher.gate.admit`, without the dialect rewrite, which is for the
+embedded store: Neo4j runs the text as judged) first; Bolt runs one statement per call;
+EXPLAIN must report a read plan (query type 'r' and every operator on READ_OPERATORS, an
+allow-list); the query then runs in a READ access-mode transaction (the server refuses
+writes) with a time limit the server enforces, and rows are fetched in batches up to the
+row cap and the result byte budget (`T2C_MAX_RESULT_BYTES`). The driver has no read timeout
+of its own, so a client-side deadline (`neo4j_limits.Watch`) covers every call that runs a
+query: past the time limit plus a grace it cuts the connection and has the server terminate
+the transaction; the same watch stops reading once the bytes on the wire pass the budget.
+Loading writes the dataset in
 batches (UNWIND) after deleting everything, so a reload gives the same graph; the
 dataset's hash is kept in the names of the per-label `_key` uniqueness constraints, which
 is how a store knows whether the database already holds this dataset version.
@@ -18,7 +25,6 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import re
-import time
 from typing import TYPE_CHECKING, Any, Iterator
 
 import neo4j
@@ -27,10 +33,13 @@ import neo4j.time
 from neo4j import exceptions as nx
 
 from t2c_lib import config
+from t2c_lib.cypher.gate import admit
 from t2c_lib.graph.base import (
-    DEFAULT_TIMEOUT_S, INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryError, QueryResult, QueryTimeout,
-    ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery, max_rows_setting,
+    DEFAULT_TIMEOUT_S, INTERNAL_KEY, MAX_VALUE_DEPTH, GraphNode, GraphPath, GraphRel, QueryError, QueryResult,
+    QueryTimeout, ResourceLimit, ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery, max_result_bytes_setting,
+    max_rows_setting, value_bytes,
 )
+from t2c_lib.graph.neo4j_limits import METADATA_KEY, Watch
 from t2c_lib.schema import GraphSchema, PropType, RelPattern
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,7 +68,15 @@ _TIMEOUT_CODES = (
     "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration",
 )
 FETCH_SIZE = 1000
-"""Records per Bolt fetch: memory stays bounded by the row cap, never by the result."""
+"""Records per Bolt fetch: memory stays bounded by the row cap and byte budget, never by the result."""
+WIRE_SLACK = 1024 * 1024
+"""Bytes the wire may carry beyond the result byte budget: the plan, summaries and node ids rows drop."""
+TERMINATE_TIMEOUT_S = 5.0
+_RESOURCE_CODES = (
+    "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+    "Neo.TransientError.General.OutOfMemoryError",
+    "Neo.TransientError.General.TransactionMemoryLimit",
+)
 _WRITE_CODES = ("Neo.ClientError.Statement.AccessMode", "Neo.ClientError.Security.Forbidden")
 READ_OPERATORS = frozenset({
     # leaves: scans, seeks, counts
@@ -114,16 +131,19 @@ class Neo4jStore:
         auto_load: bool = True,
         replace_foreign: bool | None = None,
         max_rows: int | None = None,
+        max_result_bytes: int | None = None,
     ) -> None:
         self.dataset = dataset
         self.max_rows = max_rows if max_rows is not None else max_rows_setting()
+        self.max_result_bytes = max_result_bytes if max_result_bytes is not None else max_result_bytes_setting()
         # Loading deletes everything; a database with data t2c did not load is only replaced on request.
         self.replace_foreign = replace_foreign if replace_foreign is not None else config.env("T2C_NEO4J_REPLACE") == "1"
         self.uri = uri or config.env("NEO4J_URI", DEFAULT_URI) or DEFAULT_URI
         self.user = user or config.env("NEO4J_USER", "neo4j") or "neo4j"
-        password = password if password is not None else config.env("NEO4J_PASSWORD")
+        # NEO4J_PASSWORD, else (loopback URI) the password `make neo4j` generated into its cache.
+        password = password if password is not None else config.neo4j_password(self.uri)
         self.database = database or config.env("NEO4J_DATABASE")
-        # No password: send no credentials (the local server runs with auth off on loopback).
+        # No password at all: send no credentials (a server with auth off).
         auth = (self.user, password) if password else None
         self._auth = auth
         try:
@@ -244,60 +264,103 @@ class Neo4jStore:
         return self.driver.session(database=self.database, default_access_mode=mode, fetch_size=FETCH_SIZE)
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        """EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
-        return self._read(cypher, timeout_s, check_plan=True)
+        """Through the gate; EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
+        return self._read(admit(cypher, rewrite=False), timeout_s, check_plan=True)
+
+    def explain(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        """Through the gate; parse and plan without running (`EXPLAIN` in a READ transaction, same client deadline)."""
+        text = admit(cypher, rewrite=False)
+        with self._session(neo4j.READ_ACCESS) as session, self._watch(session, timeout_s) as watch:
+            try:
+                tx = session.begin_transaction(timeout=max(timeout_s, 0.001), metadata=watch.metadata)
+                watch.hook()
+                try:
+                    tx.run(f"EXPLAIN {text}").consume()
+                finally:
+                    _close_quietly(tx)
+            except Exception as exc:
+                raise self._failure(exc, watch) from None
 
     def _read(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S, check_plan: bool = False) -> QueryResult:
         """Run `cypher` in a READ transaction; with `check_plan`, only after EXPLAIN shows a read-only plan.
 
         Without `check_plan` the server's READ access mode is the only wall (tests use that
-        to show the server refuses writes on its own).
+        to show the server refuses writes on its own; the store's introspection uses it). The
+        gate is not called here: `query` and `explain` call it. The client deadline and the
+        byte budget hold either way.
         """
-        started = time.perf_counter()
-        with self._session(neo4j.READ_ACCESS) as session:
+        with self._session(neo4j.READ_ACCESS) as session, self._watch(session, timeout_s) as watch:
             try:
-                tx = session.begin_transaction(timeout=max(timeout_s, 0.001))
+                tx = session.begin_transaction(timeout=max(timeout_s, 0.001), metadata=watch.metadata)
+                watch.hook()
+                try:
+                    if check_plan:
+                        _check_read_only_plan(tx.run(f"EXPLAIN {cypher}").consume())
+                    return self._fetch(tx, cypher, watch)
+                finally:
+                    _close_quietly(tx)
             except Exception as exc:
-                raise _translate(exc, self.uri, timeout_s) from None
-            try:
-                if check_plan:
-                    try:
-                        plan = tx.run(f"EXPLAIN {cypher}").consume()
-                    except Exception as exc:
-                        raise _translate(exc, self.uri, timeout_s) from None
-                    _check_read_only_plan(plan)
-                return self._run_in(tx, cypher, started, timeout_s)
-            finally:
-                _close_quietly(tx)
+                raise self._failure(exc, watch) from None
 
-    def _run_in(self, tx: neo4j.Transaction, cypher: str, started: float, timeout_s: float) -> QueryResult:
-        """Rows in batches of FETCH_SIZE: over the row cap or past the time limit (fetching included) the query fails."""
+    def _watch(self, session: neo4j.Session, timeout_s: float) -> Watch:
+        """The client-side deadline and wire budget for one call (see neo4j_limits)."""
+        return Watch(session, timeout_s, wire_limit=self.max_result_bytes + WIRE_SLACK, terminate=self._terminate)
+
+    def _fetch(self, tx: neo4j.Transaction, cypher: str, watch: Watch) -> QueryResult:
+        """Rows in batches of FETCH_SIZE, converted as they come: past the row cap, the byte budget or the time limit the query fails."""
+        result = tx.run(cypher)
+        columns = list(result.keys())
+        rows: list[list[Any]] = []
+        size = 0
+        for record in result:
+            if len(rows) >= self.max_rows:
+                raise ResultTooLarge(
+                    f"the query returns more than the limit of {self.max_rows:,} rows (T2C_MAX_ROWS); "
+                    "aggregate, filter or add LIMIT"
+                )
+            if watch.elapsed_s > watch.timeout_s:
+                raise _timeout(watch, "while fetching rows")
+            row = [_convert(value) for value in record.values()]
+            size += sum(value_bytes(value) for value in row)
+            if size > self.max_result_bytes:
+                raise _too_many_bytes(self.max_result_bytes)
+            rows.append(row)
+        return QueryResult(columns=columns, rows=rows, elapsed_s=watch.elapsed_s)
+
+    def _failure(self, exc: Exception, watch: Watch) -> Exception:
+        """Whatever ended a call, as the store's error: a wall that fired wins over the driver's view of it."""
+        if watch.reason == "deadline":
+            return _timeout(watch, "the client cut the connection")
+        if watch.reason == "wire":
+            return _too_many_bytes(self.max_result_bytes)
+        if isinstance(exc, (QueryError, QueryTimeout, StoreError)):
+            return exc
+        if isinstance(exc, RecursionError):  # the driver unpacking a deeply nested value
+            return QueryError(
+                f"a result value nests lists or maps deeper than the client can read (limit {MAX_VALUE_DEPTH} levels)",
+                kind="too_large",
+            )
+        return _translate(exc, self.uri, watch.timeout_s, watch.elapsed_s)
+
+    def _terminate(self, token: str) -> None:
+        """Ask the server to terminate the transactions carrying `token` in their metadata (runs on its own thread).
+
+        The store's own statement, bounded by its own client deadline; failures are only logged,
+        since the caller has already been answered."""
         try:
-            result = tx.run(cypher)
-            columns = list(result.keys())
-            rows = []
-            for record in result:
-                if len(rows) >= self.max_rows:
-                    raise ResultTooLarge(
-                        f"the query returns more than the limit of {self.max_rows:,} rows (T2C_MAX_ROWS); "
-                        "aggregate, filter or add LIMIT"
+            with self.driver.session(database=self.database) as session, Watch(session, TERMINATE_TIMEOUT_S) as watch:
+                ids = [
+                    row[0] for row in session.run(
+                        "SHOW TRANSACTIONS YIELD transactionId, metaData "
+                        f"WHERE metaData.{METADATA_KEY} = $token RETURN transactionId",
+                        token=token,
                     )
-                if time.perf_counter() - started > timeout_s:
-                    raise QueryTimeout(f"query stopped after the {timeout_s:g} s time limit (while fetching rows)")
-                rows.append([_convert(value) for value in record.values()])
-        except (QueryError, QueryTimeout):
-            raise
-        except Exception as exc:
-            raise _translate(exc, self.uri, timeout_s) from None
-        return QueryResult(columns=columns, rows=rows, elapsed_s=time.perf_counter() - started)
-
-    def explain(self, cypher: str) -> None:
-        """Parse and plan without running (`EXPLAIN` in a READ transaction)."""
-        with self._session(neo4j.READ_ACCESS) as session:
-            try:
-                session.run(f"EXPLAIN {cypher}").consume()
-            except Exception as exc:
-                raise _translate(exc, self.uri, 0.0) from None
+                ]
+                if ids and watch.reason is None:
+                    session.run("TERMINATE TRANSACTIONS $ids", ids=ids).consume()
+                    log.info("terminated server transaction(s) %s of a query the client stopped", ids)
+        except Exception as exc:  # the server may be gone or the transaction already over
+            log.debug("could not terminate the transaction of query %s: %s", token, exc)
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -442,14 +505,29 @@ def _close_quietly(tx: neo4j.Transaction) -> None:
 
 def _unavailable(exc: Exception, uri: str) -> StoreUnavailable:
     if isinstance(exc, nx.AuthError):
-        return StoreUnavailable(f"Neo4j at {uri} refused the credentials (check NEO4J_USER / NEO4J_PASSWORD)")
+        where = "NEO4J_USER / NEO4J_PASSWORD"
+        if config.is_loopback_uri(uri) and not config.env("NEO4J_PASSWORD"):
+            where += f", or the local server's password in {config.local_neo4j_dir() / 'password'}"
+        return StoreUnavailable(f"Neo4j at {uri} refused the credentials (check {where})")
     return StoreUnavailable(
         f"no Neo4j server answers at {uri}: start one with `make neo4j` or set NEO4J_URI "
         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     )
 
 
-def _translate(exc: Exception, uri: str, timeout_s: float) -> Exception:
+def _timeout(watch: Watch, how: str) -> QueryTimeout:
+    """The time really taken, the limit, and which wall stopped the query."""
+    return QueryTimeout(f"query stopped after {watch.elapsed_s:.1f} s (time limit {watch.timeout_s:g} s; {how})")
+
+
+def _too_many_bytes(limit: int) -> ResultTooLarge:
+    return ResultTooLarge(
+        f"the query's result exceeds the limit of {limit:,} bytes (T2C_MAX_RESULT_BYTES); "
+        "return fewer or smaller values (aggregate, filter, add LIMIT)"
+    )
+
+
+def _translate(exc: Exception, uri: str, timeout_s: float, elapsed_s: float | None = None) -> Exception:
     """Driver errors -> QueryError(kind) / QueryTimeout / StoreUnavailable."""
     if isinstance(exc, (nx.ServiceUnavailable, nx.SessionExpired, nx.AuthError, nx.ConnectionAcquisitionTimeoutError)):
         return _unavailable(exc, uri)
@@ -457,7 +535,10 @@ def _translate(exc: Exception, uri: str, timeout_s: float) -> Exception:
         code = exc.code or ""
         message = _clean_message(exc.message or str(exc))
         if code in _TIMEOUT_CODES or (code.startswith("Neo.TransientError.Transaction.") and "timed out" in message.lower()):
-            return QueryTimeout(f"query stopped after the {timeout_s:g} s time limit")
+            took = f"after {elapsed_s:.1f} s " if elapsed_s is not None else "after "
+            return QueryTimeout(f"query stopped {took}(time limit {timeout_s:g} s; the server's timeout)")
+        if code in _RESOURCE_CODES:
+            return ResourceLimit(f"the server ran out of memory it may give one query: {message}")
         if code in _WRITE_CODES:
             return QueryError(message, kind="write")
         if code == "Neo.ClientError.Statement.SyntaxError":
@@ -477,18 +558,22 @@ def _clean_message(message: str) -> str:
     return " ".join(kept or lines).strip()
 
 
-def _convert(value: Any) -> Any:
-    """neo4j driver values -> store-neutral values (internal `_` properties dropped)."""
+def _convert(value: Any, depth: int = 0) -> Any:
+    """neo4j driver values -> store-neutral values (internal `_` properties dropped), at most MAX_VALUE_DEPTH deep."""
+    if depth > MAX_VALUE_DEPTH:
+        raise QueryError(f"a result value nests lists or maps more than {MAX_VALUE_DEPTH} levels deep", kind="too_large")
     if isinstance(value, neo4j.graph.Node):
-        return GraphNode(tuple(sorted(value.labels)), _visible(value))
+        return GraphNode(tuple(sorted(value.labels)), _visible(value, depth))
     if isinstance(value, neo4j.graph.Relationship):
-        return GraphRel(value.type, _visible(value))
+        return GraphRel(value.type, _visible(value, depth))
     if isinstance(value, neo4j.graph.Path):
-        return GraphPath(tuple(_convert(n) for n in value.nodes), tuple(_convert(r) for r in value.relationships))
+        return GraphPath(
+            tuple(_convert(n, depth + 1) for n in value.nodes), tuple(_convert(r, depth + 1) for r in value.relationships)
+        )
     if isinstance(value, list):
-        return [_convert(v) for v in value]
+        return [_convert(v, depth + 1) for v in value]
     if isinstance(value, dict):
-        return {k: _convert(v) for k, v in value.items()}
+        return {k: _convert(v, depth + 1) for k, v in value.items()}
     if isinstance(value, (neo4j.time.Date, neo4j.time.DateTime, neo4j.time.Time)):
         return value.to_native()
     if isinstance(value, neo4j.time.Duration):
@@ -496,5 +581,5 @@ def _convert(value: Any) -> Any:
     return value
 
 
-def _visible(entity: Any) -> dict[str, Any]:
-    return {k: _convert(v) for k, v in entity.items() if not k.startswith("_") and v is not None}
+def _visible(entity: Any, depth: int = 0) -> dict[str, Any]:
+    return {k: _convert(v, depth + 1) for k, v in entity.items() if not k.startswith("_") and v is not None}

@@ -12,8 +12,10 @@ becomes SYNTAX_ERROR, SCHEMA_ERROR or PROPERTIES_ERROR with CyVer's descriptions
 message, its codes and score in `details`, and the closest valid names as suggestions.
 
 CyVer runs its own queries through a driver. It gets one whose every session and
-`execute_query` is forced into READ access mode with the chain's time limit, so nothing
-it sends can write. CyVer picks a random label combination when it infers unlabelled
+`execute_query` is forced into READ access mode with the chain's time limit, and whose
+`execute_query` (where CyVer sends the model's query and the queries it builds from it)
+passes every text through the stores' gate first, so nothing it sends can write, read a
+file or escape the limits. CyVer picks a random label combination when it infers unlabelled
 variables; the global NumPy seed is fixed around each call (and restored) so verdicts
 repeat. If CyVer itself fails on a query, the step falls back to this package's own
 check and records `cyver_error`.
@@ -32,6 +34,7 @@ import numpy as np
 from neo4j import exceptions as nx
 
 from t2c_lib.records import ErrorType, ValidationResult
+from t2c_lib.cypher.gate import admit
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, StoreUnavailable
 from t2c_lib.validation.base import ValidationContext, Validator
 from t2c_lib.validation.names import NameSet
@@ -63,8 +66,15 @@ class _ReadOnlyDriverMixin:
 
     def execute_query(self, query_: Any, parameters_: Any = None, routing_: Any = None, **kwargs: Any) -> Any:
         text = query_.text if isinstance(query_, neo4j.Query) else query_
+        admit(_without_explain(str(text)), rewrite=False)  # the stores' gate: CyVer's queries are built from the model's
         query = neo4j.Query(text, timeout=self.t2c_timeout_s)
         return super().execute_query(query, parameters_, neo4j.RoutingControl.READ, **kwargs)  # type: ignore[misc]
+
+
+def _without_explain(text: str) -> str:
+    """The query CyVer asks the server to EXPLAIN (the gate judges the query, and refuses a leading EXPLAIN of its own)."""
+    stripped = text.lstrip()
+    return stripped[len("EXPLAIN"):] if stripped[:8].upper() == "EXPLAIN " else text
 
 
 def read_only_driver(driver: neo4j.Driver, timeout_s: float = DEFAULT_TIMEOUT_S) -> neo4j.Driver:

@@ -4,11 +4,13 @@
 #   tools/neo4j/neo4j.sh start|stop|status|build
 #
 # The DBMS comes from Maven Central (tools/neo4j/pom.xml) and runs through the one-class
-# launcher in tools/neo4j/src. Data, pid file and log live under <project>/.cache/neo4j/.
-# Environment: NEO4J_PORT (7687), NEO4J_PASSWORD (unset = auth off on loopback; set = auth
-# on with that password for NEO4J_USER, default neo4j; at least 8 characters),
-# NEO4J_HEAP (1g), NEO4J_PAGECACHE (256m), NEO4J_START_TIMEOUT (120 s),
-# T2C_NEO4J_DIR (<project>/.cache/neo4j).
+# launcher in tools/neo4j/src. Data, pid file, log and password live under <project>/.cache/neo4j/.
+# Authentication is always on: NEO4J_USER (default neo4j) gets NEO4J_PASSWORD when it is set
+# (at least 8 characters), else the password in <dir>/password, generated at random (mode 0600)
+# on the first start and read by t2c whenever NEO4J_URI names this loopback server.
+# Environment: NEO4J_PORT (7687), NEO4J_PASSWORD, NEO4J_USER, NEO4J_HEAP (1g),
+# NEO4J_PAGECACHE (256m), NEO4J_TX_MEMORY (256m: one transaction), NEO4J_TX_MEMORY_TOTAL
+# (512m: all transactions), NEO4J_START_TIMEOUT (120 s), T2C_NEO4J_DIR (<project>/.cache/neo4j).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +22,7 @@ START_TIMEOUT="${NEO4J_START_TIMEOUT:-120}"
 STOP_TIMEOUT="${NEO4J_STOP_TIMEOUT:-60}"
 PIDFILE="$DIR/neo4j.pid"
 LOG="$DIR/neo4j.log"
+PASSWORD_FILE="$DIR/password"
 HOME_DIR="$DIR/home"
 TARGET="$HERE/target"
 CLASSPATH_FILE="$TARGET/classpath.txt"
@@ -55,10 +58,33 @@ bolt_answers() {
     ' _ "$PORT" 2>/dev/null
 }
 
+# The password the server starts with: NEO4J_PASSWORD, else the cached one (generated once:
+# 32 URL-safe characters from /dev/urandom, written with umask 077, never printed).
+server_password() {
+    if [[ -n "${NEO4J_PASSWORD:-}" ]]; then
+        ((${#NEO4J_PASSWORD} >= 8)) || die "NEO4J_PASSWORD must hold at least 8 characters"
+        printf '%s' "$NEO4J_PASSWORD"
+        return 0
+    fi
+    if [[ ! -s "$PASSWORD_FILE" ]]; then
+        local fresh
+        fresh="$(head -c 24 /dev/urandom | base64 | tr '+/' '-_')"
+        ((${#fresh} == 32)) || die "could not generate a password"
+        (umask 077 && printf '%s\n' "$fresh" >"$PASSWORD_FILE.tmp" && mv -f "$PASSWORD_FILE.tmp" "$PASSWORD_FILE") \
+            || die "could not write $PASSWORD_FILE"
+    fi
+    chmod 600 "$PASSWORD_FILE"
+    local cached
+    cached="$(head -n 1 "$PASSWORD_FILE")"
+    ((${#cached} >= 8)) || die "$PASSWORD_FILE holds no usable password (delete it to generate a new one)"
+    printf '%s' "$cached"
+}
+
 needs_build() {
     [[ -f "$CLASSPATH_FILE" && -f "$MAIN_CLASS" && -f "$LAUNCHER_JAR" ]] || return 0
     [[ "$HERE/pom.xml" -nt "$CLASSPATH_FILE" ]] && return 0
-    [[ "$HERE/src/main/java/t2c/neo4j/Launcher.java" -nt "$LAUNCHER_JAR" ]] && return 0
+    local src
+    for src in "$HERE"/src/main/java/t2c/neo4j/*.java; do [[ "$src" -nt "$LAUNCHER_JAR" ]] && return 0; done
     # Every jar on the class path must still be in the local repository.
     local jar
     while IFS= read -r jar; do [[ -f "$jar" ]] || return 0; done < <(tr ':' '\n' <"$CLASSPATH_FILE")
@@ -100,6 +126,9 @@ start() {
         fi
         build
         mkdir -p "$DIR" "$HOME_DIR"
+        chmod 700 "$DIR"
+        local password
+        password="$(server_password)" || exit 1
         : >"$LOG"
         local t0
         t0="$(date +%s.%N)"
@@ -108,7 +137,7 @@ start() {
         # later runs map it (faster start). A stale archive is ignored by the JVM, never fatal.
         local cds=("-XX:ArchiveClassesAtExit=$CDS_ARCHIVE")
         [[ -s "$CDS_ARCHIVE" && "$CDS_ARCHIVE" -nt "$CLASSPATH_FILE" ]] && cds=("-XX:SharedArchiveFile=$CDS_ARCHIVE")
-        setsid java -Xms256m "-Xmx$HEAP" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow "${cds[@]}" -Xlog:cds=off -Xlog:cds+dynamic=off \
+        NEO4J_PASSWORD="$password" setsid java -Xms256m "-Xmx$HEAP" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow "${cds[@]}" -Xlog:cds=off -Xlog:cds+dynamic=off \
             -Dfile.encoding=UTF-8 \
             -cp "$LAUNCHER_JAR:$(cat "$CLASSPATH_FILE")" \
             t2c.neo4j.Launcher "$HOME_DIR" "$PORT" </dev/null >>"$LOG" 2>&1 &
@@ -128,7 +157,9 @@ start() {
             local t0 secs
             t0="$(cat "$DIR/start_time" 2>/dev/null || date +%s.%N)"
             secs="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
-            say "started (pid $pid) on bolt://127.0.0.1:$PORT in ${secs}s; $(grep -o 'auth=[^ ]*\( user=[^ ]*\)\?' "$LOG" | tail -1); log $LOG"
+            local source="password $PASSWORD_FILE"
+            [[ -n "${NEO4J_PASSWORD:-}" ]] && source="password from NEO4J_PASSWORD"
+            say "started (pid $pid) on bolt://127.0.0.1:$PORT in ${secs}s; $(grep -o 'auth=[^ ]* user=[^ ]* websocket=[^ ]*' "$LOG" | tail -1), $source; log $LOG"
             return 0
         fi
         sleep 0.5

@@ -9,6 +9,8 @@
 # Neo4j tests fail rather than skip. T2C_REQUIRE_NEO4J=1 (or CI=true) in the caller's
 # environment makes a missing Java, a server that will not start, or zero Neo4j tests run
 # an error; otherwise each of those is reported loudly and the suite runs without them.
+# The server runs with authentication on; the tests log in as t2c does, with the password
+# neo4j.sh generated into .cache/neo4j/password (or NEO4J_PASSWORD when set).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
