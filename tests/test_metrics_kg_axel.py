@@ -102,7 +102,7 @@ def test_registry_takes_a_third_preset_with_one_registration():
                           llmetric_kg_valid=KgValid.STRUCTURAL, settings=("x:1",))
     register_scoring(third)
     try:
-        assert get_scoring("test-third") is third and third.slug == "test_third"
+        assert get_scoring("test-third") is third
         assert third.signature() == "scoring:test-third|x:1"
         with pytest.raises(ValueError, match="already registered"):
             register_scoring(third)

@@ -133,7 +133,7 @@ def summary_line(summary: dict) -> str:
 def analyze_command(params_file, run_id):
     """Compare every strategy with single-pass: tables, paired tests and figures."""
     from t2c_lib import config
-    from t2c_lib.study.analysis import paired_note, readable_summary, summary_header
+    from t2c_lib.study.analysis import STRATEGY_SUMMARY, paired_note, readable_summary, summary_header
     from t2c_lib.study.layout import ANALYSIS_DIR, run_dir_for
     from t2c_lib.study.steps import analyze
 
@@ -145,9 +145,8 @@ def analyze_command(params_file, run_id):
     if note:
         click.echo(note)
     if "strategy" in tables.strategies and tables.strategies["strategy"].nunique() > 2:
-        columns = [c for c in ("strategy", "configuration", "n", "pass_at_1_first", "pass_at_1_final", "kg_valid_structural", "kg_valid_chain", "oracle_at_n",
-                               "harm_rate", "llm_calls", "tokens", "pass_at_1_final_mcnemar_p_holm") if c in tables.strategies]
-        click.echo(tables.strategies[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        shown = [c for c in STRATEGY_SUMMARY if c in tables.strategies]
+        click.echo(tables.strategies[shown].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     figures = config.FIGURES_DIR / params.run_id
     click.echo(f"tables: {run_dir_for(params) / ANALYSIS_DIR}/ (CSV, comparison.tex); figures: {figures}/ "
                f"({len(list(figures.glob('*.png')))} figures as PDF, SVG and PNG, each with its caption in a .txt beside it)")

@@ -51,11 +51,6 @@ class ScoringPreset:
     llmetric_kg_valid: KgValid
     settings: tuple[str, ...]
 
-    @property
-    def slug(self) -> str:
-        """The name as used in column names (`pass_at_1_final__kg_axel`)."""
-        return self.name.replace("-", "_")
-
     def signature(self) -> str:
         return "|".join((f"scoring:{self.name}", *self.settings))
 

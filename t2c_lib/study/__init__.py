@@ -11,6 +11,7 @@ Where each part lives:
 | `runlog.py`, `runner.py` | the crash-safe attempt log; one cell's questions through the loop |
 | `manifest.py` | manifests and signatures; a resumed cell keeps its settings |
 | `steps.py` | the three steps notebooks and the CLI call: `infer`, `evaluate`, `analyze` |
+| `columns.py` | what every result column means, how it aggregates, how figures label it |
 | `evaluation.py` | one cell's `metrics.csv`, `attempt_scores.csv`, `summary.json` (numbers from `metrics/`) |
 | `analysis.py`, `compare.py` | a run's comparison tables; two runs side by side |
 | `plots.py`, `figure_text.py` | the paper's figures and their captions |

@@ -20,7 +20,9 @@ import pandas as pd
 
 from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
 from t2c_lib.study.figure_text import STRATEGY_LABELS
-from t2c_lib.metrics.stats import BOOTSTRAP_SEED, as_row, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
+from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
+from t2c_lib.study import columns
+from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 
 BASELINE, TREATMENT = "single-pass", "feedback"
 LEGACY_NAMES = {"agentic": "feedback"}
@@ -54,17 +56,17 @@ class RunTables:
 
     def col(self, metric: str, scoring: str | None = None) -> str:
         """The column of a per-preset metric, under the headline preset unless named."""
-        return f"{metric}__{slug(scoring or self.scoring)}"
+        return col(metric, scoring or self.scoring)
 
     def headline_table(self) -> pd.DataFrame:
         """Per configuration: Pass@1 final (every preset) and KG-valid chain/structural, both modes, Holm p."""
         if self.comparison.empty:
             return self.comparison
-        columns = ["configuration", "n"]
-        for metric in [*(f"pass_at_1_final__{s}" for s in presets_of(self.per_question)),
+        names = ["configuration", "n"]
+        for metric in [*columns.cols(["pass_at_1_final"], presets_of(self.per_question)),
                        "kg_valid_chain_final", "kg_valid_structural_final"]:
-            columns += [f"{metric}_sp", f"{metric}_fb", f"{metric}_mcnemar_p_holm"]
-        return self.comparison[columns]
+            names += [side(metric, BASELINE_SIDE), side(metric, TREATMENT_SIDE), stat(metric, "mcnemar", "p_holm")]
+        return self.comparison[names]
 
 
 PROMPT_ORDER = ("Zero-Shot", "Few-Shot", "CoT")
@@ -85,16 +87,12 @@ def _index(order: tuple[str, ...], value: str) -> int:
     return order.index(value) if value in order else len(order)
 
 
-def slug(scoring: str) -> str:
-    return scoring.replace("-", "_")
-
-
 KG_VALID_METRICS = ("kg_valid_structural_final", "kg_valid_chain_final")
 
 
 def presets_of(per_question: pd.DataFrame) -> list[str]:
     """The scoring presets (column slugs) a run was evaluated under, headline first."""
-    found = [c.split("__", 1)[1] for c in per_question.columns if c.startswith("pass_at_1_final__")]
+    found = columns.presets_in(per_question.columns)
     if not found:
         raise ValueError("metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; "
                          "run the evaluation step again")
@@ -127,7 +125,7 @@ def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame
     base = rows[rows["strategy"] == BASELINE].set_index("question_id")
     treat = rows[rows["strategy"] == TREATMENT].set_index("question_id")
     common = base.index.intersection(treat.index).sort_values()
-    return base.loc[common].add_suffix("_sp").join(treat.loc[common].add_suffix("_fb"))
+    return base.loc[common].add_suffix(side("", BASELINE_SIDE)).join(treat.loc[common].add_suffix(side("", TREATMENT_SIDE)))
 
 
 def compare(per_question: pd.DataFrame) -> pd.DataFrame:
@@ -137,48 +135,57 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
     KG-valid kinds, each under its own column name.
     """
     presets = presets_of(per_question)
-    binary = [*KG_VALID_METRICS, *(f"pass_at_1_final__{s}" for s in presets)]
-    means = [*binary, "success", *(f"{m}__{s}" for s in presets for m in ("pass_at_1_first", "jaccard_output", "llmetric_q"))]
-    graded = [f"llmetric_q__{s}" for s in presets]
+    tested = [*KG_VALID_METRICS, *columns.cols(["pass_at_1_final"], presets), *columns.cols(["llmetric_q"], presets)]
+    binary = [m for m in tested if _kind(m) is Kind.BINARY]  # exact McNemar
+    graded = [m for m in tested if _kind(m) is Kind.GRADED]  # Wilcoxon signed-rank (Pratt)
+    means = [*binary, "success", *columns.cols(["pass_at_1_first", "jaccard_output", "llmetric_q"], presets)]
     records = []
     for configuration in sorted(per_question["configuration"].unique()):
         pair = paired_frame(per_question, configuration)
         if pair.empty:
             continue
         row: dict[str, Any] = {"configuration": configuration, "n": len(pair)}
+        sp, fb = BASELINE_SIDE, TREATMENT_SIDE
         for metric in means:
-            row[f"{metric}_sp"] = float(pair[f"{metric}_sp"].mean())
-            row[f"{metric}_fb"] = float(pair[f"{metric}_fb"].mean())
-        if "pass_at_1_ts_sp" in pair:  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
-            for suffix in ("sp", "fb"):
-                ts = pair[f"pass_at_1_ts_{suffix}"].astype(float)
-                row[f"pass_at_1_ts_{suffix}"] = float(ts.mean())
-                row[f"n_coincidental_{suffix}"] = int(((pair[f"pass_at_1_final__{presets[0]}_{suffix}"] > 0.5) & (ts < 0.5)).sum())
+            row[side(metric, sp)] = float(pair[side(metric, sp)].mean())
+            row[side(metric, fb)] = float(pair[side(metric, fb)].mean())
+        if side("pass_at_1_ts", sp) in pair:  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
+            for suffix in (sp, fb):
+                ts = pair[side("pass_at_1_ts", suffix)].astype(float)
+                row[side("pass_at_1_ts", suffix)] = float(ts.mean())
+                passed = pair[side(col("pass_at_1_final", presets[0]), suffix)] > 0.5
+                row[side("n_coincidental", suffix)] = int((passed & (ts < 0.5)).sum())
         for metric in binary:
-            row.update(as_row(f"{metric}_mcnemar", mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_fb"] > 0.5)))
+            row.update(stat_row(metric, "mcnemar", mcnemar_exact(pair[side(metric, sp)] > 0.5, pair[side(metric, fb)] > 0.5)))
         for metric in graded:
-            row.update(as_row(f"{metric}_wilcoxon", wilcoxon_pratt(pair[f"{metric}_sp"], pair[f"{metric}_fb"])))
+            row.update(stat_row(metric, "wilcoxon", wilcoxon_pratt(pair[side(metric, sp)], pair[side(metric, fb)])))
         for metric in [*binary, *graded]:
-            row.update(as_row(f"{metric}_diff", paired_bootstrap_ci(pair[f"{metric}_sp"], pair[f"{metric}_fb"])))
-        for suffix in ("sp", "fb"):
-            row[f"tokens_per_question_{suffix}"] = float((pair[f"prompt_tokens_{suffix}"] + pair[f"completion_tokens_{suffix}"]).mean())
-            row[f"model_calls_per_question_{suffix}"] = float(pair[f"model_calls_{suffix}"].mean())
+            row.update(stat_row(metric, "diff", paired_bootstrap_ci(pair[side(metric, sp)], pair[side(metric, fb)])))
+        for suffix in (sp, fb):
+            tokens = pair[side("prompt_tokens", suffix)] + pair[side("completion_tokens", suffix)]
+            row[side("tokens_per_question", suffix)] = float(tokens.mean())
+            row[side("model_calls_per_question", suffix)] = float(pair[side("model_calls", suffix)].mean())
         records.append(row)
     table = pd.DataFrame.from_records(records)
     if not table.empty:
-        tests = [f"{m}_mcnemar" for m in binary] + [f"{m}_wilcoxon" for m in graded]
-        for test in tests:
-            table[f"{test}_p_holm"] = holm(table[f"{test}_p_value"].tolist())
+        tests = [(m, "mcnemar") for m in binary] + [(m, "wilcoxon") for m in graded]
+        for metric, test in tests:
+            table[stat(metric, test, "p_holm")] = holm(table[stat(metric, test, "p_value")].tolist())
     return table
+
+
+def _kind(name: str) -> Kind:
+    """The kind of a metrics.csv column, per-preset names included (`llmetric_q__t2c` is graded)."""
+    return columns.spec(name.split(columns.PRESET_SEPARATOR, 1)[0]).kind
 
 
 def _stratum_means(rows: pd.DataFrame, presets: list[str], headline: str) -> dict[str, Any]:
     out: dict[str, Any] = {"n": len(rows)}
-    for s in presets:
-        out[f"pass_at_1_final__{s}"] = rows[f"pass_at_1_final__{s}"].mean()
+    for name in columns.cols(["pass_at_1_final"], presets):
+        out[name] = rows[name].mean()
     for metric in KG_VALID_METRICS:
         out[metric] = rows[metric].mean()
-    out[f"llmetric_q__{headline}"] = rows[f"llmetric_q__{headline}"].mean()
+    out[col("llmetric_q", headline)] = rows[col("llmetric_q", headline)].mean()
     return out
 
 
@@ -190,7 +197,7 @@ def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str] | dic
     declaration: Easy, Medium, Hard); rows then follow that order instead of the alphabet.
     """
     presets = presets_of(per_question)
-    headline = slug(headline) if headline else presets[0]
+    headline = columns.slug(headline) if headline else presets[0]
     records = []
     for column in strata_columns:
         if column not in per_question:
@@ -201,13 +208,13 @@ def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str] | dic
         for (value, strategy), rows in per_question.groupby([column, "strategy"], sort=True):
             records.append({"stratum": column, "value": value, "configuration": "ALL", "strategy": strategy,
                             **_stratum_means(rows, presets, headline)})
-    columns = list(strata_columns)
+    stratum_order = list(strata_columns)
     declared = strata_columns if isinstance(strata_columns, dict) else {}
 
     def key(record: dict[str, Any]) -> tuple[Any, ...]:
         values = tuple(declared.get(record["stratum"], ()))
         value = str(record["value"])
-        return (columns.index(record["stratum"]), record["configuration"] == "ALL", record["configuration"],
+        return (stratum_order.index(record["stratum"]), record["configuration"] == "ALL", record["configuration"],
                 values.index(value) if value in values else len(values), value, record["strategy"])
 
     records.sort(key=key)
@@ -217,15 +224,14 @@ def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str] | dic
 def mode_means(per_question: pd.DataFrame) -> pd.DataFrame:
     """Per configuration and strategy: mean Pass@1 (first/final, every preset), KG-valid (both), LLMetric-Q, with 95% CIs."""
     presets = presets_of(per_question)
-    metrics = [*(f"{m}__{s}" for s in presets for m in ("pass_at_1_first", "pass_at_1_final", "llmetric_q")),
-               *KG_VALID_METRICS]
+    metrics = [*columns.cols(["pass_at_1_first", "pass_at_1_final", "llmetric_q"], presets), *KG_VALID_METRICS]
     records = []
     for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
         record: dict[str, Any] = {"configuration": configuration, "strategy": strategy, "n": len(rows)}
         for metric in metrics:
             values = rows[metric].to_numpy(dtype=float)
             ci = paired_bootstrap_ci(np.zeros_like(values), values)
-            record.update({metric: ci.estimate, f"{metric}_low": ci.low, f"{metric}_high": ci.high})
+            record.update({metric: ci.estimate, bound(metric, "low"): ci.low, bound(metric, "high"): ci.high})
         records.append(record)
     return pd.DataFrame.from_records(records)
 
@@ -245,19 +251,22 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
            for s in summaries for name, v in s.get("by_scoring", {}).items()}
     records = []
     for s in presets_of(per_question):
-        name = s.replace("_", "-")
+        name = columns.preset_name(s)
         for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
             failed_first = rows[rows["first_attempt_ok"] == 0]
             recovery = 100.0 * failed_first["success"].mean() if len(failed_first) else float("nan")
+            mean = {metric: rows[col(metric, s)].mean() for metric in
+                    ("pass_at_1_final", "pass_at_1_first", "jaccard_output", "bleu", "rouge_l_f1", "jaro_winkler",
+                     "jaccard_tokens")}
             records.append({
                 "scoring": name, "configuration": configuration, "strategy": strategy, "n": len(rows),
-                "pass_at_1_final_pct": 100.0 * rows[f"pass_at_1_final__{s}"].mean(),
+                "pass_at_1_final_pct": 100.0 * mean["pass_at_1_final"],
                 "kg_valid_chain_pct": 100.0 * rows["kg_valid_chain_final"].mean(),
                 "kg_valid_structural_pct": 100.0 * rows["kg_valid_structural_final"].mean(),
-                "pass_at_1_first_pct": 100.0 * rows[f"pass_at_1_first__{s}"].mean(),
-                "jaccard_output": rows[f"jaccard_output__{s}"].mean(), "bleu": rows[f"bleu__{s}"].mean(),
-                "rouge_l_f1": rows[f"rouge_l_f1__{s}"].mean(), "jaro_winkler": rows[f"jaro_winkler__{s}"].mean(),
-                "jaccard_tokens": rows[f"jaccard_tokens__{s}"].mean(),
+                "pass_at_1_first_pct": 100.0 * mean["pass_at_1_first"],
+                "jaccard_output": mean["jaccard_output"], "bleu": mean["bleu"],
+                "rouge_l_f1": mean["rouge_l_f1"], "jaro_winkler": mean["jaro_winkler"],
+                "jaccard_tokens": mean["jaccard_tokens"],
                 "llmetric_pct": 100.0 * llm.get((configuration, strategy, name), float("nan")),
                 "mean_iterations": rows["iterations"].mean(), "first_attempt_pct": 100.0 * rows["first_attempt_ok"].mean(),
                 "recovery_pct": recovery,
@@ -330,6 +339,10 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
 
 STRATEGY_METRICS = ("pass_at_1_first", "pass_at_1_final", "kg_valid_structural", "kg_valid_chain", "oracle", "harmed",
                     "llm_calls", "prompt_tokens", "completion_tokens")
+STRATEGY_SUMMARY = ("strategy", "configuration", "n", "pass_at_1_first", "pass_at_1_final", "kg_valid_structural",
+                    "kg_valid_chain", "oracle_at_n", "harm_rate", "llm_calls", "tokens",
+                    stat("pass_at_1_final", "mcnemar", "p_holm"))
+"""The columns of `strategy_table` that `t2c analyze` prints when a run has more than two strategies."""
 
 
 def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
@@ -338,8 +351,10 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
     single-pass with exact McNemar, Holm across the grid."""
     headline = presets_of(per_question)[0]
     data = per_question.assign(
-        pass_at_1_first=per_question[f"pass_at_1_first__{headline}"], pass_at_1_final=per_question[f"pass_at_1_final__{headline}"],
-        kg_valid_structural=per_question["kg_valid_structural_final"], kg_valid_chain=per_question["kg_valid_chain_final"],
+        pass_at_1_first=per_question[col("pass_at_1_first", headline)],
+        pass_at_1_final=per_question[col("pass_at_1_final", headline)],
+        kg_valid_structural=per_question[columns.at("kg_valid_structural", "final")],
+        kg_valid_chain=per_question[columns.at("kg_valid_chain", "final")],
     )
     data["tokens"] = data["prompt_tokens"] + data["completion_tokens"]
     pooled = data.assign(configuration="ALL")
@@ -357,17 +372,17 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
             if len(common):
                 treat = rows.set_index("question_id").loc[common]
                 for metric in ("pass_at_1_final", "kg_valid_structural", "kg_valid_chain"):
-                    record.update(as_row(f"{metric}_mcnemar", mcnemar_exact(base.loc[common, metric] > 0.5, treat[metric] > 0.5)))
+                    record.update(stat_row(metric, "mcnemar", mcnemar_exact(base.loc[common, metric] > 0.5, treat[metric] > 0.5)))
                 record["n_paired"] = len(common)
         records.append(record)
     table = pd.DataFrame.from_records(records)
-    for test in ("pass_at_1_final_mcnemar", "kg_valid_structural_mcnemar", "kg_valid_chain_mcnemar"):
-        column = f"{test}_p_value"
+    for metric in ("pass_at_1_final", "kg_valid_structural", "kg_valid_chain"):
+        column, adjusted = stat(metric, "mcnemar", "p_value"), stat(metric, "mcnemar", "p_holm")
         if column in table:
             tested = table[column].notna()
-            table[f"{test}_p_holm"] = np.nan
+            table[adjusted] = np.nan
             if tested.any():
-                table.loc[tested, f"{test}_p_holm"] = holm(table.loc[tested, column].tolist())
+                table.loc[tested, adjusted] = holm(table.loc[tested, column].tolist())
     return table
 
 
@@ -491,7 +506,7 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
             row = {"configuration": r["configuration"], "strategy": r["strategy"], "n": int(r["n"])}
             for metric, name in ((pass_col, pass_name), ("kg_valid_chain_final", "KG-valid chain")):
                 row[name] = _count(r[metric], int(r["n"]))
-                row[f"{name} share [95% CI]"] = _interval(r[metric], r[f"{metric}_low"], r[f"{metric}_high"])
+                row[f"{name} share [95% CI]"] = _interval(r[metric], r[bound(metric, "low")], r[bound(metric, "high")])
             rows.append(row)
         return pd.DataFrame.from_records(rows)
     rank = {name: i for i, name in enumerate(config_order(tables.comparison["configuration"].tolist()))}
@@ -499,10 +514,10 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
         n = int(r["n"])
         row = {"configuration": r["configuration"], "n": n}
         for metric, name, short in ((pass_col, pass_name, "Pass@1"), ("kg_valid_chain_final", "KG-valid chain", "KG-valid")):
-            row[f"{name} sp -> fb"] = f"{_count(r[f'{metric}_sp'], n)} -> {_count(r[f'{metric}_fb'], n)}"
-            row[f"{short} diff [95% CI]"] = _interval(r[f"{metric}_diff_estimate"], r[f"{metric}_diff_low"],
-                                                      r[f"{metric}_diff_high"], sign=True)
-            row[f"{short} p Holm"] = f"{r[f'{metric}_mcnemar_p_holm']:.3f}"
+            row[f"{name} sp -> fb"] = f"{_count(r[side(metric, BASELINE_SIDE)], n)} -> {_count(r[side(metric, TREATMENT_SIDE)], n)}"
+            row[f"{short} diff [95% CI]"] = _interval(r[stat(metric, "diff", "estimate")], r[stat(metric, "diff", "low")],
+                                                      r[stat(metric, "diff", "high")], sign=True)
+            row[f"{short} p Holm"] = f"{r[stat(metric, 'mcnemar', 'p_holm')]:.3f}"
         rows.append(row)
     return pd.DataFrame.from_records(rows)
 
@@ -521,8 +536,8 @@ def summary_view(tables: RunTables) -> pd.DataFrame:
     """The comparison's headline columns, or each mode's means when there is nothing to pair."""
     if tables.comparison.empty:
         means = tables.mode_means
-        keep = ["configuration", "strategy", "n"] + [c for c in means.columns
-                                                 if c.startswith(("pass_at_1_final__", "kg_valid_")) and not c.endswith(("_low", "_high"))]
+        wanted = {*columns.cols(["pass_at_1_final"], presets_of(tables.per_question)), *KG_VALID_METRICS}
+        keep = ["configuration", "strategy", "n"] + [c for c in means.columns if c in wanted]
         return means[keep]
     return tables.headline_table()
 
@@ -554,11 +569,11 @@ def comparison_latex(tables: RunTables) -> str:
     """
     if tables.comparison.empty:
         return means_latex(tables)
-    h = slug(tables.scoring)
+    h = columns.slug(tables.scoring)
     presets = [h, *(s for s in presets_of(tables.per_question) if s != h)]
-    groups = [(f"pass_at_1_final__{s}", f"Pass@1 final ({s.replace('_', '-')})", True) for s in presets]
-    groups += [("kg_valid_chain_final", "KG-valid chain", True), ("kg_valid_structural_final", "KG-valid structural", True),
-               (f"llmetric_q__{h}", f"LLMetric ({tables.scoring})", False)]
+    groups = [(col("pass_at_1_final", s), columns.label("pass_at_1_final", s), True) for s in presets]
+    groups += [(name, columns.label(name), True) for name in ("kg_valid_chain_final", "kg_valid_structural_final")]
+    groups += [(col("llmetric_q", h), f"{columns.label('llmetric_q')} ({tables.scoring})", False)]
     spec = "lr" + "".join("rrr" if tested else "rr" for _, _, tested in groups)
     head = " & ".join(f"\\multicolumn{{{3 if t else 2}}}{{c}}{{{label}}}" for _, label, t in groups)
     sub = " & ".join("SP & FB & $p_{\\mathrm{Holm}}$" if t else "SP & FB" for _, _, t in groups)
@@ -574,9 +589,9 @@ def comparison_latex(tables: RunTables) -> str:
     for row in tables.comparison.to_dict("records"):
         cells = [_tex(row["configuration"]), str(row["n"])]
         for metric, _, tested in groups:
-            cells += [f"{row[f'{metric}_sp']:.3f}", f"{row[f'{metric}_fb']:.3f}"]
+            cells += [f"{row[side(metric, BASELINE_SIDE)]:.3f}", f"{row[side(metric, TREATMENT_SIDE)]:.3f}"]
             if tested:
-                cells.append(_p(row[f"{metric}_mcnemar_p_holm"]))
+                cells.append(_p(row[stat(metric, "mcnemar", "p_holm")]))
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", ""]
     return "\n".join(lines)
@@ -597,7 +612,8 @@ def means_latex(tables: RunTables) -> str:
         n = int(r["n"])
         cells = [_tex(r["configuration"]), _tex(STRATEGY_LABELS.get(r["strategy"], r["strategy"])), str(n)]
         for metric in (pass_col, "kg_valid_chain_final"):
-            cells.append(f"{_count(r[metric], n)} ({r[metric]:.3f} [{r[f'{metric}_low']:.3f}, {r[f'{metric}_high']:.3f}])")
+            low, high = r[bound(metric, "low")], r[bound(metric, "high")]
+            cells.append(f"{_count(r[metric], n)} ({r[metric]:.3f} [{low:.3f}, {high:.3f}])")
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", ""]
     return "\n".join(lines)

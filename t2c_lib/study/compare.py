@@ -19,9 +19,11 @@ import pandas as pd
 
 from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
 from t2c_lib.metrics.stats import holm, mcnemar_exact
+from t2c_lib.study import columns
+from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, col, run_suffix, side, stat
 
 NO_QUERY = "NO_QUERY"
-KG_VALID = "kg_valid_chain_final"
+KG_VALID = columns.at("kg_valid_chain", columns.Attempt.FINAL)
 
 
 @dataclass
@@ -47,17 +49,22 @@ class RunPair:
     @property
     def headline(self) -> str:
         """The slug of the headline scoring preset (the first one both runs were evaluated with)."""
-        return next(c[len("pass_at_1_final__"):-len(f"_{self.label_a}")] for c in self.per_cell.columns
-                    if c.startswith("pass_at_1_final__") and c.endswith(f"_{self.label_a}"))
+        ours = [c.removesuffix(side("", self.label_a)) for c in self.per_cell.columns if c.endswith(side("", self.label_a))]
+        return columns.presets_in(ours)[0]
 
     def markdown(self) -> str:
         """The tables a reader compares: each measure as `A -> B`, with the Holm-adjusted McNemar p."""
         a, b = self.label_a, self.label_b
         headline = self.headline
-        pass_col = f"pass_at_1_final__{headline}"
+        pass_col = col("pass_at_1_final", headline)
+        pass_label = columns.label("pass_at_1_final", headline)
+        sp, fb = BASELINE_SIDE, TREATMENT_SIDE
 
         def arrow(row: pd.Series, metric: str, digits: int = 3) -> str:
-            return f"{row[f'{metric}_{a}']:.{digits}f} -> {row[f'{metric}_{b}']:.{digits}f}"
+            return f"{row[side(metric, a)]:.{digits}f} -> {row[side(metric, b)]:.{digits}f}"
+
+        def p_holm(row: pd.Series, metric: str) -> str:
+            return f"{row[stat(metric, 'mcnemar', 'p_holm')]:.3g}"
 
         lines = [f"# {b} vs {a}", ""]
         if self.differences:
@@ -65,22 +72,22 @@ class RunPair:
         lines += [f"Shares of the questions both runs answered, {a} -> {b}; p: exact McNemar of {b} against {a}, "
                   "Holm across the table. NO_QUERY: the reply held no query.", "",
                   f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | p | "
-                  f"Pass@1 final ({headline.replace('_', '-')}) | p | mean LLM calls | mean completion tokens |",
+                  f"{pass_label} | p | mean LLM calls | mean completion tokens |",
                   "|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, row in self.per_cell.iterrows():
             lines.append(f"| {row['configuration']} | {row['strategy']} | {row['n']} | {arrow(row, 'no_query_first')} | "
-                         f"{arrow(row, 'no_query_final')} | {arrow(row, KG_VALID)} | {row[f'{KG_VALID}_mcnemar_p_holm']:.3g} | "
-                         f"{arrow(row, pass_col)} | {row[f'{pass_col}_mcnemar_p_holm']:.3g} | {arrow(row, 'llm_calls', 2)} | "
+                         f"{arrow(row, 'no_query_final')} | {arrow(row, KG_VALID)} | {p_holm(row, KG_VALID)} | "
+                         f"{arrow(row, pass_col)} | {p_holm(row, pass_col)} | {arrow(row, 'llm_calls', 2)} | "
                          f"{arrow(row, 'completion_tokens', 1)} |")
         if not self.loop_gain.empty:
             lines += ["", "What the repair loop adds in each run: feedback minus single-pass (p: McNemar, Holm within the run).", "",
-                      f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({headline.replace('_', '-')}) sp -> fb | gain | p |",
+                      f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({columns.preset_name(headline)}) sp -> fb | gain | p |",
                       "|---|---|---|---|---|---|---|---|"]
             for _, row in self.loop_gain.iterrows():
-                lines.append(f"| {row['run']} | {row['configuration']} | {row[f'{KG_VALID}_sp']:.3f} -> {row[f'{KG_VALID}_fb']:.3f} | "
-                             f"{row[f'{KG_VALID}_gain']:+.3f} | {row[f'{KG_VALID}_mcnemar_p_holm']:.3g} | "
-                             f"{row[f'{pass_col}_sp']:.3f} -> {row[f'{pass_col}_fb']:.3f} | {row[f'{pass_col}_gain']:+.3f} | "
-                             f"{row[f'{pass_col}_mcnemar_p_holm']:.3g} |")
+                lines.append(f"| {row['run']} | {row['configuration']} | {row[side(KG_VALID, sp)]:.3f} -> {row[side(KG_VALID, fb)]:.3f} | "
+                             f"{row[side(KG_VALID, 'gain')]:+.3f} | {p_holm(row, KG_VALID)} | "
+                             f"{row[side(pass_col, sp)]:.3f} -> {row[side(pass_col, fb)]:.3f} | {row[side(pass_col, 'gain')]:+.3f} | "
+                             f"{p_holm(row, pass_col)} |")
         return "\n".join(lines) + "\n"
 
 
@@ -122,7 +129,7 @@ def _rates(rows: pd.DataFrame, presets: list[str]) -> dict[str, float]:
         "no_query_final": float((rows["final_error_type"] == NO_QUERY).mean()),
         KG_VALID: float(rows[KG_VALID].mean()),
     }
-    out.update({f"pass_at_1_final__{p}": float(rows[f"pass_at_1_final__{p}"].mean()) for p in presets})
+    out.update({name: float(rows[name].mean()) for name in columns.cols(["pass_at_1_final"], presets)})
     out["llm_calls"] = float(rows["llm_calls"].mean())
     out["completion_tokens"] = float(rows["completion_tokens"].mean())
     return out
@@ -137,23 +144,24 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
     if not presets:
         raise ValueError(f"{run_a} and {run_b} share no scoring preset; evaluate both with the same t2c")
     keys = ["configuration", "mode", "question_id"]
-    joined = a.merge(b, on=keys, suffixes=(f"__{label_a}", f"__{label_b}"))
+    joined = a.merge(b, on=keys, suffixes=(run_suffix(label_a), run_suffix(label_b)))
     if joined.empty:
         raise ValueError(f"{run_a} and {run_b} have no (configuration, strategy, question) in common")
     records = []
     for (configuration, mode), rows in joined.groupby(["configuration", "mode"], sort=True):
         row: dict[str, object] = {"configuration": configuration, "strategy": mode, "n": len(rows)}
         for label in (label_a, label_b):
-            side = rows[[c for c in rows.columns if c.endswith(f"__{label}")]]
-            side = side.rename(columns=lambda c: c[: -len(f"__{label}")])
-            row.update({f"{name}_{label}": value for name, value in _rates(side, presets).items()})
-        for metric in [KG_VALID, *(f"pass_at_1_final__{p}" for p in presets)]:
-            test = mcnemar_exact(rows[f"{metric}__{label_a}"] > 0.5, rows[f"{metric}__{label_b}"] > 0.5)
-            row[f"{metric}_mcnemar_p"] = test.p_value
+            suffix = run_suffix(label)
+            ours = rows[[c for c in rows.columns if c.endswith(suffix)]]
+            ours = ours.rename(columns=lambda c: c.removesuffix(suffix))
+            row.update({side(name, label): value for name, value in _rates(ours, presets).items()})
+        for metric in [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]:
+            test = mcnemar_exact(rows[metric + run_suffix(label_a)] > 0.5, rows[metric + run_suffix(label_b)] > 0.5)
+            row[stat(metric, "mcnemar", "p")] = test.p_value
         records.append(row)
     per_cell = pd.DataFrame.from_records(records)
-    for metric in [KG_VALID, *(f"pass_at_1_final__{p}" for p in presets)]:
-        per_cell[f"{metric}_mcnemar_p_holm"] = holm(per_cell[f"{metric}_mcnemar_p"].tolist())
+    for metric in [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]:
+        per_cell[stat(metric, "mcnemar", "p_holm")] = holm(per_cell[stat(metric, "mcnemar", "p")].tolist())
     return RunPair(label_a, label_b, per_cell, _loop_gain({label_a: a, label_b: b}, presets[0]),
                    setting_differences(Path(run_a), Path(run_b)),
                    {label_a: _model_of(Path(run_a)), label_b: _model_of(Path(run_b))})
@@ -161,7 +169,7 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
 
 def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
     """Feedback minus single-pass per configuration, in each run (KG-valid chain and the headline Pass@1)."""
-    pass_col = f"pass_at_1_final__{preset}"
+    pass_col = col("pass_at_1_final", preset)
     records = []
     for label, frame in runs.items():
         if not {BASELINE, TREATMENT} <= set(frame["mode"]):
@@ -173,13 +181,14 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
                 continue
             row: dict[str, object] = {"run": label, "configuration": configuration, "n": len(pair)}
             for metric in (KG_VALID, pass_col):
-                row[f"{metric}_sp"] = float(pair[f"{metric}_sp"].mean())
-                row[f"{metric}_fb"] = float(pair[f"{metric}_fb"].mean())
-                row[f"{metric}_gain"] = row[f"{metric}_fb"] - row[f"{metric}_sp"]
-                row[f"{metric}_mcnemar_p"] = mcnemar_exact(pair[f"{metric}_sp"] > 0.5, pair[f"{metric}_fb"] > 0.5).p_value
+                sp, fb = side(metric, BASELINE_SIDE), side(metric, TREATMENT_SIDE)
+                row[sp] = float(pair[sp].mean())
+                row[fb] = float(pair[fb].mean())
+                row[side(metric, "gain")] = row[fb] - row[sp]
+                row[stat(metric, "mcnemar", "p")] = mcnemar_exact(pair[sp] > 0.5, pair[fb] > 0.5).p_value
             rows.append(row)
         table = pd.DataFrame.from_records(rows)
         for metric in (KG_VALID, pass_col):
-            table[f"{metric}_mcnemar_p_holm"] = holm(table[f"{metric}_mcnemar_p"].tolist())
+            table[stat(metric, "mcnemar", "p_holm")] = holm(table[stat(metric, "mcnemar", "p")].tolist())
         records.append(table)
     return pd.concat(records, ignore_index=True) if records else pd.DataFrame()

@@ -27,37 +27,14 @@ from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_ref
 from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, score_question
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
+from t2c_lib.study import columns
 
-BASE_COLUMNS = (
-    "question_id", "mode", "configuration", "prompt_type", "schema_format", "status", "success",
-    "first_attempt_ok", "iterations", "model_calls", "prompt_tokens", "completion_tokens", "final_error_type",
-    "first_error_type", "error", "strategy", "llm_calls", "final_iteration", "oracle", "harmed",
-)
-ATTEMPT_COLUMNS = (
-    "question_id", "strategy", "configuration", "iteration", "kind", "ok", "kg_valid", "error_type",
-    "failed_validator", "result_correct",
-)
-KG_VALID_COLUMNS = ("kg_valid_structural_first", "kg_valid_chain_first", "kg_valid_structural_final", "kg_valid_chain_final")
-"""Preset-free: structural = guard, syntax, schema, properties passed; chain = every validator passed."""
-PRESET_COLUMNS = (
-    "pass_at_1_first", "pass_at_1_final", "jaccard_output", "bleu", "rouge_l_f1", "jaro_winkler", "jaccard_tokens",
-    "jarou", "llmetric_q",
-)
-"""Written once per scoring preset as `<name>__<preset slug>`, e.g. `pass_at_1_final__kg_axel`."""
-
-
-def preset_column(metric: str, scoring: str) -> str:
-    """The metrics.csv column of one metric under one scoring preset."""
-    return f"{metric}__{get_scoring(scoring).slug}"
 
 
 def presets_in_order(headline: str) -> list[str]:
     """The headline preset first, then every other registered preset."""
     get_scoring(headline)
     return [headline, *(name for name in scoring_names() if name != headline)]
-
-
-SUITE_COLUMNS = ("pass_at_1_ts", "failed_copies")
 
 
 class EvaluationError(RuntimeError):
@@ -148,22 +125,20 @@ def evaluate_cell(
             row.update(kg_valid_structural_final=score.kg_valid_structural, kg_valid_chain_final=score.kg_valid_chain,
                        execution_error=score.error or "")
             values = {**score.to_dict(), "pass_at_1_first": p_first, "pass_at_1_final": score.pass_at_1}
-            row.update({preset_column(metric, name): values[metric] for metric in PRESET_COLUMNS})
+            row.update({columns.col(metric.name, name): values[metric.name] for metric in columns.PER_PRESET})
             if suite is not None and name == scoring:
                 row.update(pass_at_1_ts=score.pass_at_1_ts, failed_copies=" ".join(score.failed_copies))
         rows.append(row)
-    columns = [*BASE_COLUMNS, *strata_columns, *KG_VALID_COLUMNS,
-               *(preset_column(metric, name) for name in presets for metric in PRESET_COLUMNS), "execution_error",
-               *(SUITE_COLUMNS if suite else ())]
-    (directory / METRICS_FILE).write_text(rows_to_csv(rows, columns), encoding="utf-8")
-    (directory / ATTEMPT_SCORES_FILE).write_text(rows_to_csv(attempt_rows, list(ATTEMPT_COLUMNS)), encoding="utf-8")
+    header = columns.metrics_csv(presets, strata_columns, suite is not None)
+    (directory / METRICS_FILE).write_text(rows_to_csv(rows, header), encoding="utf-8")
+    (directory / ATTEMPT_SCORES_FILE).write_text(rows_to_csv(attempt_rows, list(columns.ATTEMPT_SCORES_CSV)), encoding="utf-8")
     max_iterations = max([max_iterations, *(len(g) for g in attempts.values())])
     by_scoring = {name: _preset_summary(final_scores[name], first_pass[name], weights) for name in presets}
     headline = by_scoring[scoring]
     agentic = agentic_metrics([a for q in questions for a in attempts.get(q.id, [])], max_iterations=max_iterations)
     summary: dict[str, Any] = {
         "n": len(rows), "scoring": scoring, "weights": weights,
-        **{col: _mean([r[col] for r in rows]) for col in KG_VALID_COLUMNS},
+        **{c.name: _mean([r[c.name] for r in rows]) for c in columns.KG_VALID},
         "pass_at_1_first": headline["pass_at_1_first"], "pass_at_1_final": headline["pass_at_1_final"],
         "llmetric": headline["llmetric"],
         "by_scoring": by_scoring,
@@ -256,13 +231,13 @@ def write_gold_audit(run_dir: Path, questions: list[GroundTruthItem], store: Gra
     return path
 
 
-def rows_to_csv(rows: list[dict[str, Any]], columns: list[str]) -> str:
+def rows_to_csv(rows: list[dict[str, Any]], header: list[str]) -> str:
     """CSV text with a fixed column order and floats written at 10 significant digits."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
+    writer.writerow(header)
     for row in rows:
-        writer.writerow([_cell(row.get(c, "")) for c in columns])
+        writer.writerow([_cell(row.get(c, "")) for c in header])
     return buffer.getvalue()
 
 

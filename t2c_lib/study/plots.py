@@ -24,6 +24,8 @@ from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATME
 from t2c_lib.study.figure_text import STRATEGY_LABELS, caption, stratum_title, stratum_value  # noqa: E402
 from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
 from t2c_lib.metrics.stats import paired_bootstrap_ci  # noqa: E402
+from t2c_lib.study import columns  # noqa: E402
+from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
@@ -89,12 +91,12 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.2), sharey=True)
     x = np.arange(len(configs))
     width = 0.38
-    for ax, metric, title in ((axes[0], tables.col("pass_at_1_final"), f"Pass@1 final ({tables.scoring})"),
-                              (axes[1], "kg_valid_chain_final", "KG-valid chain (final query)")):
+    for ax, metric, title in ((axes[0], tables.col("pass_at_1_final"), f"{columns.label('pass_at_1_final')} ({tables.scoring})"),
+                              (axes[1], "kg_valid_chain_final", f"{columns.label('kg_valid_chain_final')} (final query)")):
         for offset, strategy in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
             rows = means[means["strategy"] == strategy].set_index("configuration").reindex(configs)
-            _shares(ax, x + offset, width, rows[metric].to_numpy(dtype=float), rows[f"{metric}_low"].to_numpy(dtype=float),
-                    rows[f"{metric}_high"].to_numpy(dtype=float), rows["n"].to_numpy(dtype=float), strategy,
+            _shares(ax, x + offset, width, rows[metric].to_numpy(dtype=float), rows[bound(metric, "low")].to_numpy(dtype=float),
+                    rows[bound(metric, "high")].to_numpy(dtype=float), rows["n"].to_numpy(dtype=float), strategy,
                     bars_in_panel=2 * len(configs))
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
@@ -117,8 +119,9 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
                 .reindex(index=prompts, columns=schemas).astype(float))
         sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f", annot_kws={"fontsize": 7},
                     cbar=ax is axes[1], cbar_ax=axes[2] if ax is axes[1] else None,
-                    cbar_kws={"label": f"LLMetric ({tables.scoring}, weights {tables.weights})"}, linewidths=0.5, linecolor="white")
-        ax.set_title(f"LLMetric, {MODE_LABELS[mode]}", fontsize=7)
+                    cbar_kws={"label": f"{columns.label('llmetric_q')} ({tables.scoring}, weights {tables.weights})"},
+                    linewidths=0.5, linecolor="white")
+        ax.set_title(f"{columns.label('llmetric_q')}, {MODE_LABELS[mode]}", fontsize=7)
         ax.set_xlabel("")
         ax.set_ylabel("")
         ax.grid(False)
@@ -224,7 +227,7 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
         ax.set_title(stratum_title(stratum, language), fontsize=8)
         ax.set_ylim(0, 1.18)
         ax.set_yticks(np.linspace(0, 1, 6))
-    axes[0][0].set_ylabel(f"Pass@1 final ({tables.scoring})")
+    axes[0][0].set_ylabel(f"{columns.label('pass_at_1_final')} ({tables.scoring})")
     if strata:
         _legend_below(fig, axes[0][0])
     else:
@@ -243,18 +246,20 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     """
     comp = tables.comparison
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
+    gain_label = f"{columns.label('pass_at_1_final')} gain ({tables.scoring}, feedback - single-pass)"
     if comp.empty:
-        axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, feedback - single-pass)")
+        axes[0].set_ylabel(gain_label)
         fig.tight_layout()
         return fig
     order = config_order(comp["configuration"].tolist())
     comp = comp.set_index("configuration").loc[order]
     number = {name: i + 1 for i, name in enumerate(order)}
-    gain = (comp[tables.col("pass_at_1_final") + "_fb"] - comp[tables.col("pass_at_1_final") + "_sp"]).to_numpy(dtype=float)
-    columns = (("tokens_per_question", "extra tokens per question"), ("model_calls_per_question", "extra model calls per question"))
+    passed = tables.col("pass_at_1_final")
+    gain = (comp[side(passed, TREATMENT_SIDE)] - comp[side(passed, BASELINE_SIDE)]).to_numpy(dtype=float)
+    costs = (("tokens_per_question", "extra tokens per question"), ("model_calls_per_question", "extra model calls per question"))
     points = []
-    for ax, (column, label) in zip(axes, columns):
-        extra = (comp[f"{column}_fb"] - comp[f"{column}_sp"]).to_numpy(dtype=float)
+    for ax, (column, label) in zip(axes, costs):
+        extra = (comp[side(column, TREATMENT_SIDE)] - comp[side(column, BASELINE_SIDE)]).to_numpy(dtype=float)
         for i, name in enumerate(order):
             prompt, _, schema = name.partition("_")
             ax.scatter([extra[i]], [gain[i]], marker=SCHEMA_MARKERS.get(schema, "D"), s=22, alpha=0.8,
@@ -266,7 +271,7 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         points.append((ax, groups))
         ax.axhline(0, color="black", linewidth=0.5)
         ax.set_xlabel(label)
-    axes[0].set_ylabel(f"Pass@1 final gain ({tables.scoring}, feedback - single-pass)")
+    axes[0].set_ylabel(gain_label)
     present = {part for name in order for part in name.split("_", 1)}
     handles = [plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
                for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868")) if p in present]
@@ -288,7 +293,9 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
     table = tables.strategies
     rows = table[table["configuration"] == "ALL"] if not table.empty else table
     points: list[tuple[plt.Axes, dict[tuple[float, float], list[str]]]] = []
-    for ax, (metric, label) in zip(axes, (("pass_at_1_final", f"Pass@1 final ({tables.scoring})"), ("kg_valid_chain", "KG-valid chain"))):
+    labels = (("pass_at_1_final", f"{columns.label('pass_at_1_final')} ({tables.scoring})"),
+              ("kg_valid_chain", columns.label("kg_valid_chain_final")))
+    for ax, (metric, label) in zip(axes, labels):
         groups: dict[tuple[float, float], list[str]] = {}
         if not rows.empty:
             ax.scatter(rows["llm_calls"], rows[metric], color="#4C72B0")
@@ -401,11 +408,12 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
     bars = [(label, mode) for label in (pair.label_a, pair.label_b) for mode in (BASELINE, TREATMENT)]
     width = 0.8 / len(bars)
     shades = {pair.label_a: 0.45, pair.label_b: 1.0}
-    for ax, metric, title in ((axes[0], "no_query_first", "NO_QUERY (first reply)"), (axes[1], KG_VALID, "KG-valid chain (final)"),
-                              (axes[2], f"pass_at_1_final__{headline}", f"Pass@1 final ({headline.replace('_', '-')})")):
+    for ax, metric, title in ((axes[0], "no_query_first", "NO_QUERY (first reply)"),
+                              (axes[1], KG_VALID, f"{columns.label(KG_VALID)} (final)"),
+                              (axes[2], columns.col("pass_at_1_final", headline), columns.label("pass_at_1_final", headline))):
         for i, (label, mode) in enumerate(bars):
             rows = table[table["strategy"] == mode].set_index("configuration").reindex(configs)
-            ax.bar(x - 0.4 + width * (i + 0.5), rows[f"{metric}_{label}"].to_numpy(dtype=float), width,
+            ax.bar(x - 0.4 + width * (i + 0.5), rows[side(metric, label)].to_numpy(dtype=float), width,
                    color=MODE_COLORS[mode], alpha=shades[label], label=f"{label}, {MODE_LABELS[mode]}")
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)

@@ -1,0 +1,227 @@
+"""What every result column means: one spec for `metrics.csv` and the tables built from it.
+
+Evaluation writes a cell's `metrics.csv` in the order of `METRICS_CSV`; the analysis, the run
+comparison, the figures and the command line ask this module for a column's name, and never
+build one themselves. Each column's record says:
+
+- `per_preset`: written once per scoring preset, as `<name>__<preset slug>` (`pass_at_1_final__kg_axel`);
+- `attempt`: which attempt of a question it describes (`first`, `final`, or neither);
+- `kind`: what one question's value is: a pass/fail outcome (`binary`: shares, exact McNemar),
+  a 0-1 score (`graded`: means, Wilcoxon signed-rank), a count (calls, tokens), text, or an id;
+- `aggregation`: how a table summarises it over questions (`mean`, or `none` for text and ids);
+- `higher_is_better`: the direction of a better result (None where it has none);
+- `label`: what figures and tables call it.
+
+Tables derived from these columns name their columns here too: the two sides of a paired
+comparison (`<name>_sp`, `<name>_fb`, or a run's label), a test's fields
+(`<name>_mcnemar_p_holm`), a confidence bound (`<name>_low`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any, Iterable
+
+
+class Attempt(str, Enum):
+    FIRST = "first"
+    FINAL = "final"
+
+
+class Kind(str, Enum):
+    ID = "id"  # names the row: question, configuration, strategy
+    BINARY = "binary"  # 0/1 per question: shares, exact McNemar
+    GRADED = "graded"  # a 0-1 score per question: means, Wilcoxon signed-rank
+    COUNT = "count"  # calls, tokens, attempts per question: means
+    TEXT = "text"  # statuses, error types, messages: not aggregated
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of `metrics.csv` (a per-preset one stands for all its `__<preset>` copies)."""
+
+    name: str
+    kind: Kind
+    label: str = ""
+    per_preset: bool = False
+    attempt: Attempt | None = None
+    higher_is_better: bool | None = None
+
+    @property
+    def aggregation(self) -> str:
+        return "none" if self.kind in (Kind.ID, Kind.TEXT) else "mean"
+
+    @property
+    def metric(self) -> str:
+        """The measure without its attempt: `kg_valid_chain` for `kg_valid_chain_final`."""
+        return self.name.removesuffix(f"_{self.attempt.value}") if self.attempt else self.name
+
+
+def _id(name: str) -> Column:
+    return Column(name, Kind.ID, name)
+
+
+def _text(name: str, label: str = "") -> Column:
+    return Column(name, Kind.TEXT, label or name)
+
+
+def _count(name: str, label: str, higher_is_better: bool | None = None) -> Column:
+    return Column(name, Kind.COUNT, label, higher_is_better=higher_is_better)
+
+
+def _kg_valid(which: str, attempt: Attempt) -> Column:
+    return Column(f"kg_valid_{which}_{attempt.value}", Kind.BINARY, f"KG-valid {which}", attempt=attempt,
+                  higher_is_better=True)
+
+
+def _graded(name: str, label: str) -> Column:
+    return Column(name, Kind.GRADED, label, per_preset=True, higher_is_better=True)
+
+
+BASE = (
+    _id("question_id"), _id("mode"), _id("configuration"), _id("prompt_type"), _id("schema_format"),
+    _text("status"),
+    Column("success", Kind.BINARY, "passed the validator chain", higher_is_better=True),
+    Column("first_attempt_ok", Kind.BINARY, "first attempt passed the chain", higher_is_better=True),
+    _count("iterations", "attempts"),
+    _count("model_calls", "model calls"),
+    _count("prompt_tokens", "prompt tokens"),
+    _count("completion_tokens", "completion tokens"),
+    _text("final_error_type"), _text("first_error_type"), _text("error"),
+    _id("strategy"),
+    _count("llm_calls", "LLM calls"),
+    _count("final_iteration", "attempt chosen"),
+    Column("oracle", Kind.BINARY, "oracle@N (some attempt correct)", higher_is_better=True),
+    Column("harmed", Kind.BINARY, "harmed (a correct attempt, a wrong answer)", higher_is_better=False),
+)
+"""The columns every cell writes first, before its strata columns (whose names the dataset gives)."""
+
+KG_VALID = (
+    _kg_valid("structural", Attempt.FIRST), _kg_valid("chain", Attempt.FIRST),
+    _kg_valid("structural", Attempt.FINAL), _kg_valid("chain", Attempt.FINAL),
+)
+"""Preset-free: structural = guard, syntax, schema, properties passed; chain = every validator passed."""
+
+PER_PRESET = (
+    Column("pass_at_1_first", Kind.BINARY, "Pass@1 first", per_preset=True, attempt=Attempt.FIRST, higher_is_better=True),
+    Column("pass_at_1_final", Kind.BINARY, "Pass@1 final", per_preset=True, attempt=Attempt.FINAL, higher_is_better=True),
+    _graded("jaccard_output", "Jaccard output"),
+    _graded("bleu", "BLEU"),
+    _graded("rouge_l_f1", "ROUGE-L F1"),
+    _graded("jaro_winkler", "Jaro-Winkler"),
+    _graded("jaccard_tokens", "Jaccard tokens"),
+    _graded("jarou", "JaRou"),
+    _graded("llmetric_q", "LLMetric"),
+)
+"""Written once per scoring preset as `<name>__<preset slug>`, the headline preset first."""
+
+TAIL = (_text("execution_error"),)
+SUITE = (
+    Column("pass_at_1_ts", Kind.BINARY, "test-suite Pass@1", higher_is_better=True),
+    _text("failed_copies"),
+)
+"""With perturbed copies (`test_suite_copies` > 0): test-suite Pass@1 under the headline preset."""
+
+SPEC: dict[str, Column] = {c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE)}
+
+ATTEMPT_SCORES_CSV = ("question_id", "strategy", "configuration", "iteration", "kind", "ok", "kg_valid", "error_type",
+                      "failed_validator", "result_correct")
+"""`attempt_scores.csv`: one row per attempt, `result_correct` under the headline preset."""
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+PRESET_SEPARATOR = "__"
+
+
+def slug(preset: str) -> str:
+    """A scoring preset as column names carry it: `kg-axel` -> `kg_axel`."""
+    return preset.replace("-", "_")
+
+
+def preset_name(preset_slug: str) -> str:
+    """The preset a column slug stands for: `kg_axel` -> `kg-axel`."""
+    return preset_slug.replace("_", "-")
+
+
+def spec(name: str) -> Column:
+    """The record of a column (a per-preset column by its name without the preset)."""
+    try:
+        return SPEC[name]
+    except KeyError:
+        raise KeyError(f"no result column {name!r} (known: {', '.join(SPEC)})") from None
+
+
+def col(name: str, preset: str | None = None) -> str:
+    """The name of a column: `col("pass_at_1_final", "kg-axel")` is `pass_at_1_final__kg_axel`.
+
+    A per-preset column needs its preset; any other column takes none.
+    """
+    column = spec(name)
+    if column.per_preset != (preset is not None):
+        raise ValueError(f"column {name!r} is {'' if column.per_preset else 'not '}written per scoring preset")
+    return f"{name}{PRESET_SEPARATOR}{slug(preset)}" if preset is not None else name
+
+
+def at(metric: str, attempt: Attempt | str) -> str:
+    """The column of a measure at an attempt: `at("kg_valid_chain", "final")` is `kg_valid_chain_final`."""
+    name = f"{metric}_{Attempt(attempt).value}"
+    spec(name)
+    return name
+
+
+def cols(names: Iterable[str], presets: Iterable[str]) -> list[str]:
+    """Each per-preset column under each preset (preset-major: all of the first preset, then the next)."""
+    names = list(names)
+    return [col(name, preset) for preset in presets for name in names]
+
+
+def metrics_csv(presets: Iterable[str], strata: Iterable[str], suite: bool) -> list[str]:
+    """The columns of a cell's `metrics.csv`, in order: base, strata, KG-valid, per-preset, error, test suite."""
+    return [*(c.name for c in BASE), *strata, *(c.name for c in KG_VALID),
+            *cols((c.name for c in PER_PRESET), presets), *(c.name for c in TAIL),
+            *((c.name for c in SUITE) if suite else ())]
+
+
+def presets_in(columns: Iterable[str]) -> list[str]:
+    """The preset slugs a table's columns were written under, in their order (headline first)."""
+    head = f"pass_at_1_final{PRESET_SEPARATOR}"
+    return [c[len(head):] for c in columns if c.startswith(head)]
+
+
+def label(name: str, preset: str | None = None) -> str:
+    """What a figure or table calls a column: `Pass@1 final`, or `Pass@1 final (kg-axel)` with a preset."""
+    text = spec(name).label
+    return f"{text} ({preset_name(slug(preset))})" if preset is not None else text
+
+
+# --- the columns of the tables built from metrics.csv ------------------------------------------
+
+BASELINE_SIDE, TREATMENT_SIDE = "sp", "fb"
+"""The two sides of the paired comparison (single-pass, feedback)."""
+
+
+def side(name: str, which: str) -> str:
+    """A column of one side of a pairing: `<name>_sp`, `<name>_fb`, or `<name>_<run label>`."""
+    return f"{name}_{which}"
+
+
+def stat(name: str, test: str, field: str) -> str:
+    """A field of a paired test on a column: `stat("kg_valid_chain_final", "mcnemar", "p_holm")`."""
+    return f"{name}_{test}_{field}"
+
+
+def stat_row(name: str, test: str, result: Any) -> dict[str, Any]:
+    """Every field of a test result (`McNemarResult`, `WilcoxonResult`, `BootstrapCI`) as table columns."""
+    return {stat(name, test, k): v for k, v in asdict(result).items() if k not in ("level", "resamples", "seed")}
+
+
+def bound(name: str, which: str) -> str:
+    """A confidence bound of a column's mean: `<name>_low`, `<name>_high`."""
+    return f"{name}_{which}"
+
+
+def run_suffix(label_: str) -> str:
+    """The suffix a run's copy of every column carries when two runs are joined: `__<label>`."""
+    return f"{PRESET_SEPARATOR}{label_}"

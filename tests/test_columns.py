@@ -1,0 +1,79 @@
+"""The column spec: names are built in one place, and nowhere else in the package."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from t2c_lib.study import columns
+from t2c_lib.study.columns import Kind, at, col, metrics_csv, presets_in, side, stat
+
+PACKAGE = Path(__file__).resolve().parent.parent / "t2c_lib"
+
+
+def test_per_preset_columns_carry_the_preset_slug_and_others_refuse_one():
+    assert col("pass_at_1_final", "kg-axel") == "pass_at_1_final__kg_axel"
+    assert col("llmetric_q", "t2c") == "llmetric_q__t2c"
+    assert col("kg_valid_chain_final") == "kg_valid_chain_final"
+    with pytest.raises(ValueError, match="is written per scoring preset"):
+        col("pass_at_1_final")
+    with pytest.raises(ValueError, match="is not written per scoring preset"):
+        col("kg_valid_chain_final", "t2c")
+    with pytest.raises(KeyError, match="no result column 'pass_at_2'"):
+        col("pass_at_2", "t2c")
+
+
+def test_attempts_kinds_and_directions():
+    assert at("kg_valid_chain", "final") == "kg_valid_chain_final"
+    assert at("pass_at_1", columns.Attempt.FIRST) == "pass_at_1_first"
+    assert columns.spec("pass_at_1_final").metric == "pass_at_1"
+    assert columns.spec("pass_at_1_final").kind is Kind.BINARY
+    assert columns.spec("llmetric_q").kind is Kind.GRADED
+    assert columns.spec("harmed").higher_is_better is False
+    assert columns.spec("error").aggregation == "none" and columns.spec("llm_calls").aggregation == "mean"
+    assert columns.label("pass_at_1_final", "kg_axel") == "Pass@1 final (kg-axel)"
+
+
+def test_metrics_csv_order_and_presets_read_back():
+    header = metrics_csv(["t2c", "kg-axel"], ["Tingkat Penalaran"], suite=True)
+    assert header[:2] == ["question_id", "mode"] and header[-2:] == ["pass_at_1_ts", "failed_copies"]
+    assert header.index("Tingkat Penalaran") == len(columns.BASE)
+    assert header.index("pass_at_1_first__t2c") < header.index("llmetric_q__t2c") < header.index("pass_at_1_first__kg_axel")
+    assert presets_in(header) == ["t2c", "kg_axel"]
+    assert "pass_at_1_ts" not in metrics_csv(["t2c"], [], suite=False)
+    assert side("pass_at_1_final__t2c", "sp") == "pass_at_1_final__t2c_sp"
+    assert stat("kg_valid_chain_final", "mcnemar", "p_holm") == "kg_valid_chain_final_mcnemar_p_holm"
+
+
+# make.py writes make rules, no result columns: its notebook file names join strategy and configuration with `__`.
+NOT_COLUMNS = {"study/make.py", "study/columns.py"}
+COLUMN_ENDINGS = ("__", "_first", "_final", "_sp", "_fb", "_low", "_high", "_mcnemar", "_wilcoxon", "_diff", "_p_holm")
+
+
+def _built_names(path: Path) -> list[tuple[int, str]]:
+    """f-strings that glue a column-name piece to a formatted value (`f"{m}__{s}"`, `f"{m}_sp"`)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        parts = node.values
+        for before, after in zip(parts, parts[1:]):
+            glued = (isinstance(before, ast.FormattedValue) and isinstance(after, ast.Constant)
+                     and str(after.value).startswith(COLUMN_ENDINGS)) or \
+                    (isinstance(before, ast.Constant) and isinstance(after, ast.FormattedValue)
+                     and str(before.value).endswith("__"))
+            if glued:
+                found.append((node.lineno, ast.unparse(node)[2:-1]))
+                break
+    return found
+
+
+def test_no_result_column_name_is_built_outside_the_spec():
+    built = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(PACKAGE).as_posix()
+        if where not in NOT_COLUMNS:
+            built += [f"{where}:{line}: {text}" for line, text in _built_names(path)]
+    assert not built, "column names built outside t2c_lib/study/columns.py:\n" + "\n".join(built)
