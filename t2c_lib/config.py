@@ -3,6 +3,8 @@
 Secrets (API keys, database passwords) are read here and nowhere else; they are never
 written to params, notebooks, manifests or results. Secrets come from the environment, with one
 exception: the password `make neo4j` generated for the local Neo4j server, read from its cache.
+Also here: the languages prompts and feedback exist in (`LANGUAGES`); a dataset's `language`
+must be one of them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 PACKAGE_DIR = Path(__file__).resolve().parent
+
+LANGUAGES = ("id", "en")
+"""`id`: Indonesian (the curriculum graph); `en`: English datasets (movies)."""
+
+
+def check_language(lang: str, what: str = "templates") -> str:
+    """Return `lang` if it is supported, else raise naming the valid ones."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"no {what} for language {lang!r} (valid: {', '.join(LANGUAGES)})")
+    return lang
 
 
 def _find_project_root() -> Path:

@@ -19,7 +19,7 @@ import yaml
 
 from t2c_lib import config
 from t2c_lib.schema import PropType
-from t2c_lib.languages import LANGUAGES
+from t2c_lib.config import LANGUAGES
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in: the same data, parsed ~10x faster
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")

@@ -19,6 +19,10 @@ class T2CError(Exception):
     """Root of the errors t2c reports to its user in one line."""
 
 
+class UnknownName(T2CError, ValueError):
+    """A name that no registry entry has (a strategy, scoring preset, weights, store or metric); the message lists the valid ones."""
+
+
 class StoreError(T2CError, RuntimeError):
     """Any failure of a graph store; the message is meant for the user."""
 

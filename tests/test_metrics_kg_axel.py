@@ -107,6 +107,6 @@ def test_registry_takes_a_third_preset_with_one_registration():
         with pytest.raises(ValueError, match="already registered"):
             register_scoring(third)
     finally:
-        del SCORING_PRESETS["test-third"]
+        SCORING_PRESETS.unregister("test-third")
     with pytest.raises(ValueError, match="valid: t2c, kg-axel"):
         get_scoring("test-third")

@@ -163,7 +163,7 @@ def test_score_question_combines_parts_under_the_preset(ds, store):
     assert a.llmetric_q == pytest.approx(0.3 + 0.4 + 0.2 + 0.1 * a.jarou)
     assert b.llmetric_q == pytest.approx(0.4 + 0.2 + 0.2 + 0.1 * b.jaro_winkler + 0.1 * b.rouge_l_f1)
     assert (a.weights, b.weights) == ("kg-axel", "agentic-doc")
-    with pytest.raises(ValueError, match="valid presets"):
+    with pytest.raises(ValueError, match="unknown weights preset 'nope'"):
         score_question(q.cypher, gen, store, ALL_OK, preset="nope")
 
 

@@ -79,10 +79,6 @@ def test_missing_file_is_named(tmp_path):
 
 
 def test_strategies_replace_modes_and_the_old_key_is_mapped():
-    from t2c_lib.agent.strategies import STRATEGY_NAMES
-    from t2c_lib.study.params import STRATEGIES
-
-    assert STRATEGIES == STRATEGY_NAMES
     assert params_from_dict({"modes": ["single-pass", "agentic"]}).strategies == ("single-pass", "feedback")
     assert params_from_dict({"strategies": ["agentic", "vote"]}).strategies == ("feedback", "vote")
     assert params_from_dict({}).strategies == ("single-pass", "feedback") == params_from_dict({}).modes

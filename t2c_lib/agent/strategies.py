@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
-from t2c_lib.records import FEEDBACK, SINGLE_PASS, AgentState, AgentStatus, Attempt, Verdict, canonical_strategy
+from t2c_lib.records import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS, AgentState, AgentStatus, Attempt, Verdict
+from t2c_lib.registry import Registry
 from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
 
@@ -308,24 +309,18 @@ def _model_seed(model: Any) -> int:
 
 # --- the registry -------------------------------------------------------------------------------
 
-STRATEGIES: dict[str, Callable[..., Strategy]] = {
-    SINGLE_PASS: SinglePass,
-    FEEDBACK: Feedback,
-    "history": History,
-    "raw-error": RawError,
-    "verifier": Verifier,
-    "vote": Vote,
-}
+STRATEGIES: Registry[Callable[..., Strategy]] = Registry(
+    "strategy", aliases=LEGACY_STRATEGY_NAMES, note=f"{AGENTIC!r} means {FEEDBACK!r}")
 """Strategy name -> constructor (keyword options: `vote` takes `k` and `temperature`)."""
+for _name, _make in ((SINGLE_PASS, SinglePass), (FEEDBACK, Feedback), ("history", History), ("raw-error", RawError),
+                     ("verifier", Verifier), ("vote", Vote)):
+    STRATEGIES.register(_name, _make)
 
-STRATEGY_NAMES = tuple(STRATEGIES)
+STRATEGY_NAMES = STRATEGIES.names()
 RETRY_STRATEGIES = (FEEDBACK, "history", "raw-error")
 """Strategies whose attempts are 1..max_iterations generations, each after a failed one."""
 
 
 def get_strategy(name: str, **options: Any) -> Strategy:
     """A strategy by name (`agentic` is `feedback`); unknown names list the valid ones."""
-    key = canonical_strategy(name)
-    if key not in STRATEGIES:
-        raise ValueError(f"unknown strategy {name!r} (valid: {', '.join(STRATEGY_NAMES)}; 'agentic' means 'feedback')")
-    return STRATEGIES[key](**options)
+    return STRATEGIES.get(name)(**options)

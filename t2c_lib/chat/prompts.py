@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from t2c_lib.languages import check_language
+from t2c_lib.config import check_language
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAMES = ("router", "router_user", "rewrite", "answer", "answer_user")

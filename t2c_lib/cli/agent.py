@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from t2c_lib.agent import AgentLoop, AgentState, Attempt
+from t2c_lib.agent import AGENTIC, STRATEGY_NAMES, AgentState, Attempt
 from t2c_lib.cli.common import (POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, TEMPERATURE, TIMEOUT, format_table,
                                 friendly_errors, open_dataset_store)
 from t2c_lib.graph import STORES
@@ -136,7 +136,7 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
 @click.command("ask")
 @click.argument("question")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
-@click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")
+@click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database")
 @click.option("--prompt", "-p", "prompt_type", type=PROMPT_TYPE, default=ASK_DEFAULTS["prompt_type"], show_default=True,
               help="prompt type: Zero-Shot, Few-Shot or CoT (or zero_shot, few_shot, cot)")
 @click.option("--schema", "schema_format", type=SCHEMA_FORMAT, default=ASK_DEFAULTS["schema_format"], show_default=True,
@@ -144,7 +144,7 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
 @click.option("--descriptions", is_flag=True, help="render schema.yaml's descriptions into the schema text")
 @click.option("--max-iterations", "-n", default=3, show_default=True, type=POSITIVE_INT,
               help="attempts of the retry strategies; vote's k; 1 = single-pass baseline")
-@click.option("--strategy", type=click.Choice(("single-pass", "feedback", "history", "raw-error", "verifier", "vote", "agentic")),
+@click.option("--strategy", type=click.Choice((*STRATEGY_NAMES, AGENTIC)),
               default=None, help="how attempts follow one another [default: single-pass for -n 1, else feedback; agentic = feedback]")
 @click.option("--model", "-m", default=None, help="`local` (packaged Gemma 3 270M) or a model name of the endpoint [default: $T2C_MODEL or local]")
 @click.option("--temperature", default=0.0, show_default=True, type=TEMPERATURE, help="first attempt (0 to 2)")
@@ -205,7 +205,7 @@ def ask(
 @click.command("validate")
 @click.argument("cypher")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
-@click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")
+@click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database")
 @click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=TIMEOUT, help="seconds before the query is stopped (> 0)")
 @click.option("--json", "as_json", is_flag=True, help="print the list of ValidationResults as JSON")
 @click.option("--feedback", "show_feedback", is_flag=True, help="also print the feedback the model would get")

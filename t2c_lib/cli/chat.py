@@ -13,12 +13,13 @@ from typing import Any, Iterator
 
 import click
 
+from t2c_lib.agent import AGENTIC, STRATEGY_NAMES
 from t2c_lib.cli.agent import _echo_attempt
 from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
 from t2c_lib.graph import STORES
 
 EXIT_WORDS = frozenset({"exit", "quit", "keluar", "selesai", ":q"})
-STRATEGIES = ("single-pass", "feedback", "history", "raw-error", "verifier", "vote", "agentic")
+STRATEGIES = (*STRATEGY_NAMES, AGENTIC)
 
 
 def _messages(interactive: bool) -> Iterator[str]:
@@ -66,7 +67,7 @@ def _show(answer: Any, debug: bool) -> None:
 
 @click.command("chat")
 @click.option("--dataset", "-d", default=None, help="dataset name under data/ or a path [default: kurikulum]")
-@click.option("--store", "-s", type=click.Choice(STORES), default=None, help="graph database [default: ladybug]")
+@click.option("--store", "-s", type=click.Choice(STORES.names()), default=None, help="graph database [default: ladybug]")
 @click.option("--session", "session_id", default=None,
               help="resume the saved session with this id (an id nobody saved is an error; add --new to start it)")
 @click.option("--new", "new_session", is_flag=True, help="start a new session (named by --session, else a fresh id)")

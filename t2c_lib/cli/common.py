@@ -104,7 +104,7 @@ def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def store_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True, help="graph database")(func)
+    return click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database")(func)
 
 
 def open_dataset_store(dataset: str, store: str, auto_load: bool = True) -> Any:

@@ -23,7 +23,7 @@ from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="write the input columns plus the scores to this CSV")
 @click.option("--dataset", "-d", help="also run both queries on this dataset's graph: pass_at_1, jaccard_output, kg_valid")
-@click.option("--store", "-s", type=click.Choice(STORES), default="ladybug", show_default=True,
+@click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True,
               help="graph database (with --dataset)")
 @click.option("--timeout", default=10.0, show_default=True, help="seconds before a query is stopped (with --dataset)")
 @friendly_errors

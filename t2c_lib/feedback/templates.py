@@ -10,7 +10,7 @@ from string import Template
 import yaml
 
 from t2c_lib.records import ErrorType
-from t2c_lib.languages import check_language
+from t2c_lib.config import check_language
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 

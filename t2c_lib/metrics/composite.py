@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from t2c_lib.registry import Registry
+
 
 @dataclass(frozen=True)
 class WeightPreset:
@@ -40,30 +42,29 @@ def _frozen(weights: dict[str, float]) -> Mapping[str, float]:
 
 _KG_AXEL = {"pass_at_1": 0.3, "kg_valid": 0.4, "jaccard_output": 0.2, "jarou": 0.1}
 
-PRESETS: dict[str, WeightPreset] = {
-    "kg-axel": WeightPreset(
+PRESETS: Registry[WeightPreset] = Registry("weights preset")
+for _preset in (
+    WeightPreset(
         name="kg-axel",
         question=_frozen(_KG_AXEL),
         aggregate=_frozen(_KG_AXEL),
         description="baseline study: 0.3 Pass@1 + 0.4 KG-valid + 0.2 Jaccard output + 0.1 JaRou; same weights on the means",
     ),
-    "agentic-doc": WeightPreset(
+    WeightPreset(
         name="agentic-doc",
         question=_frozen({"pass_at_1": 0.4, "kg_valid": 0.2, "jaccard_output": 0.2, "jaro_winkler": 0.1, "rouge_l_f1": 0.1}),
         aggregate=_frozen({"pass_at_1": 0.4, "kg_valid": 0.2, "jaccard_output": 0.2, "jarou": 0.2}),
         description="agentic design doc: 0.4 Pass@1 + 0.2 KG-valid + 0.2 Jaccard output + 0.1 JW + 0.1 ROUGE-L F1; "
         "0.4/0.2/0.2/0.2 on the means of Pass@1, KG-valid, Jaccard output, JaRou",
     ),
-}
+):
+    PRESETS.register(_preset.name, _preset)
 DEFAULT_PRESET = "kg-axel"
 
 
 def get_preset(preset: str = DEFAULT_PRESET) -> WeightPreset:
     """The preset of that name; an unknown name fails listing the valid ones."""
-    try:
-        return PRESETS[preset]
-    except KeyError:
-        raise ValueError(f"unknown weights preset {preset!r}; valid presets: {', '.join(sorted(PRESETS))}") from None
+    return PRESETS.get(preset)
 
 
 def weighted(components: Mapping[str, float], weights: Mapping[str, float], what: str) -> float:

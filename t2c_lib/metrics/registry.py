@@ -19,6 +19,7 @@ from typing import Any
 from t2c_lib import __version__
 from t2c_lib.metrics import composite, output, text
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
+from t2c_lib.registry import Registry
 
 TEXT_METRICS: dict[str, Callable[..., float]] = {
     "bleu": text.bleu,
@@ -41,15 +42,14 @@ COMPOSITE_METRICS: dict[str, Callable[..., float]] = {
     "llmetric_q": composite.llmetric_q,
     "llmetric": composite.llmetric,
 }
-METRICS: dict[str, Callable[..., Any]] = {**TEXT_METRICS, **EXECUTION_METRICS, **VALIDATION_METRICS, **COMPOSITE_METRICS}
+METRICS: Registry[Callable[..., Any]] = Registry("metric")
+for _name, _metric in {**TEXT_METRICS, **EXECUTION_METRICS, **VALIDATION_METRICS, **COMPOSITE_METRICS}.items():
+    METRICS.register(_name, _metric)
 
 
 def get_metric(name: str) -> Callable[..., Any]:
     """The metric function of that name; an unknown name fails listing the known ones."""
-    try:
-        return METRICS[name]
-    except KeyError:
-        raise ValueError(f"unknown metric {name!r}; known metrics: {', '.join(METRICS)}") from None
+    return METRICS.get(name)
 
 
 def signature(preset: str = composite.DEFAULT_PRESET, scoring: str = DEFAULT_SCORING) -> str:

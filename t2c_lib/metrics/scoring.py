@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from t2c_lib.graph.base import QueryResult
+from t2c_lib.registry import Registry
 from t2c_lib.metrics import kg_axel, text
 from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION, ordering, results_equivalent, rows_jaccard
 
@@ -55,28 +56,22 @@ class ScoringPreset:
         return "|".join((f"scoring:{self.name}", *self.settings))
 
 
-SCORING_PRESETS: dict[str, ScoringPreset] = {}
+SCORING_PRESETS: Registry[ScoringPreset] = Registry("scoring preset")
 DEFAULT_SCORING = "t2c"
 
 
 def register_scoring(preset: ScoringPreset) -> ScoringPreset:
     """Add a preset to the registry; a second preset of the same name fails."""
-    if preset.name in SCORING_PRESETS:
-        raise ValueError(f"scoring preset {preset.name!r} is already registered")
-    SCORING_PRESETS[preset.name] = preset
-    return preset
+    return SCORING_PRESETS.register(preset.name, preset)
 
 
 def get_scoring(name: str = DEFAULT_SCORING) -> ScoringPreset:
     """The preset of that name; an unknown name fails listing the known ones."""
-    try:
-        return SCORING_PRESETS[name]
-    except KeyError:
-        raise ValueError(f"unknown scoring preset {name!r}; valid: {', '.join(SCORING_PRESETS)}") from None
+    return SCORING_PRESETS.get(name)
 
 
 def scoring_names() -> tuple[str, ...]:
-    return tuple(SCORING_PRESETS)
+    return SCORING_PRESETS.names()
 
 
 # ---------------------------------------------------------------- t2c

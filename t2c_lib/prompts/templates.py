@@ -7,8 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 from string import Template
 
-from t2c_lib.languages import LANGUAGES
-from t2c_lib.languages import check_language as _check_supported
+from t2c_lib.config import LANGUAGES
+from t2c_lib.config import check_language as _check_supported
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 

@@ -14,22 +14,30 @@ from typing import Any
 
 import yaml
 
-PROMPT_TYPES = ("Zero-Shot", "Few-Shot", "CoT")
-THESIS_SCHEMA_FORMATS = ("full_schema", "nodes_paths", "only_paths")
-SCHEMA_FORMATS = (*THESIS_SCHEMA_FORMATS, "retrieved")
-RANKINGS = ("embedding", "lexical", "hybrid")
-STRATEGIES = ("single-pass", "feedback", "history", "raw-error", "verifier", "vote")
-"""The strategy names (`t2c_lib.agent.strategies.STRATEGY_NAMES`; a test keeps the two equal)."""
-MODES = ("single-pass", "agentic")
+from t2c_lib.agent.strategies import STRATEGIES as STRATEGY_REGISTRY
+from t2c_lib.errors import T2CError
+from t2c_lib.graph import STORES as STORE_REGISTRY
+from t2c_lib.metrics.composite import PRESETS as WEIGHT_REGISTRY
+from t2c_lib.metrics.scoring import SCORING_PRESETS
+from t2c_lib.prompts.config import PromptType
+from t2c_lib.records import AGENTIC, LEGACY_STRATEGY_NAMES, SINGLE_PASS
+from t2c_lib.schema import SchemaFormat
+
+PROMPT_TYPES = tuple(p.value for p in PromptType)
+THESIS_SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat if not f.per_question)
+SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat)
+RANKINGS = ("embedding", "lexical", "hybrid")  # t2c_lib.linking.Ranking (not imported here: it loads the embedder)
+STRATEGIES = STRATEGY_REGISTRY.names()
+MODES = (SINGLE_PASS, AGENTIC)
 """The thesis's names, still read from the legacy `modes` key: `agentic` is the `feedback` strategy."""
-LEGACY_STRATEGY = {"agentic": "feedback"}
+LEGACY_STRATEGY = LEGACY_STRATEGY_NAMES
 DECODINGS = ("free", "constrained")
-STORES = ("ladybug", "neo4j")
-WEIGHT_PRESETS = ("kg-axel", "agentic-doc")
+STORES = STORE_REGISTRY.names()
+WEIGHT_PRESETS = WEIGHT_REGISTRY.names()
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class ParamsError(ValueError):
+class ParamsError(T2CError, ValueError):
     """A parameter file or value is invalid; the message lists the valid choices."""
 
 
@@ -141,12 +149,8 @@ def _canonical(key: str, value: Any) -> Any:
         return value
     try:
         if key == "schema_formats":
-            from t2c_lib.schema import SchemaFormat
-
             return SchemaFormat.parse(value.strip()).value
         if key == "prompt_types":
-            from t2c_lib.prompts.config import PromptType
-
             return PromptType.parse(value).value
     except ValueError:
         pass
@@ -176,10 +180,8 @@ def _check(key: str, value: Any, source: str) -> Any:
             raise fail(f"valid: {', '.join(WEIGHT_PRESETS)}")
         return value
     if key == "scoring":
-        from t2c_lib.metrics.scoring import scoring_names
-
-        if value not in scoring_names():
-            raise fail(f"valid: {', '.join(scoring_names())}")
+        if value not in SCORING_PRESETS.names():
+            raise fail(f"valid: {', '.join(SCORING_PRESETS.names())}")
         return value
     if key == "run_id":
         if not isinstance(value, str) or not _RUN_ID.match(value):
