@@ -99,7 +99,7 @@ def test_cyver_driver_cannot_write(neo4j_chain, neo4j_kurikulum):
         driver.execute_query("CREATE (:Intruder)")
     with pytest.raises(UnsafeQuery, match="refused before the database"):
         driver.execute_query("CREATE (:Intruder)", routing_=neo4j.RoutingControl.WRITE)
-    with pytest.raises(UnsafeQuery, match="file"):
+    with pytest.raises(UnsafeQuery, match="data-loading"):
         driver.execute_query("EXPLAIN LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row")
     with driver.session() as session, pytest.raises(neo4j.exceptions.ClientError, match="read access mode"):
         session.run("CREATE (:Intruder)").consume()
@@ -113,7 +113,7 @@ def test_cyver_queries_carry_the_time_limit(neo4j_chain):
     driver.t2c_timeout_s = 0.5
     try:
         with pytest.raises(neo4j.exceptions.ClientError, match="(?i)terminated|timed out"):
-            driver.execute_query("UNWIND range(1, 2000 * 1000000) AS x WITH x WHERE x < 0 RETURN count(x)")
+            driver.execute_query("UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y WITH x, y WHERE x + y < 0 RETURN count(*)")
     finally:
         driver.t2c_timeout_s = old
 

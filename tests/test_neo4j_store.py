@@ -19,7 +19,7 @@ from t2c_lib.validation.steps import ExecutionStep
 
 pytestmark = pytest.mark.neo4j
 
-LONG_QUERY = "UNWIND range(1, 2000 * 1000000) AS x WITH x WHERE x < 0 RETURN count(x)"
+LONG_QUERY = "UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y WITH x, y WHERE x + y < 0 RETURN count(*)"
 
 
 def _gold_ids():

@@ -88,25 +88,54 @@ neither store's transaction memory accounting nor every timeout reaches (Neo4j f
 
 
 def range_problem(tokens: list[Token]) -> str | None:
-    """Why a `range(a, b[, step])` with integer-literal bounds builds too large a list, or None."""
+    """Why a `range(a, b[, step])` could build too large a list, or None.
+
+    Integer-literal bounds may span MAX_RANGE_VALUES; computed bounds may use names, properties,
+    calls such as `size(xs)`, `+`, `-` and numbers below 1,000 only (no `*`, `^`, `/`, strings or
+    large numbers), so `range(0, size(xs) - 1)` passes and `range(1, 10000 * 10000)` does not."""
     for i, tok in enumerate(tokens):
         if tok.upper != "RANGE" or (i and tokens[i - 1].is_punct(".", ":")) or i + 1 >= len(tokens) or not tokens[i + 1].is_punct("("):
             continue
-        bounds, j = [], i + 2
-        for _ in range(2):
-            negative = j < len(tokens) and tokens[j].is_punct("-")
-            j += negative
-            if j >= len(tokens) or tokens[j].kind is not Kind.NUMBER or not tokens[j].text.isdigit():
+        args = _call_arguments(tokens, i + 1)
+        literal = [_integer(arg) for arg in args[:2]]
+        if len(args) >= 2 and None not in literal:
+            low, high = literal
+            if high - low + 1 > MAX_RANGE_VALUES:
+                return (f"range({low}, {high}) builds a list of {high - low + 1:,} values in one expression, "
+                        f"over the limit of {MAX_RANGE_VALUES:,}")
+            continue
+        for arg in args[:3]:
+            if any(t.kind is Kind.STRING or t.is_punct("*", "^", "/", "%") or
+                   (t.kind is Kind.NUMBER and (not t.text.isdigit() or int(t.text) >= 1000)) for t in arg):
+                return ("range() with computed bounds may only add and subtract names, properties, calls and numbers "
+                        f"below 1,000 (a list of up to {MAX_RANGE_VALUES:,} values needs literal bounds)")
+    return None
+
+
+def _call_arguments(tokens: list[Token], open_at: int) -> list[list[Token]]:
+    """The argument token lists of the call whose `(` is at `open_at` (up to its closing bracket)."""
+    args: list[list[Token]] = [[]]
+    depth = 0
+    for tok in tokens[open_at + 1:]:
+        if tok.kind is Kind.PUNCT and tok.text in _OPENERS:
+            depth += 1
+        elif tok.kind is Kind.PUNCT and tok.text in (")", "]", "}"):
+            if depth == 0:
                 break
-            bounds.append(-int(tokens[j].text) if negative else int(tokens[j].text))
-            j += 1
-            if len(bounds) == 1:
-                if j >= len(tokens) or not tokens[j].is_punct(","):
-                    break
-                j += 1
-        if len(bounds) == 2 and bounds[1] - bounds[0] + 1 > MAX_RANGE_VALUES:
-            return (f"range({bounds[0]}, {bounds[1]}) builds a list of {bounds[1] - bounds[0] + 1:,} values in one expression, "
-                    f"over the limit of {MAX_RANGE_VALUES:,}")
+            depth -= 1
+        elif tok.is_punct(",") and depth == 0:
+            args.append([])
+            continue
+        args[-1].append(tok)
+    return args
+
+
+def _integer(arg: list[Token]) -> int | None:
+    """The value of an argument that is an integer literal (optionally negative), else None."""
+    if len(arg) == 1 and arg[0].kind is Kind.NUMBER and arg[0].text.isdigit():
+        return int(arg[0].text)
+    if len(arg) == 2 and arg[0].is_punct("-") and arg[1].kind is Kind.NUMBER and arg[1].text.isdigit():
+        return -int(arg[1].text)
     return None
 
 
