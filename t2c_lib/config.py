@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from t2c_lib.errors import InvalidValue
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 LANGUAGES = ("id", "en")
@@ -22,7 +24,7 @@ LANGUAGES = ("id", "en")
 def check_language(lang: str, what: str = "templates") -> str:
     """Return `lang` if it is supported, else raise naming the valid ones."""
     if lang not in LANGUAGES:
-        raise ValueError(f"no {what} for language {lang!r} (valid: {', '.join(LANGUAGES)})")
+        raise InvalidValue(f"no {what} for language {lang!r} (valid: {', '.join(LANGUAGES)})")
     return lang
 
 

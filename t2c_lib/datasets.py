@@ -20,13 +20,14 @@ import yaml
 from t2c_lib import config
 from t2c_lib.schema import PropType
 from t2c_lib.config import LANGUAGES
+from t2c_lib.errors import InvalidValue
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in: the same data, parsed ~10x faster
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
 NODE_ID_COLUMN = "id"
 
 
-class DatasetError(ValueError):
+class DatasetError(InvalidValue):
     """A dataset file is malformed; the message names the file, the row and the problem."""
 
     def __init__(self, path: Path | str, problem: str, row: int | None = None) -> None:
@@ -158,7 +159,7 @@ class Dataset:
         for item in self.questions:
             if item.id == question_id:
                 return item
-        raise KeyError(f"dataset {self.name!r} has no question {question_id!r}")
+        raise DatasetError(self.path, f"no question {question_id!r}")
 
     def in_reverse_row_order(self) -> "Dataset":
         """The same graph with every node and relationship file read bottom-up.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
+from t2c_lib.errors import InvalidValue
 
 
 class PropType(str, Enum):
@@ -41,7 +42,7 @@ class PropType(str, Enum):
             if member.value == norm:
                 return member
         valid = ", ".join(m.value for m in cls)
-        raise ValueError(f"unknown property type {text!r} (valid: {valid})")
+        raise InvalidValue(f"unknown property type {text!r} (valid: {valid})")
 
 
 class SchemaFormat(str, Enum):
@@ -70,7 +71,7 @@ class SchemaFormat(str, Enum):
             if text in (member.value, member.config_label, member.name):
                 return member
         valid = ", ".join(f"{m.value} ({m.config_label})" for m in cls)
-        raise ValueError(f"unknown schema format {text!r} (valid: {valid})")
+        raise InvalidValue(f"unknown schema format {text!r} (valid: {valid})")
 
 
 @dataclass(frozen=True, order=True)

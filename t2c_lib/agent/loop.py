@@ -21,6 +21,7 @@ from t2c_lib.llm.parse import ParsedResponse, parse_response
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.prompts.templates import template_hashes
 from t2c_lib.validation.chain import run_chain
+from t2c_lib.errors import InvalidValue
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.feedback.builder import FeedbackBuilder
@@ -60,7 +61,7 @@ class AgentLoop:
         on_status: Callable[[AgentState], None] | None = None,
     ) -> None:
         if max_iterations < 1:
-            raise ValueError(f"max_iterations must be at least 1, got {max_iterations}")
+            raise InvalidValue(f"max_iterations must be at least 1, got {max_iterations}")
         self.model = model
         self.chain = tuple(chain)
         self.ctx = ctx

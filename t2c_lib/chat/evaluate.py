@@ -31,6 +31,7 @@ from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
+from t2c_lib.datasets import DatasetError
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.chat.engine import ChatEngine
@@ -113,7 +114,7 @@ def evaluate_conversations(
     get_scoring(scoring)
     dialogues = list(engine.dataset.conversations if dialogues is None else dialogues)
     if not dialogues:
-        raise ValueError(f"dataset {engine.dataset.name!r} has no conversations (conversations.yaml)")
+        raise DatasetError(engine.dataset.path, "no conversations (conversations.yaml)")
     outcomes: list[TurnOutcome] = []
     for number, dialogue in enumerate(dialogues, start=1):
         if progress:

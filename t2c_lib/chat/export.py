@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from t2c_lib.graph.base import to_jsonable
+from t2c_lib.errors import ExportError, user_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.records import AgentState
@@ -31,7 +32,7 @@ def export_format(path: str | Path) -> str:
     """The format a path's extension names; a clear error for any other extension."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise ValueError(f"cannot export to {str(path)!r}: the extension must be one of {', '.join(FORMATS)}")
+        raise ExportError(f"cannot export to {str(path)!r}: the extension must be one of {', '.join(FORMATS)}")
     return FORMATS[suffix]
 
 
@@ -70,22 +71,23 @@ def export_frame(frame: pd.DataFrame, path: str | Path, info: ExportInfo) -> tup
     """Write `frame` in the format of `path`'s extension and its sidecar; return both paths."""
     path = Path(path)
     fmt = export_format(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     table = flat_frame(frame)
     tmp = path.with_name(f".{path.name}.tmp")
-    if fmt == "csv":
-        table.to_csv(tmp, index=False)
-    elif fmt == "json":
-        table.to_json(tmp, orient="records", force_ascii=False, indent=2)
-    elif fmt == "xlsx":
-        table.to_excel(tmp, index=False, engine="openpyxl")
-    else:
-        table.to_parquet(tmp, index=False, engine="pyarrow")
-    os.replace(tmp, path)
     sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
     meta = {**info.to_dict(), "file": path.name, "format": fmt, "columns": [str(c) for c in table.columns],
             "rows": len(table)}
-    sidecar.write_text(json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    with user_path(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if fmt == "csv":
+            table.to_csv(tmp, index=False)
+        elif fmt == "json":
+            table.to_json(tmp, orient="records", force_ascii=False, indent=2)
+        elif fmt == "xlsx":
+            table.to_excel(tmp, index=False, engine="openpyxl")
+        else:
+            table.to_parquet(tmp, index=False, engine="pyarrow")
+        os.replace(tmp, path)
+        sidecar.write_text(json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path, sidecar
 
 
@@ -105,6 +107,6 @@ def read_export(path: str | Path) -> pd.DataFrame:
 def export_state(state: "AgentState", path: str | Path) -> tuple[Path, Path]:
     """`t2c ask --export`: the final result of a successful run, with its sidecar."""
     if not state.success or state.result is None:
-        raise ValueError("nothing to export: no query passed the validator chain")
+        raise ExportError("nothing to export: no query passed the validator chain")
     info = ExportInfo(state.question, state.final_query, state.final_iteration or state.iterations, state.max_iterations)
     return export_frame(result_frame(state.result), path, info)

@@ -33,6 +33,7 @@ from t2c_lib.chat.rewrite import Context, rewrite_request, same_query
 from t2c_lib.chat.settings import ChatSettings
 from t2c_lib.graph.base import StoreError
 from t2c_lib.llm.base import LLMError
+from t2c_lib.errors import ExportError, InvalidValue, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.records import AgentState, Attempt
@@ -121,7 +122,7 @@ class Answer:
     def export(self, path: str | Path) -> tuple[Path, Path]:
         """Write the full result to `path` (.csv, .json, .xlsx, .parquet) and its `.meta.json` sidecar."""
         if not self.query or self.status is not TurnStatus.ANSWERED:
-            raise ValueError(f"turn {self.turn} has no result to export ({self.status.value})")
+            raise ExportError(f"turn {self.turn} has no result to export ({self.status.value})")
         info = ExportInfo(self.question, self.query, self.attempt, self.attempts_allowed)
         return export_frame(self.result, path, info)
 
@@ -138,7 +139,7 @@ def new_session_id() -> str:
 def session_dir(session_id: str, results_dir: Path | None = None) -> Path:
     """`results/chat/<session id>/`; the id must be a plain name (no path separators)."""
     if not session_id or not all(c.isalnum() or c in "-_." for c in session_id) or session_id.startswith("."):
-        raise ValueError(f"invalid session id {session_id!r}: use letters, digits, '-', '_' and '.'")
+        raise SessionError(f"invalid session id {session_id!r}: use letters, digits, '-', '_' and '.'")
     return Path(results_dir or config.RESULTS_DIR) / CHAT_DIR / session_id
 
 
@@ -183,7 +184,7 @@ class Session:
                 asked = engine.settings
             changed = sorted(k for k, v in asked.to_dict().items() if chosen.to_dict()[k] != v)
             if changed and (settings is not None or overrides or engine is not None):
-                raise ValueError(f"session {session_id} was started with other settings ({', '.join(changed)} differ); "
+                raise SessionError(f"session {session_id} was started with other settings ({', '.join(changed)} differ); "
                                  "resume it without them, or start a new session")
         else:
             chosen = (engine.settings if engine is not None else (settings or ChatSettings())).with_overrides(**overrides)
@@ -245,7 +246,7 @@ class Session:
         """Answer one message (routed, queried or replied), then persist the turn and log it."""
         message = " ".join(str(message).split())[:MAX_MESSAGE_CHARS]
         if not message:
-            raise ValueError("empty message")
+            raise InvalidValue("empty message")
         number = len(self.turns) + 1
         self.pending = message
         self._save()
@@ -351,9 +352,9 @@ def _read_state(path: Path) -> dict[str, Any] | None:
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: the session file is damaged ({exc}); start a new session") from None
+        raise SessionError(f"{path}: the session file is damaged ({exc}); start a new session") from None
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION or "settings" not in state:
-        raise ValueError(f"{path}: not a t2c session file (version {STATE_VERSION})")
+        raise SessionError(f"{path}: not a t2c session file (version {STATE_VERSION})")
     return state
 
 

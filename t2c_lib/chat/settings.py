@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
+from t2c_lib.errors import InvalidValue
 
 ROUTERS = ("model", "rules")
 CACHE_MODES = ("use", "refresh", "off")
@@ -34,15 +35,15 @@ class ChatSettings:
 
     def __post_init__(self) -> None:
         if self.router not in ROUTERS:
-            raise ValueError(f"router must be one of {', '.join(ROUTERS)}, got {self.router!r}")
+            raise InvalidValue(f"router must be one of {', '.join(ROUTERS)}, got {self.router!r}")
         if self.cache not in CACHE_MODES:
-            raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}, got {self.cache!r}")
+            raise InvalidValue(f"cache must be one of {', '.join(CACHE_MODES)}, got {self.cache!r}")
         for name in ("max_iterations", "max_tokens", "router_max_tokens", "answer_max_tokens", "display_limit"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+                raise InvalidValue(f"{name} must be a positive integer, got {value!r}")
         if not self.timeout_s > 0:
-            raise ValueError(f"timeout_s must be > 0, got {self.timeout_s!r}")
+            raise InvalidValue(f"timeout_s must be > 0, got {self.timeout_s!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,7 +54,7 @@ class ChatSettings:
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:
-            raise ValueError(f"unknown chat setting(s) {unknown} (valid: {', '.join(sorted(names))})")
+            raise InvalidValue(f"unknown chat setting(s) {unknown} (valid: {', '.join(sorted(names))})")
         return cls(**data)
 
     def with_overrides(self, **overrides: Any) -> "ChatSettings":
@@ -61,5 +62,5 @@ class ChatSettings:
         given = {k: v for k, v in overrides.items() if v is not None}
         unknown = sorted(set(given) - {f.name for f in fields(self)})
         if unknown:
-            raise ValueError(f"unknown chat setting(s) {unknown}")
+            raise InvalidValue(f"unknown chat setting(s) {unknown}")
         return replace(self, **given)

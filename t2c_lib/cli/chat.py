@@ -17,6 +17,7 @@ from t2c_lib.agent import AGENTIC, STRATEGY_NAMES
 from t2c_lib.cli.agent import _echo_attempt
 from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
 from t2c_lib.graph import STORES
+from t2c_lib.errors import SessionError
 
 EXIT_WORDS = frozenset({"exit", "quit", "keluar", "selesai", ":q"})
 STRATEGIES = (*STRATEGY_NAMES, AGENTIC)
@@ -128,10 +129,10 @@ def check_session_id(session_id: str, new: bool) -> None:
     directory = session_dir(session_id)
     saved = (directory / SESSION_FILE).is_file()
     if new and saved:
-        raise ValueError(f"session {session_id} already exists ({directory}); resume it without --new, or pick another id")
+        raise SessionError(f"session {session_id} already exists ({directory}); resume it without --new, or pick another id")
     if not new and not saved:
         others = sorted((p.parent.name for p in directory.parent.glob(f"*/{SESSION_FILE}")), reverse=True)
         listed = f"saved sessions (newest first): {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}" if others \
             else "no session is saved there yet"
-        raise ValueError(f"no saved session {session_id!r} in {directory.parent}; {listed}. "
+        raise SessionError(f"no saved session {session_id!r} in {directory.parent}; {listed}. "
                          f"To start a new session with this id: t2c chat --session {session_id} --new")

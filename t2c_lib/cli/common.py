@@ -9,14 +9,20 @@ from typing import Any, Callable
 
 import click
 
+from t2c_lib.errors import T2CError
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import QueryResult, to_jsonable
 
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, RuntimeError, OSError, KeyError)
+USER_ERRORS: tuple[type[BaseException], ...] = (T2CError,)
+"""What the command line shows as one line: the library's user errors. Anything else is a bug and shows as one."""
 
 
 def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn expected failures into `t2c: error: <reason>` and exit status 1."""
+    """Turn the library's user errors (`T2CError`) into `t2c: error: <reason>` and exit status 1.
+
+    Click's own errors (a bad option) keep click's handling; any other exception is a bug
+    and propagates with its traceback.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

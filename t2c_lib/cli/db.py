@@ -11,6 +11,7 @@ from t2c_lib.cli.common import (
     SCHEMA_FORMAT, TIMEOUT, dataset_option, format_table, friendly_errors, open_dataset_store, store_option,
 )
 from t2c_lib.schema import SchemaFormat
+from t2c_lib.errors import StoreError, UnsafeQuery
 
 
 @click.group()
@@ -33,7 +34,7 @@ def db_load(dataset: str, store: str) -> None:
         click.echo(f"{name:<20} {count:>6}")
     click.echo(f"loaded {ds.name} into {store} in {elapsed:.2f} s")
     if with_counts != expected:
-        raise RuntimeError(f"counts in the store {with_counts} differ from the dataset files {expected}")
+        raise StoreError(f"counts in the store {with_counts} differ from the dataset files {expected}")
     graph.close()
 
 
@@ -82,7 +83,7 @@ def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: st
 
     verdict = check_read_only(cypher)
     if not verdict.ok:
-        raise ValueError(f"refused by the read-only guard: {verdict.message}")
+        raise UnsafeQuery(f"refused by the read-only guard: {verdict.message}")
     _, graph = open_dataset_store(dataset, store)
     result = graph.query(cypher, timeout_s=timeout)
     graph.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from t2c_lib.cli.common import friendly_errors, open_dataset_store
+from t2c_lib.errors import user_path
 from t2c_lib.graph import STORES
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 
@@ -53,8 +54,9 @@ def score_command(file: Path, gold_column: str, pred_column: str, preset: str, o
         score_columns = [*TEXT_COLUMNS, *STORE_COLUMNS]
     if output is not None:
         columns = [*table.columns, *score_columns, *(["execution_error"] if dataset else [])]
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(_csv(rows, columns), encoding="utf-8")
+        with user_path(output):
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(_csv(rows, columns), encoding="utf-8")
     click.echo(f"{len(rows)} pairs scored with preset {preset}" + (f" on {dataset} ({store})" if dataset else ""))
     for name, value in means(rows, score_columns).items():
         click.echo(f"{name:<20} {value:.4f}")

@@ -11,6 +11,7 @@ import click
 
 from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
 from t2c_lib.study.params import LEGACY_STRATEGY, STRATEGIES
+from t2c_lib.errors import InvalidValue, user_path
 
 
 def _params(params_file: str, **overrides: object):
@@ -29,7 +30,7 @@ def _cells(params, prompt_type: str | None, schema_format: str | None, strategy:
                                      ("--schema", schema_format, params.schema_formats, "schema_formats"),
                                      ("--strategy", strategy, params.strategies, "strategies")):
         if value is not None and value not in grid:
-            raise ValueError(f"{option} {value} is not in the grid of {where} ({key}: {', '.join(grid)}); "
+            raise InvalidValue(f"{option} {value} is not in the grid of {where} ({key}: {', '.join(grid)}); "
                              f"pick one of those, or add {value} to {key} in a parameter file of your own")
     return [c for c in expand_grid(params)
             if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
@@ -97,7 +98,7 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
               if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
               and (strategy in (None, c.strategy))]
     if not chosen:
-        raise ValueError("no configuration of the run matches --prompt/--schema/--strategy")
+        raise InvalidValue("no configuration of the run matches --prompt/--schema/--strategy")
     return chosen
 
 
@@ -166,8 +167,9 @@ def plan_command(params_file, makefile):
     from t2c_lib.study.make import make_rules
 
     params = _params(params_file)
-    makefile.parent.mkdir(parents=True, exist_ok=True)
-    makefile.write_text(make_rules(params, params_file), encoding="utf-8")
+    with user_path(makefile):
+        makefile.parent.mkdir(parents=True, exist_ok=True)
+        makefile.write_text(make_rules(params, params_file), encoding="utf-8")
 
 
 @study_group.command("progress")
@@ -204,8 +206,11 @@ def compare_command(run_a, run_b, labels, out, figures_dir):
     label_a, label_b = labels or default_labels(run_a, run_b)
     pair = compare_runs(run_a, run_b, label_a, label_b)
     stem = f"{label_b}_vs_{label_a}"
-    written = pair.write(out or run_b / "analysis", stem)
+    tables, figures = out or run_b / "analysis", figures_dir or config.FIGURES_DIR / run_b.name
+    with user_path(tables):
+        written = pair.write(tables, stem)
     local = all(pair.models.get(label, "").startswith("local") for label in (label_a, label_b))
-    written += export_run_pair_figure(pair, figures_dir or config.FIGURES_DIR / run_b.name, stem, local_model=local)
+    with user_path(figures):
+        written += export_run_pair_figure(pair, figures, stem, local_model=local)
     click.echo(pair.markdown())
     click.echo("written: " + ", ".join(str(p) for p in written))

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from t2c_lib.cypher.lexer import Kind, Token
+from t2c_lib.errors import InvalidValue
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?:[*+}]|\|)(?:[^()\\]|\\.)*\)\s*(?:[*+]|\{\d*,)")
@@ -40,7 +41,7 @@ def _setting(name: str, default: int) -> int:
     if not raw:
         return default
     if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+        raise InvalidValue(f"{name} must be a positive integer, got {raw!r}")
     return int(raw)
 
 

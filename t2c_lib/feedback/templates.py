@@ -11,6 +11,7 @@ import yaml
 
 from t2c_lib.records import ErrorType
 from t2c_lib.config import check_language
+from t2c_lib.errors import TemplateMissing
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -24,7 +25,7 @@ def load_feedback_template(lang: str, error_type: ErrorType) -> Template:
     """`templates/<lang>/<ERROR_TYPE>.txt` as a `string.Template`."""
     path = TEMPLATE_DIR / _check_language(lang) / f"{ErrorType(error_type).value}.txt"
     if not path.is_file():
-        raise FileNotFoundError(f"feedback template {path} is missing")
+        raise TemplateMissing(f"feedback template {path} is missing")
     return Template(path.read_text(encoding="utf-8"))
 
 

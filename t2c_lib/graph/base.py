@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from t2c_lib.errors import InvalidValue
 from t2c_lib.errors import (  # the store errors live at the bottom of the package; named here for stores' callers
     QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery,
 )
@@ -80,7 +81,7 @@ def _positive_int_setting(name: str, default: int) -> int:
     if not raw:
         return default
     if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {raw!r}")
+        raise InvalidValue(f"{name} must be a positive integer, got {raw!r}")
     return int(raw)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from t2c_lib.errors import QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreUnavailable, UnsafeQuery
 from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler, write_frame
 from t2c_lib.graph.messages import safe_message
+from t2c_lib.errors import InvalidValue
 
 GRACE_S = 1.0
 """Seconds past the time limit the process gets to answer with the database's own timeout before it is killed."""
@@ -42,7 +43,7 @@ def query_memory_setting() -> int:
     if not raw:
         return DEFAULT_QUERY_MEMORY
     if not raw.isdigit() or int(raw) < 64:
-        raise ValueError(f"T2C_QUERY_MEMORY_MB must be an integer of at least 64, got {raw!r}")
+        raise InvalidValue(f"T2C_QUERY_MEMORY_MB must be an integer of at least 64, got {raw!r}")
     return int(raw) * 1024 ** 2
 
 

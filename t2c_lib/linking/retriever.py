@@ -22,6 +22,7 @@ from t2c_lib.schema import GraphSchema, RelPattern, SchemaFormat
 from t2c_lib.linking.bm25 import BM25
 from t2c_lib.linking.elements import ElementKind, SchemaElement, schema_elements
 from t2c_lib.linking.values import ValueIndex, ValueLink
+from t2c_lib.errors import InvalidValue
 
 DEFAULT_K = 6
 DEFAULT_REL_K = 2
@@ -55,9 +56,9 @@ class LinkingSettings:
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.rel_k < 0:
-            raise ValueError(f"linking k must be at least 1 and rel_k at least 0, got k={self.k}, rel_k={self.rel_k}")
+            raise InvalidValue(f"linking k must be at least 1 and rel_k at least 0, got k={self.k}, rel_k={self.rel_k}")
         if self.lexical_weight < 0:
-            raise ValueError(f"lexical_weight must be >= 0, got {self.lexical_weight}")
+            raise InvalidValue(f"lexical_weight must be >= 0, got {self.lexical_weight}")
 
     def signature(self) -> str:
         return f"k:{self.k}|rel_k:{self.rel_k}|induce:{'yes' if self.induce else 'no'}|rank:{self.ranking.value}|lex:{self.lexical_weight:g}|values:{'yes' if self.value_hints else 'no'}"

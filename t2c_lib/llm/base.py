@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
+from t2c_lib.errors import T2CError
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class Completion:
     cached: bool = False
 
 
-class LLMError(RuntimeError):
+class LLMError(T2CError, RuntimeError):
     """A model call failed for good (after retries); the message names endpoint and status."""
 
 

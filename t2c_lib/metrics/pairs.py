@@ -19,13 +19,14 @@ from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
 from t2c_lib.metrics.scores import run_pair
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
+from t2c_lib.errors import InvalidValue
 
 TEXT_COLUMNS = ("bleu", "rouge_l_f1", "jaro_winkler", "jaccard_cypher")
 STORE_COLUMNS = ("pass_at_1", "jaccard_output", "kg_valid", "kg_valid_structural", "kg_valid_chain")
 """`kg_valid` is the preset's own (t2c: structural; kg-axel: chain); both kinds are written beside it."""
 
 
-class PairsError(ValueError):
+class PairsError(InvalidValue):
     """The pairs file cannot be scored (missing file or column); the message says what to fix."""
 
 
@@ -41,10 +42,17 @@ def read_pairs(path: Path, gold_column: str, pred_column: str) -> PairsTable:
     """Read a CSV (a UTF-8 byte-order mark is ignored) and check that both query columns exist."""
     if not path.is_file():
         raise PairsError(f"{path}: file not found")
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        columns = list(reader.fieldnames or [])
-        rows = [{k: (v if v is not None else "") for k, v in row.items() if k is not None} for row in reader]
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.DictReader(handle)
+            columns = list(reader.fieldnames or [])
+            rows = [{k: (v if v is not None else "") for k, v in row.items() if k is not None} for row in reader]
+    except UnicodeDecodeError as exc:
+        raise PairsError(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8 CSV") from exc
+    except csv.Error as exc:
+        raise PairsError(f"{path}: not a readable CSV ({exc})") from exc
+    except OSError as exc:
+        raise PairsError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     missing = [c for c in (gold_column, pred_column) if c not in columns]
     if missing:
         raise PairsError(f"{path}: no column(s) {', '.join(map(repr, missing))}; columns are: {', '.join(columns) or '(none)'}"

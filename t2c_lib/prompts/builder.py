@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts.config import Configuration, PromptType
 from t2c_lib.prompts.templates import check_language, load_template
+from t2c_lib.errors import InvalidValue
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class PromptBuilder:
         self.schema_text = schema_text
         self.examples = tuple(Example.coerce(e) for e in examples) if config.prompt_type.uses_examples else ()
         if config.prompt_type.uses_examples and not self.examples:
-            raise ValueError(f"{config.name} needs few-shot examples, but the dataset has none")
+            raise InvalidValue(f"{config.name} needs few-shot examples, but the dataset has none")
         self._system = None if callable(schema_text) else self._system_message(schema_text)
         self._per_question: dict[str, Message] = {}
         self._example_messages = tuple(self._render_examples())

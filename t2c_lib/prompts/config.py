@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from t2c_lib.schema import SchemaFormat
+from t2c_lib.errors import InvalidValue
 
 
 class PromptType(str, Enum):
@@ -38,7 +39,7 @@ class PromptType(str, Enum):
             if norm in (member.value.lower(), member.name.lower().replace("_", "-"), member.template_name.replace("_", "-")):
                 return member
         valid = ", ".join(m.value for m in cls)
-        raise ValueError(f"unknown prompt type {text!r} (valid: {valid})")
+        raise InvalidValue(f"unknown prompt type {text!r} (valid: {valid})")
 
 
 @dataclass(frozen=True, order=True)
@@ -62,7 +63,7 @@ class Configuration:
             if config.name.lower() == name.strip().lower():
                 return config
         valid = ", ".join(c.name for c in all_configurations(with_retrieved=True))
-        raise ValueError(f"unknown configuration {name!r} (valid: {valid})")
+        raise InvalidValue(f"unknown configuration {name!r} (valid: {valid})")
 
     parse = from_name
 

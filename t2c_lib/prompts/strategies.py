@@ -15,6 +15,7 @@ from typing import Sequence
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts.builder import PromptBuilder
 from t2c_lib.prompts.templates import TEMPLATE_DIR, check_language
+from t2c_lib.errors import TemplateMissing
 
 STRATEGY_TEMPLATES = ("history", "verify")
 
@@ -32,7 +33,7 @@ def load_strategy_template(lang: str, name: str) -> Template:
     """The `string.Template` in `templates/<lang>/strategies/<name>.txt`."""
     path = TEMPLATE_DIR / check_language(lang) / "strategies" / f"{name}.txt"
     if not path.is_file():
-        raise FileNotFoundError(f"strategy template {path} is missing (expected one of {', '.join(STRATEGY_TEMPLATES)})")
+        raise TemplateMissing(f"strategy template {path} is missing (expected one of {', '.join(STRATEGY_TEMPLATES)})")
     return Template(path.read_text(encoding="utf-8"))
 
 

@@ -9,6 +9,7 @@ from string import Template
 
 from t2c_lib.config import LANGUAGES
 from t2c_lib.config import check_language as _check_supported
+from t2c_lib.errors import TemplateMissing
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -26,7 +27,7 @@ def load_template(lang: str, name: str) -> Template:
     check_language(lang)
     path = TEMPLATE_DIR / lang / f"{name}.txt"
     if not path.is_file():
-        raise FileNotFoundError(f"prompt template {path} is missing (expected one of {', '.join(TEMPLATE_NAMES)})")
+        raise TemplateMissing(f"prompt template {path} is missing (expected one of {', '.join(TEMPLATE_NAMES)})")
     return Template(path.read_text(encoding="utf-8"))
 
 

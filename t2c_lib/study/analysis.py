@@ -23,6 +23,8 @@ from t2c_lib.study.figure_text import STRATEGY_LABELS
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 from t2c_lib.study import columns
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
+from t2c_lib.errors import IncompatibleResults, MissingResults
+from t2c_lib.datasets import DatasetError
 
 BASELINE, TREATMENT = "single-pass", "feedback"
 LEGACY_NAMES = {"agentic": "feedback"}
@@ -94,7 +96,7 @@ def presets_of(per_question: pd.DataFrame) -> list[str]:
     """The scoring presets (column slugs) a run was evaluated under, headline first."""
     found = columns.presets_in(per_question.columns)
     if not found:
-        raise ValueError("metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; "
+        raise IncompatibleResults("metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; "
                          "run the evaluation step again")
     return found
 
@@ -103,7 +105,7 @@ def load_per_question(run_dir: Path) -> pd.DataFrame:
     """Every cell's per-question metrics in one frame (sorted, so the same files give the same frame)."""
     frames = [pd.read_csv(path, keep_default_na=False) for path in sorted(run_dir.glob(f"*/*/{METRICS_FILE}"))]
     if not frames:
-        raise FileNotFoundError(f"{run_dir}: no {METRICS_FILE} found; run the evaluation step first")
+        raise MissingResults(f"{run_dir}: no {METRICS_FILE} found; run the evaluation step first")
     data = pd.concat(frames, ignore_index=True)
     data["mode"] = data["mode"].replace(LEGACY_NAMES)
     data["strategy"] = data["mode"]
@@ -288,10 +290,10 @@ def load_published(dataset_dir: Path) -> pd.DataFrame:
     frame = pd.read_csv(path, keep_default_na=False)
     missing = [c for c in PUBLISHED_COLUMNS if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(missing)}")
+        raise DatasetError(path, f"missing column(s) {', '.join(missing)}")
     unknown = sorted(set(frame["metric"]) - set(THESIS_COLUMNS))
     if unknown:
-        raise ValueError(f"{path}: unknown metric(s) {', '.join(unknown)} (valid: {', '.join(THESIS_COLUMNS)})")
+        raise DatasetError(path, f"unknown metric(s) {', '.join(unknown)} (valid: {', '.join(THESIS_COLUMNS)})")
     frame["value"] = pd.to_numeric(frame["value"], errors="raise")
     return frame
 
@@ -448,7 +450,7 @@ def analyze_run(run_dir: Path, strata_columns: list[str] | dict[str, tuple[str, 
     weights = sorted({s["weights"] for s in summaries})
     schemes = sorted({s.get("scoring", "") for s in summaries})
     if len(schemes) != 1 or not schemes[0]:
-        raise ValueError(f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
+        raise IncompatibleResults(f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
                          f"({', '.join(schemes)}); run the evaluation step again")
     signatures = sorted({s["signature"] for s in summaries})
     models = tuple(sorted({s["model_id"] for s in summaries if s.get("model_id")}))

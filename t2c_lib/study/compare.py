@@ -21,6 +21,7 @@ from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paire
 from t2c_lib.metrics.stats import holm, mcnemar_exact
 from t2c_lib.study import columns
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, col, run_suffix, side, stat
+from t2c_lib.errors import IncompatibleResults, InvalidValue
 
 NO_QUERY = "NO_QUERY"
 KG_VALID = columns.at("kg_valid_chain", columns.Attempt.FINAL)
@@ -138,15 +139,15 @@ def _rates(rows: pd.DataFrame, presets: list[str]) -> dict[str, float]:
 def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B") -> RunPair:
     """Set run B beside run A (both `results/<run_id>/` directories with evaluated cells)."""
     if label_a == label_b:
-        raise ValueError(f"the two runs need different labels, got {label_a!r} twice")
+        raise InvalidValue(f"the two runs need different labels, got {label_a!r} twice")
     a, b = load_per_question(Path(run_a)), load_per_question(Path(run_b))
     presets = [p for p in presets_of(a) if p in presets_of(b)]
     if not presets:
-        raise ValueError(f"{run_a} and {run_b} share no scoring preset; evaluate both with the same t2c")
+        raise IncompatibleResults(f"{run_a} and {run_b} share no scoring preset; evaluate both with the same t2c")
     keys = ["configuration", "mode", "question_id"]
     joined = a.merge(b, on=keys, suffixes=(run_suffix(label_a), run_suffix(label_b)))
     if joined.empty:
-        raise ValueError(f"{run_a} and {run_b} have no (configuration, strategy, question) in common")
+        raise IncompatibleResults(f"{run_a} and {run_b} have no (configuration, strategy, question) in common")
     records = []
     for (configuration, mode), rows in joined.groupby(["configuration", "mode"], sort=True):
         row: dict[str, object] = {"configuration": configuration, "strategy": mode, "n": len(rows)}

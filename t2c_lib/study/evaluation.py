@@ -28,6 +28,7 @@ from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, sco
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
 from t2c_lib.study import columns
+from t2c_lib.errors import StudyError
 
 
 
@@ -37,7 +38,7 @@ def presets_in_order(headline: str) -> list[str]:
     return [headline, *(name for name in scoring_names() if name != headline)]
 
 
-class EvaluationError(RuntimeError):
+class EvaluationError(StudyError):
     """A cell cannot be evaluated (not run yet, or incomplete)."""
 
 

@@ -20,6 +20,7 @@ from t2c_lib.records import canonical_strategy
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
 from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams, params_from_dict
+from t2c_lib.errors import MissingResults, StudyError
 
 
 def git_commit(root: Path | None = None) -> str:
@@ -80,7 +81,7 @@ def run_signature(manifest: dict[str, Any]) -> str:
     return "|".join(parts)
 
 
-class SettingsChanged(RuntimeError):
+class SettingsChanged(StudyError):
     """A cell folder holds results made with other settings; resuming would mix them."""
 
 
@@ -141,5 +142,5 @@ def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[C
         strategy = manifest.get("strategy") or manifest["mode"]
         found.append((Cell(LEGACY_STRATEGY.get(strategy, strategy), manifest["prompt_type"], manifest["schema_format"]), params))
     if not found:
-        raise FileNotFoundError(f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`")
+        raise MissingResults(f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`")
     return found

@@ -18,13 +18,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from typing import Mapping
+from t2c_lib.errors import T2CError
 
 LOCAL = "local"
 CHOICE_KEY = "model_choice"
 """The key of `StudyParams.extra` that holds the `ModelChoice` behind `params.model`."""
 
 
-class AmbiguousModel(ValueError):
+class AmbiguousModel(T2CError, ValueError):
     """The environment configures an endpoint, the parameter file asks for the local model, nothing decides."""
 
 

@@ -32,6 +32,7 @@ from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
 from t2c_lib.validation.guard import check_read_only
+from t2c_lib.errors import InvalidValue
 
 REPORT_CSV = "gold_screen.csv"
 REPORT_COLUMNS = ("id", "reason", "question", "cypher")
@@ -247,7 +248,7 @@ def screen_gold(
     for other in also:
         other_dataset = getattr(other, "dataset", None)
         if other_dataset is not None and other_dataset.hash != dataset.hash:
-            raise ValueError(
+            raise InvalidValue(
                 f"reference store {_store_name(other)} holds {other_dataset.name} ({other_dataset.hash[:16]}), "
                 f"not {dataset.name} ({dataset.hash[:16]})"
             )
@@ -423,18 +424,18 @@ def sample_items(
     try:
         wanted = int(n)
     except (TypeError, ValueError):
-        raise ValueError(f"sample size {n!r} is neither an integer nor 'all'") from None
+        raise InvalidValue(f"sample size {n!r} is neither an integer nor 'all'") from None
     if wanted < 1:
-        raise ValueError(f"sample size must be at least 1 (got {wanted})")
+        raise InvalidValue(f"sample size must be at least 1 (got {wanted})")
     if wanted > len(items):
-        raise ValueError(f"sample size {wanted} exceeds the {len(items)} available items (use 'all')")
+        raise InvalidValue(f"sample size {wanted} exceeds the {len(items)} available items (use 'all')")
     columns = [strata_column] if isinstance(strata_column, str) else list(strata_column or [])
     groups: dict[tuple[str, ...], list[int]] = {}
     for index, item in enumerate(items):
         try:
             key = tuple(item.strata[c] for c in columns)
         except KeyError as exc:
-            raise ValueError(f"item {item.id} has no stratum column {exc.args[0]!r} (has: {', '.join(item.strata)})") from None
+            raise InvalidValue(f"item {item.id} has no stratum column {exc.args[0]!r} (has: {', '.join(item.strata)})") from None
         groups.setdefault(key, []).append(index)
     allocation = _largest_remainder({k: len(v) for k, v in groups.items()}, wanted)
     chosen: list[int] = []

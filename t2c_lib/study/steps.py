@@ -25,6 +25,7 @@ from t2c_lib.study.runlog import write_json
 from t2c_lib.study.runner import CellReport, run_cell
 from t2c_lib.study.screen import (GoldScreen, OrderProbe, read_cached_screen, sample_items, screen_cache_key,
                                   screen_gold, write_cached_screen)
+from t2c_lib.errors import InvalidValue, StudyError
 
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ def cell_for(params: StudyParams, prompt_type: str, schema_format: str, strategy
     return Cell(checked.strategies[0], checked.prompt_types[0], checked.schema_formats[0])
 
 
-class VoteBudgetUnknown(RuntimeError):
+class VoteBudgetUnknown(StudyError):
     """`vote` has no k: `vote_k` is null and the `feedback` cell it is measured from has not run."""
 
 
@@ -212,10 +213,10 @@ THESIS_STRATEGIES = ("single-pass", "feedback")
 
 def _strategy_arg(strategy: str | None, mode: str | None) -> str:
     if strategy is not None and mode is not None and strategy != mode:
-        raise ValueError(f"give strategy or its old name mode, not both ({strategy!r} and {mode!r})")
+        raise InvalidValue(f"give strategy or its old name mode, not both ({strategy!r} and {mode!r})")
     chosen = strategy if strategy is not None else mode
     if chosen is None:
-        raise ValueError("name a strategy (single-pass, feedback, history, raw-error, verifier, vote)")
+        raise InvalidValue("name a strategy (single-pass, feedback, history, raw-error, verifier, vote)")
     return chosen
 
 
