@@ -243,12 +243,16 @@ class LocalModel:
         with lock:
             return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
 
-    def prompt_tokens(self, messages: Sequence[Message]) -> int:
-        """Tokens of the whole prompt for `messages`, as `complete` evaluates it."""
+    def prompt_ids(self, messages: Sequence[Message]) -> tuple[list[int], list[int]]:
+        """Token ids of the shared prefix and of the question's part, as `complete` evaluates them."""
         llama, lock = shared_llama(self.settings)
         prompt = _renderer(llama, self.spec).render(messages)
         with lock:
-            prefix_ids, suffix_ids = _prompt_ids(llama, self.spec, prompt)
+            return _prompt_ids(llama, self.spec, prompt)
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens of the whole prompt for `messages`."""
+        prefix_ids, suffix_ids = self.prompt_ids(messages)
         return len(prefix_ids) + len(suffix_ids)
 
     def complete(
