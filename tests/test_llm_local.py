@@ -82,8 +82,10 @@ def test_local_names_the_thesis_family_model() -> None:
     assert resolve_local("local") is resolve_local(None) is QWEN_1_5B
     assert set(PACKAGED_MODELS) == {"local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-0.5b", "local/gemma-3-270m"}
     assert find_local("local/gemma-3-270m-q4_k_m") is GEMMA_270M  # the old name still works
-    assert find_local("Qwen2.5-Coder-1.5B") is QWEN_1_5B
-    assert find_local("qwen2.5-coder:3b") is None and find_local("") is None
+    assert find_local("local/Qwen2.5-Coder-1.5B") is QWEN_1_5B
+    # a bare name is an endpoint's model (Ollama, llama.cpp server), never a packaged one
+    for name in ("qwen2.5-coder:3b", "qwen2.5-coder-1.5b", "gemma-3-270m", ""):
+        assert find_local(name) is None
 
 
 def test_model_id_carries_the_gguf_sha256_and_an_id_of_other_weights_names_nothing() -> None:

@@ -1,7 +1,7 @@
 """params/thesis-ollama.yaml end to end against a loopback OpenAI-compatible server.
 
-llama.cpp's server (llama-cpp-python) stands in for Ollama: it serves the packaged local
-model under the name the parameter file asks for (`qwen2.5-coder:3b`), at the address
+llama.cpp's server (llama-cpp-python) stands in for Ollama: it serves the smallest packaged
+model (Gemma 3 270M) under the name the parameter file asks for (`qwen2.5-coder:3b`), at the address
 `T2C_LLM_BASE_URL` points to, exactly as `ollama serve` would. The run is cut down to two
 questions of one configuration; inference, evaluation and analysis run through the CLI,
 and the analysis must show both scoring presets and the thesis's published numbers.
@@ -40,7 +40,7 @@ def endpoint():
     from t2c_lib.llm.local import model_path
 
     port = _free_port()
-    cmd = [sys.executable, str(ROOT / "tests" / "llm_llama_server.py"), "--model", str(model_path()),
+    cmd = [sys.executable, str(ROOT / "tests" / "llm_llama_server.py"), "--model", str(model_path("local/gemma-3-270m")),
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2", "--seed", "42",
            "--model_alias", "qwen2.5-coder:3b", "--verbose", "False"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}

@@ -55,7 +55,7 @@ class PackagedModel:
     context_length: int  # what the model was trained for (the GGUF's <arch>.context_length)
     n_ctx: int  # the context window t2c gives it by default (T2C_LOCAL_N_CTX overrides)
     rendering: Rendering
-    aliases: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # older names; never a bare name an endpoint may serve (`qwen2.5-coder:1.5b`)
 
     @property
     def model_id(self) -> str:
@@ -91,7 +91,6 @@ QWEN_1_5B = PackagedModel(
     context_length=32768,
     n_ctx=4096,
     rendering=Rendering.CHAT_TEMPLATE,
-    aliases=("qwen2.5-coder-1.5b", "local/qwen2.5-coder-1.5b-instruct-q4_k_m"),
 )
 
 QWEN_0_5B = PackagedModel(
@@ -107,7 +106,6 @@ QWEN_0_5B = PackagedModel(
     context_length=32768,
     n_ctx=4096,
     rendering=Rendering.CHAT_TEMPLATE,
-    aliases=("qwen2.5-coder-0.5b", "local/qwen2.5-coder-0.5b-instruct-q4_k_m"),
 )
 
 GEMMA_270M = PackagedModel(
@@ -127,7 +125,7 @@ GEMMA_270M = PackagedModel(
     context_length=32768,
     n_ctx=4096,
     rendering=Rendering.COMPLETION,
-    aliases=("gemma-3-270m", "local/gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m"),
+    aliases=("local/gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m"),  # its names before the registry
 )
 
 PACKAGED_MODELS: dict[str, PackagedModel] = {m.name: m for m in (QWEN_1_5B, QWEN_0_5B, GEMMA_270M)}
