@@ -28,7 +28,7 @@ def test_ask_with_no_model_option_answers_with_the_1_5b(tmp_path: Path) -> None:
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     state = json.loads(done.stdout)
-    assert state["success"] and state["config"] == "Few-Shot_Nodes+Paths"
+    assert state["success"] and state["config"] == "Few-Shot_Only-Paths"
     assert state["result"]["rows"] == [[3]], state["final_query"]
     from t2c_lib.llm.cache import ResponseCache
 
