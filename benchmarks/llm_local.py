@@ -1,11 +1,11 @@
-"""Speed of the packaged local model on the study's prompts, for the three schema formats.
+"""Speed of a packaged local model on the study's prompts, for the three schema formats.
 
 For each format the prompt is what the study sends (the prompt builder's messages with
 the schema text the embedded store renders). Reported: prompt tokens (and the shared
 prefix), cold prefill rate (empty KV cache), median end-to-end latency of a question
 when the prefix is cached, decode rate, and completion tokens.
 
-Usage: python benchmarks/llm_local.py [--dataset kurikulum] [--prompt-type Few-Shot]
+Usage: python benchmarks/llm_local.py [--model local] [--dataset kurikulum] [--prompt-type Few-Shot]
                                       [--questions 6] [--max-tokens 64] [--json out.json]
 """
 
@@ -22,7 +22,7 @@ import time
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.llm.local import LocalModel, render_parts, render_prompt, shared_llama
+from t2c_lib.llm.local import LocalModel, shared_llama
 from t2c_lib.llm.parse import parse_response
 from t2c_lib.prompts import Configuration, PromptBuilder
 
@@ -36,9 +36,9 @@ def _reset(model: LocalModel) -> None:
 def bench_format(model: LocalModel, builder: PromptBuilder, questions: list[str], max_tokens: int) -> dict:
     """Numbers for one schema format."""
     first = builder.initial(questions[0])
-    prefix, _ = render_parts(first)
-    prompt_tokens = model.count_tokens(prefix + render_parts(first)[1])
-    prefix_tokens = model.count_tokens(prefix)
+    prefix_ids, suffix_ids = model.prompt_ids(first)
+    prompt_tokens = len(prefix_ids) + len(suffix_ids)
+    prefix_tokens = len(prefix_ids)
 
     _reset(model)
     cold_prefill = model.complete(first, max_tokens=1)  # whole prompt evaluated, one token sampled
@@ -73,6 +73,7 @@ def bench_format(model: LocalModel, builder: PromptBuilder, questions: list[str]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="local", help="a packaged model (local, local/gemma-3-270m, ...)")
     parser.add_argument("--dataset", default="kurikulum")
     parser.add_argument("--prompt-type", default="Few-Shot", choices=["Zero-Shot", "Few-Shot", "CoT"])
     parser.add_argument("--questions", type=int, default=6)
@@ -87,7 +88,7 @@ def main() -> None:
         store.close()
     questions = [item.question for item in dataset.questions[: args.questions]]
 
-    model = LocalModel()
+    model = LocalModel(args.model)
     t0 = time.perf_counter()
     model.load()
     load_s = time.perf_counter() - t0
@@ -100,8 +101,7 @@ def main() -> None:
             builder = PromptBuilder(config, schema.render(fmt), dataset.language, dataset.examples)
             longest = max(dataset.questions, key=lambda item: len(item.question))
             refine = builder.refinement(longest.question, longest.cypher, "Label `Course` tidak ada di skema. " * 8)
-            sizes[config.name] = (model.count_tokens(render_prompt(builder.initial(longest.question))),
-                                  model.count_tokens(render_prompt(refine)))
+            sizes[config.name] = (model.prompt_tokens(builder.initial(longest.question)), model.prompt_tokens(refine))
 
     rows = {}
     for fmt in SchemaFormat:

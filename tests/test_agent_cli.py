@@ -130,8 +130,9 @@ def test_ask_defaults_are_the_measured_best_configuration():
     from t2c_lib.cli.agent import ASK_DEFAULTS, ASK_DEFAULTS_MEASUREMENT, ask
 
     params = ask.make_context("ask", ["Berapa SKS 'Basis Data'?"]).params
-    assert (params["prompt_type"], params["schema_format"], params["max_tokens"]) == ("Few-Shot", "nodes_paths", 256)
-    assert ASK_DEFAULTS["prompt_type"] == "Few-Shot" and "| Few-Shot_Nodes+Paths | 8/8 |" in ASK_DEFAULTS_MEASUREMENT
+    assert (params["prompt_type"], params["schema_format"], params["max_tokens"]) == ("Few-Shot", "only_paths", 256)
+    assert ASK_DEFAULTS["prompt_type"] == "Few-Shot" and "| Few-Shot_Only-Paths | 6/8 | 0.875 |" in ASK_DEFAULTS_MEASUREMENT
+    assert "Qwen2.5-Coder-1.5B-Instruct" in ASK_DEFAULTS_MEASUREMENT
 
 
 def test_ask_strategy_vote_json_has_strategy_and_llm_calls_and_sends_one_seed_per_sample(cache_dir):

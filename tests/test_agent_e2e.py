@@ -1,6 +1,6 @@
 """End to end: curriculum questions through the agentic loop with the real local model and the embedded store.
 
-The local model (Gemma 3 270M, a base model) is weak; this test does not ask it to be
+The smallest packaged model (Gemma 3 270M, a base model) runs it: this test does not ask it to be
 right, only that the loop records what happened consistently: iterations, statuses,
 temperatures, token counts, feedback present exactly when a validator failed, and that
 each refinement request carried that feedback.
@@ -26,7 +26,7 @@ MAX_TOKENS = 96
 def model(tmp_path_factory):
     """The packaged local model behind a fresh response cache (so the model really runs)."""
     cache = ResponseCache(tmp_path_factory.mktemp("e2e-cache") / "responses.sqlite")
-    return CachedModel(make_model("local"), cache=cache, mode=CacheMode.USE)
+    return CachedModel(make_model("local/gemma-3-270m"), cache=cache, mode=CacheMode.USE)
 
 
 @pytest.fixture(scope="module")

@@ -77,10 +77,11 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     per_q = tables.per_question
     sp = per_q[(per_q["mode"] == "single-pass") & (per_q["configuration"] == "Zero-Shot_Full")].set_index("question_id")
     assert tables.scoring == "kg-axel"
-    for preset in ("kg_axel", "t2c"):  # every preset is computed, the headline first
+    for preset in ("kg_axel", "t2c", "cypherbench"):  # every preset is computed, the headline first
         assert sp[f"pass_at_1_final__{preset}"].tolist() == [0.0, 1.0, 0.0]
         assert sp[f"pass_at_1_first__{preset}"].tolist() == [0.0, 1.0, 0.0]
-    assert [c for c in per_q.columns if c.startswith("pass_at_1_final__")] == ["pass_at_1_final__kg_axel", "pass_at_1_final__t2c"]
+    assert [c for c in per_q.columns if c.startswith("pass_at_1_final__")] == ["pass_at_1_final__kg_axel", "pass_at_1_final__t2c",
+                                                                               "pass_at_1_final__cypherbench"]
     assert sp["kg_valid_structural_final"].tolist() == [0.0, 1.0, 1.0]
     assert sp["kg_valid_chain_final"].tolist() == [0.0, 1.0, 1.0]
     ag = per_q[(per_q["mode"] == "feedback") & (per_q["configuration"] == "Zero-Shot_Full")].set_index("question_id")

@@ -1,7 +1,7 @@
 """`t2c chat` as a user meets it: in a real terminal (pexpect) with the packaged local model, killed and resumed;
 and driven by a script through standard input (one message per line, ends at EOF).
 
-The local model is weak: these tests check the conversation's mechanics (turns answered,
+The smallest packaged model (Gemma 3 270M) answers: these tests check the conversation's mechanics (turns answered,
 saved after every turn, logged, resumed after a kill), not that its answers are right.
 """
 
@@ -25,7 +25,7 @@ TURN_TIMEOUT_S = 900
 
 def _env(results: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("T2C_LLM_", "GROQ_", "OPENROUTER_"))}
-    env.update({"T2C_RESULTS_DIR": str(results), "T2C_MODEL": "local", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
+    env.update({"T2C_RESULTS_DIR": str(results), "T2C_MODEL": "local/gemma-3-270m", "TERM": "dumb", "PYTHONUNBUFFERED": "1"})
     return env
 
 

@@ -232,8 +232,10 @@ def test_endpoint_presets_and_factory() -> None:
     assert "gsk_x1234567" not in repr(groq)
     model = make_model(env={"T2C_LLM_BASE_URL": "http://127.0.0.1:9/v1", "T2C_MODEL": "qwen2.5-coder", "T2C_LLM_TIMEOUT": "7"})
     assert isinstance(model, OpenAICompatModel) and model.retry.timeout_s == 7 and model.model_id == "qwen2.5-coder@127.0.0.1:9"
-    assert make_model("local", env={"GROQ_API_KEY": "gsk_x1234567"}).model_id == "local/gemma-3-270m-q4_k_m"
-    assert make_model(env={}).model_id == "local/gemma-3-270m-q4_k_m"
+    from t2c_lib.llm.registry import QWEN_1_5B
+
+    assert make_model("local", env={"GROQ_API_KEY": "gsk_x1234567"}).model_id == QWEN_1_5B.model_id
+    assert make_model(env={}).model_id == QWEN_1_5B.model_id
     with pytest.raises(LLMError, match="T2C_MODEL"):
         make_model(env={"GROQ_API_KEY": "gsk_x1234567"})
     with pytest.raises(LLMError, match="T2C_LLM_BASE_URL"):
@@ -288,7 +290,7 @@ def llama_server():
 
     port = _free_port()
     launcher = str(Path(__file__).with_name("llm_llama_server.py"))  # `python -m llama_cpp.server`, AMX-safe
-    cmd = [sys.executable, launcher, "--model", str(model_path()), "--host", "127.0.0.1",
+    cmd = [sys.executable, launcher, "--model", str(model_path("local/gemma-3-270m")), "--host", "127.0.0.1",
            "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--seed", "42",
            "--model_alias", "gemma-3-270m", "--verbose", "False"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}

@@ -67,3 +67,28 @@ def test_wide_results_prune_column_assignments():
     generated = [tuple(reversed(r)) for r in gold]
     assert cb.rows_equal(gold, generated, ordered=False)
     assert not cb.rows_equal(gold, [r[:-1] + (-1,) for r in generated], ordered=False)
+
+
+def test_cypherbench_is_a_registered_scoring_preset():
+    """`scoring: cypherbench` and every evaluation's `__cypherbench` columns use CypherBench's EX as Pass@1."""
+    from t2c_lib.metrics.scoring import KgValid, get_scoring, scoring_names
+    from t2c_lib.study.columns import col
+
+    preset = get_scoring("cypherbench")
+    assert "cypherbench" in scoring_names() and col("pass_at_1_final", preset.name) == "pass_at_1_final__cypherbench"
+    assert preset.signature().startswith(f"scoring:cypherbench|{cb.CYPHERBENCH_VERSION}|")
+    assert preset.llmetric_kg_valid is KgValid.STRUCTURAL
+    for case in CASES:
+        gold, generated = result(case["gold"]), result(case["generated"])
+        p, j = preset.output_scores(case["gold_query"], gold, generated, case["generated_query"])
+        assert p == case["cypherbench"], case["name"]
+        assert 0.0 <= j <= 1.0
+
+
+def test_the_cypherbench_preset_scores_pairs_with_a_store(tiny_store):
+    from t2c_lib.metrics.scores import score_question
+
+    gold = "MATCH (p:Person) RETURN p.name ORDER BY p.name"
+    same = score_question(gold, "MATCH (x:Person) RETURN x.name AS n ORDER BY n", tiny_store, [], scoring="cypherbench")
+    reversed_ = score_question(gold, gold + " DESC", tiny_store, [], scoring="cypherbench")
+    assert same.pass_at_1 == 1.0 and reversed_.pass_at_1 == 0.0  # `order by` in the gold: row order matters

@@ -108,5 +108,5 @@ def test_registry_takes_a_third_preset_with_one_registration():
             register_scoring(third)
     finally:
         SCORING_PRESETS.unregister("test-third")
-    with pytest.raises(ValueError, match="valid: t2c, kg-axel"):
+    with pytest.raises(ValueError, match="valid: t2c, kg-axel, cypherbench"):
         get_scoring("test-third")

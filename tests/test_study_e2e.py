@@ -1,4 +1,4 @@
-"""The study end to end with the real local model and the embedded store.
+"""The study end to end with a real packaged model (the smallest, Gemma 3 270M) and the embedded store.
 
 A run is killed with SIGKILL in the middle of a configuration and started again; it must
 finish with exactly the results of an uninterrupted run (no question lost or duplicated),
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 PARAMS = {
-    "run_id": "e2e", "dataset": "kurikulum", "store": "ladybug", "model": "local",
+    "run_id": "e2e", "dataset": "kurikulum", "store": "ladybug", "model": "local/gemma-3-270m",
     "prompt_types": ["Zero-Shot"], "schema_formats": ["only_paths"], "modes": ["agentic", "single-pass"],  # the old key and name: agentic = feedback
     "max_iterations": 2, "limit": 3, "max_tokens": 48,
 }

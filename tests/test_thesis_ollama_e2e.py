@@ -1,7 +1,7 @@
 """params/thesis-ollama.yaml end to end against a loopback OpenAI-compatible server.
 
-llama.cpp's server (llama-cpp-python) stands in for Ollama: it serves the packaged local
-model under the name the parameter file asks for (`qwen2.5-coder:3b`), at the address
+llama.cpp's server (llama-cpp-python) stands in for Ollama: it serves the smallest packaged
+model (Gemma 3 270M) under the name the parameter file asks for (`qwen2.5-coder:3b`), at the address
 `T2C_LLM_BASE_URL` points to, exactly as `ollama serve` would. The run is cut down to two
 questions of one configuration; inference, evaluation and analysis run through the CLI,
 and the analysis must show both scoring presets and the thesis's published numbers.
@@ -40,7 +40,7 @@ def endpoint():
     from t2c_lib.llm.local import model_path
 
     port = _free_port()
-    cmd = [sys.executable, str(ROOT / "tests" / "llm_llama_server.py"), "--model", str(model_path()),
+    cmd = [sys.executable, str(ROOT / "tests" / "llm_llama_server.py"), "--model", str(model_path("local/gemma-3-270m")),
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2", "--seed", "42",
            "--model_alias", "qwen2.5-coder:3b", "--verbose", "False"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
@@ -97,7 +97,7 @@ def test_thesis_ollama_params_run_against_an_openai_compatible_server(endpoint, 
     attempts = [json.loads(line) for line in (run / "feedback" / "Zero-Shot_Full" / "attempts.jsonl").read_text().splitlines()]
     assert {a["question_id"] for a in attempts} and all(a["prompt_tokens"] > 0 for a in attempts)
     summary = json.loads((run / "feedback" / "Zero-Shot_Full" / "summary.json").read_text())
-    assert summary["scoring"] == "kg-axel" and list(summary["by_scoring"]) == ["kg-axel", "t2c"]
+    assert summary["scoring"] == "kg-axel" and list(summary["by_scoring"]) == ["kg-axel", "t2c", "cypherbench"]
     assert "scoring:kg-axel" in summary["signature"] and "scoring:t2c" in summary["signature"]
     with (run / "analysis" / "reference.csv").open(encoding="utf-8") as handle:
         reference = list(csv.DictReader(handle))

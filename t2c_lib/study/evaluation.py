@@ -120,7 +120,8 @@ def evaluate_cell(
             score = score_executed(item.cypher, final_query, final_pair, final.validations if final else [],
                                    preset=weights, scoring=name, question_id=item.id,
                                    suite=suite if name == scoring else None, timeout_s=timeout_s)
-            p_first = get_scoring(name).output_scores(item.cypher, first_pair.gold.result, first_pair.generated.result)[0]
+            p_first = get_scoring(name).output_scores(item.cypher, first_pair.gold.result, first_pair.generated.result,
+                                                      first.query if first else "")[0]
             final_scores[name].append(score)
             first_pass[name].append(p_first)
             row.update(kg_valid_structural_final=score.kg_valid_structural, kg_valid_chain_final=score.kg_valid_chain,

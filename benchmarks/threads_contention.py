@@ -1,0 +1,80 @@
+"""Decode speed of a packaged model by thread count, on an idle machine and beside a busy process.
+
+llama.cpp's threads meet at a barrier after every operation of a step; when another
+process holds a core one of them needs, the step waits for the scheduler and decode
+speed can collapse. For each thread count this measures decode tokens/s (one token
+evaluated at a time after a short prompt, the cost of generating) with no competitor,
+then with `--competitors` processes spinning on a core each (`python -c 'while True:
+pass'`). `T2C_LOCAL_THREADS`' default (`t2c_lib.llm.local.default_threads`) is chosen
+from these numbers; the README's "Threads" section has them.
+
+Usage: python benchmarks/threads_contention.py [--model local] [--threads 1,2] [--tokens 48]
+                                               [--repeats 3] [--competitors 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+from t2c_lib.llm.base import Message
+from t2c_lib.llm.local import LocalModel, shared_llama
+
+PROMPT = [Message("system", "You write Cypher."), Message("user", "List every course with its credits.")]
+
+
+def decode_rate(model: LocalModel, tokens: int) -> float:
+    """Tokens per second of single-token evaluation after the prompt (cache reset first)."""
+    llama, lock = shared_llama(model.settings)
+    prompt = model.render(PROMPT)
+    ids = llama.tokenize(prompt.text.encode("utf-8"), add_bos=False, special=True)
+    filler = llama.tokenize(b" MATCH (m:MK) RETURN m.nama, m.sks ORDER BY m.nama" * 8, add_bos=False, special=False)
+    with lock:
+        llama.reset()
+        llama.eval(ids)
+        t0 = time.perf_counter()
+        for token in filler[:tokens]:
+            llama.eval([token])
+        return min(tokens, len(filler)) / (time.perf_counter() - t0)
+
+
+def measure(model: LocalModel, tokens: int, repeats: int) -> float:
+    decode_rate(model, 8)  # warm-up
+    return statistics.median(decode_rate(model, tokens) for _ in range(repeats))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="local")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--tokens", type=int, default=48)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--competitors", type=int, default=1)
+    args = parser.parse_args()
+    counts = [int(t) for t in args.threads.split(",")]
+    print(f"model={LocalModel(args.model).model_id} cores={os.cpu_count()} machine={platform.machine()} "
+          f"loadavg_1m_at_start={os.getloadavg()[0]:.2f}")
+    print("| threads | competitors | decode tokens/s (median) |")
+    print("| --- | --- | --- |")
+    for n in counts:
+        model = LocalModel(args.model, n_threads=n).load()
+        for competing in (0, args.competitors):
+            spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(competing)]
+            try:
+                time.sleep(0.5 if spinners else 0)
+                rate = measure(model, args.tokens, args.repeats)
+            finally:
+                for proc in spinners:
+                    proc.kill()
+                    proc.wait()
+            print(f"| {n} | {competing} | {rate:.1f} |", flush=True)
+    print(f"loadavg_1m_at_end={os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
