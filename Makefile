@@ -31,7 +31,7 @@ T2C_LOCAL_THREADS ?= $(shell n=$$(( $(CORES) / $(JOBS) )); echo $$(( n > 0 ? n :
 PAPERMILL := $(PY) -m t2c_lib.study.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
-.PHONY: help parallel setup test lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache
+.PHONY: help parallel setup test test-fast lint lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache
 
 # The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
 ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
@@ -65,6 +65,13 @@ setup: $(STAMP) ## create .venv, install the package and fetch the default local
 test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
 	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"
 	tools/neo4j/run_tests.sh $(PY) -q
+
+test-fast: $(STAMP) ## the quick tests, under a minute: no model, no subprocess pipelines, no Neo4j, no browser
+	$(PY) -m pytest -q -m "not slow and not neo4j and not browser"
+
+lint: $(STAMP) ## ruff check and ruff format --check (rules in pyproject.toml; `ruff format` fixes the layout)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 lab: setup ## JupyterLab on 127.0.0.1 with the project's kernel, to open the notebooks interactively (LAB_ARGS=--port=8899)
 	tools/lab.sh $(PY) $(LAB_ARGS)

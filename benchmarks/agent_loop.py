@@ -40,10 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from t2c_lib.agent import AgentLoop
-    from t2c_lib.llm.factory import make_cached_model
     from t2c_lib.datasets import load_dataset
     from t2c_lib.feedback import FeedbackBuilder
     from t2c_lib.graph import open_store
+    from t2c_lib.llm.factory import make_cached_model
     from t2c_lib.prompts import Configuration, PromptBuilder
     from t2c_lib.validation import build_chain, make_context
 
@@ -61,8 +61,14 @@ def main(argv: list[str] | None = None) -> int:
             out.flush()
 
     loop = AgentLoop(
-        model, build_chain(store), ctx, prompts, FeedbackBuilder(ctx.schema, dataset.language, args.timeout),
-        max_iterations=args.max_iterations, max_tokens=args.max_tokens, on_attempt=record,
+        model,
+        build_chain(store),
+        ctx,
+        prompts,
+        FeedbackBuilder(ctx.schema, dataset.language, args.timeout),
+        max_iterations=args.max_iterations,
+        max_tokens=args.max_tokens,
+        on_attempt=record,
     )
     questions = dataset.questions[: args.limit] if args.limit else dataset.questions
     states = []
@@ -74,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"[{n:>2}/{len(questions)}] {item.id} iterations={state.iterations} "
             f"first={'ok' if first.ok else first.error_type.value} final={'ok' if state.success else state.error_type.value}",
-            file=sys.stderr, flush=True,
+            file=sys.stderr,
+            flush=True,
         )
     wall = time.perf_counter() - started
     store.close()
@@ -83,10 +90,14 @@ def main(argv: list[str] | None = None) -> int:
 
     attempts = [a for s in states for a in s.attempts]
     n = len(states)
-    first_errors = collections.Counter(s.attempts[0].error_type.value if s.attempts[0].error_type else "OK" for s in states)
+    first_errors = collections.Counter(
+        s.attempts[0].error_type.value if s.attempts[0].error_type else "OK" for s in states
+    )
     final_errors = collections.Counter(s.error_type.value if s.error_type else "OK" for s in states)
-    print(f"dataset {dataset.name} ({n} questions), {config.name}, model {loop.model.model_id}, "
-          f"store {args.store}, max_iterations {args.max_iterations}, max_tokens {args.max_tokens}")
+    print(
+        f"dataset {dataset.name} ({n} questions), {config.name}, model {loop.model.model_id}, "
+        f"store {args.store}, max_iterations {args.max_iterations}, max_tokens {args.max_tokens}"
+    )
     print(f"first-attempt valid rate   {sum(s.attempts[0].ok for s in states) / n:6.1%}")
     print(f"final valid rate           {sum(s.success for s in states) / n:6.1%}")
     print(f"first-attempt KG-valid     {sum(s.attempts[0].kg_valid for s in states) / n:6.1%}")
@@ -95,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"attempts                   {len(attempts)} ({sum(a.cached for a in attempts)} served from the cache)")
     print(f"median validation / attempt {statistics.median(a.validation_s for a in attempts) * 1000:8.1f} ms")
     print(f"median model / attempt      {statistics.median(a.model_latency_s for a in attempts) * 1000:8.1f} ms")
-    print(f"mean tokens / attempt       {statistics.mean(a.prompt_tokens for a in attempts):.0f} prompt + "
-          f"{statistics.mean(a.completion_tokens for a in attempts):.0f} completion")
+    print(
+        f"mean tokens / attempt       {statistics.mean(a.prompt_tokens for a in attempts):.0f} prompt + "
+        f"{statistics.mean(a.completion_tokens for a in attempts):.0f} completion"
+    )
     print("first-attempt outcome      " + ", ".join(f"{k} {v}" for k, v in first_errors.most_common()))
     print("final outcome              " + ", ".join(f"{k} {v}" for k, v in final_errors.most_common()))
     print(f"wall time                  {wall:.1f} s")

@@ -19,13 +19,14 @@ import dataclasses
 import json
 import tempfile
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import t2c_lib.cypher.gate as gate_module
-from t2c_lib.datasets import load_dataset
-from t2c_lib.study.screen import GoldScreen, OrderProbe, screen_gold
 from t2c_lib.cypher.dialect import Normalised, normalise
+from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
+from t2c_lib.study.screen import GoldScreen, OrderProbe, screen_gold
 
 
 @contextlib.contextmanager
@@ -67,8 +68,11 @@ def neo4j_agreement(dataset_name: str, ids: set[str]) -> dict[str, Any]:
         finally:
             store.close()
             reference.close()
-    return {"equal": len(result.kept), "different": len(result.dropped),
-            "different_ids": [d.id for d in result.dropped]}
+    return {
+        "equal": len(result.kept),
+        "different": len(result.dropped),
+        "different_ids": [d.id for d in result.dropped],
+    }
 
 
 def measure(dataset_name: str, with_neo4j: bool) -> dict[str, Any]:
@@ -99,18 +103,24 @@ def measure(dataset_name: str, with_neo4j: bool) -> dict[str, Any]:
 
 def report(rows: list[dict[str, Any]]) -> str:
     """A markdown table, one line per dataset."""
-    lines = ["| dataset | pairs | kept, rewrites off | kept, rewrites on | gained | lost | equal on Neo4j |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| dataset | pairs | kept, rewrites off | kept, rewrites on | gained | lost | equal on Neo4j |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         neo = row.get("neo4j")
         agree = f"{neo['equal']} of {neo['equal'] + neo['different']}" if neo else "not run"
-        lines.append(f"| {row['dataset']} | {row['pairs']} | {row['kept_before']} | {row['kept_after']} | "
-                     f"{len(row['gained'])} | {len(row['lost'])} | {agree} |")
+        lines.append(
+            f"| {row['dataset']} | {row['pairs']} | {row['kept_before']} | {row['kept_after']} | "
+            f"{len(row['gained'])} | {len(row['lost'])} | {agree} |"
+        )
     for row in rows:
         rules = Counter(rule for applied in row["gained"].values() for rule in applied)
         if rules:
-            lines.append(f"\n{row['dataset']}: rewrites behind the gained pairs: "
-                         + ", ".join(f"{rule} {n}" for rule, n in sorted(rules.items())))
+            lines.append(
+                f"\n{row['dataset']}: rewrites behind the gained pairs: "
+                + ", ".join(f"{rule} {n}" for rule, n in sorted(rules.items()))
+            )
     return "\n".join(lines)
 
 

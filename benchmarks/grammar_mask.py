@@ -33,8 +33,15 @@ def whole_vocabulary(model: local.LocalModel, grammar: str, messages, max_tokens
         tokens = prefix_ids + suffix_ids
         local._evaluate(llama, prefix_ids, suffix_ids)
         out = llama.create_completion(
-            tokens, max_tokens=max_tokens, temperature=0.0, top_p=1.0, top_k=0, min_p=0.0, repeat_penalty=1.0,
-            stop=list(local.STOP_SEQUENCES) if base else [], seed=model.seed,
+            tokens,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            top_p=1.0,
+            top_k=0,
+            min_p=0.0,
+            repeat_penalty=1.0,
+            stop=list(local.STOP_SEQUENCES) if base else [],
+            seed=model.seed,
             logits_processor=local._answer_on_same_line(llama, len(tokens)) if base else None,
             stopping_criteria=local._answer_complete(llama, len(tokens)),
             grammar=LlamaGrammar.from_string(grammar, verbose=False),
@@ -73,7 +80,9 @@ def main() -> None:
             totals[0] += t1 - t0
             totals[1] += t2 - t1
             tokens = ours.usage.completion_tokens
-            print(f"| {name} | {item.id} | {t1 - t0:.2f} | {t2 - t1:.2f} | {tokens} | {tokens / (t2 - t1):.1f} | {ours.text == theirs} |")
+            print(
+                f"| {name} | {item.id} | {t1 - t0:.2f} | {t2 - t1:.2f} | {tokens} | {tokens / (t2 - t1):.1f} | {ours.text == theirs} |"
+            )
     print(f"\ntotal: whole vocabulary {totals[0]:.1f} s, mask {totals[1]:.1f} s ({totals[0] / totals[1]:.1f}x)")
 
 

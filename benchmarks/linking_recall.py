@@ -17,9 +17,9 @@ import time
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph import open_store
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.linking import LinkingSettings, Ranking, SchemaRetriever, ValueIndex, store_loader
 from t2c_lib.metrics.schema_recall import schema_recall, used_elements
+from t2c_lib.schema import SchemaFormat
 
 
 def token_counter():
@@ -57,15 +57,24 @@ def main() -> None:
 
             dataset = dataclasses.replace(dataset, questions=list(screened_gold(dataset, store, 10.0).kept))
         schema = store.schema().described(dataset.schema_spec.descriptions)
-        whole = {fmt.value: count(schema.render(fmt, args.descriptions)) for fmt in SchemaFormat if not fmt.per_question}
-        print(f"\n== {name}: {len(dataset.questions)} gold questions; schema tokens "
-              + ", ".join(f"{k} {v}" for k, v in whole.items()) + (" (with descriptions)" if args.descriptions else ""))
+        whole = {
+            fmt.value: count(schema.render(fmt, args.descriptions)) for fmt in SchemaFormat if not fmt.per_question
+        }
+        print(
+            f"\n== {name}: {len(dataset.questions)} gold questions; schema tokens "
+            + ", ".join(f"{k} {v}" for k, v in whole.items())
+            + (" (with descriptions)" if args.descriptions else "")
+        )
         values = ValueIndex(schema, store_loader(store))
         for ranking in args.rankings.split(","):
-            settings = LinkingSettings(ranking=Ranking(ranking), value_hints=not args.no_values,
-                                       induce=args.induce, **({"k": args.k} if args.k else {}),
-                                       **({"lexical_weight": args.lexical_weight} if args.lexical_weight is not None else {}),
-                                       **({"rel_k": args.rel_k} if args.rel_k is not None else {}))
+            settings = LinkingSettings(
+                ranking=Ranking(ranking),
+                value_hints=not args.no_values,
+                induce=args.induce,
+                **({"k": args.k} if args.k else {}),
+                **({"lexical_weight": args.lexical_weight} if args.lexical_weight is not None else {}),
+                **({"rel_k": args.rel_k} if args.rel_k is not None else {}),
+            )
             started = time.perf_counter()
             retriever = SchemaRetriever(schema, values=values, settings=settings)
             recalls, tokens, misses = [], [], {}
@@ -74,23 +83,40 @@ def main() -> None:
                 recall = schema_recall(item.cypher, got.names())
                 recalls.append(recall)
                 tokens.append(count(got.render(args.descriptions, dataset.language)))
-                rows.append([name, settings.signature(), item.id, f"{recall:.4f}", tokens[-1],
-                             " ".join(sorted(used_elements(item.cypher) - got.names()))])
+                rows.append(
+                    [
+                        name,
+                        settings.signature(),
+                        item.id,
+                        f"{recall:.4f}",
+                        tokens[-1],
+                        " ".join(sorted(used_elements(item.cypher) - got.names())),
+                    ]
+                )
                 if recall < 1:
                     for miss in used_elements(item.cypher) - got.names():
                         misses[miss] = misses.get(miss, 0) + 1
             elapsed = time.perf_counter() - started
             full = whole["full_schema"]
-            print(f"{settings.signature():<40} recall mean {statistics.mean(recalls):.3f}, "
-                  f"complete {sum(r == 1 for r in recalls) / len(recalls):.3f}; tokens mean {statistics.mean(tokens):.1f} "
-                  f"(max {max(tokens)}) = {statistics.mean(tokens) / full:.2f} of full_schema; {elapsed:.1f} s")
+            print(
+                f"{settings.signature():<40} recall mean {statistics.mean(recalls):.3f}, "
+                f"complete {sum(r == 1 for r in recalls) / len(recalls):.3f}; tokens mean {statistics.mean(tokens):.1f} "
+                f"(max {max(tokens)}) = {statistics.mean(tokens) / full:.2f} of full_schema; {elapsed:.1f} s"
+            )
             top = sorted(misses.items(), key=lambda kv: -kv[1])[:6]
             if top:
                 print("   most missed: " + ", ".join(f"{k} {v}" for k, v in top))
             if ranking == args.rankings.split(",")[0]:
-                texts = {item.question: got_text for item, got_text in zip(
-                    dataset.questions, (retriever.retrieve(i.question).render(args.descriptions, dataset.language)
-                                        for i in dataset.questions))}
+                texts = {
+                    item.question: got_text
+                    for item, got_text in zip(
+                        dataset.questions,
+                        (
+                            retriever.retrieve(i.question).render(args.descriptions, dataset.language)
+                            for i in dataset.questions
+                        ),
+                    )
+                }
                 prompt_tokens(dataset, schema, texts, args.descriptions, count)
         store.close()
     if args.out:

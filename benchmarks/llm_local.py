@@ -21,10 +21,10 @@ import time
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.llm.local import LocalModel, shared_llama
 from t2c_lib.llm.parse import parse_response
 from t2c_lib.prompts import Configuration, PromptBuilder
+from t2c_lib.schema import SchemaFormat
 
 
 def _reset(model: LocalModel) -> None:
@@ -111,15 +111,31 @@ def main() -> None:
 
     load1, load5, _ = os.getloadavg()
     context = {
-        "model": model.model_id, "n_ctx": model.n_ctx, "threads": model.n_threads,
-        "llama_cpp_python": llama_cpp.__version__, "cpu_count": os.cpu_count(),
-        "machine": platform.machine(), "load_s": round(load_s, 2),
-        "loadavg_1m_at_end": round(load1, 2), "loadavg_5m_at_end": round(load5, 2),
-        "dataset": dataset.name, "questions": len(questions), "max_tokens": args.max_tokens,
+        "model": model.model_id,
+        "n_ctx": model.n_ctx,
+        "threads": model.n_threads,
+        "llama_cpp_python": llama_cpp.__version__,
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "load_s": round(load_s, 2),
+        "loadavg_1m_at_end": round(load1, 2),
+        "loadavg_5m_at_end": round(load5, 2),
+        "dataset": dataset.name,
+        "questions": len(questions),
+        "max_tokens": args.max_tokens,
     }
     print(" ".join(f"{k}={v}" for k, v in context.items()))
-    keys = ["prompt_tokens", "prefix_tokens", "prefill_tok_per_s", "cold_latency_s", "median_latency_s",
-            "median_completion_tokens", "decode_tok_per_s", "end_to_end_tok_per_s", "parsed_queries"]
+    keys = [
+        "prompt_tokens",
+        "prefix_tokens",
+        "prefill_tok_per_s",
+        "cold_latency_s",
+        "median_latency_s",
+        "median_completion_tokens",
+        "decode_tok_per_s",
+        "end_to_end_tok_per_s",
+        "parsed_queries",
+    ]
     print("| configuration | " + " | ".join(keys) + " |")
     print("|---" * (len(keys) + 1) + "|")
     for name, row in rows.items():

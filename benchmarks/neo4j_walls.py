@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="kurikulum")
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--uri", default=os.environ.get("NEO4J_URI") or f"bolt://127.0.0.1:{os.environ.get('NEO4J_PORT') or 7687}")
+    parser.add_argument(
+        "--uri", default=os.environ.get("NEO4J_URI") or f"bolt://127.0.0.1:{os.environ.get('NEO4J_PORT') or 7687}"
+    )
     args = parser.parse_args(argv)
 
     import neo4j
@@ -51,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def before(cypher: str) -> list:
         """The store's read path before this round (commit 98f8c63): no gate, no client deadline, no byte budget."""
-        with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE) as s:
+        with store.driver.session(
+            database=store.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE
+        ) as s:
             tx = s.begin_transaction(timeout=10.0)
             try:
                 _check_read_only_plan(tx.run(f"EXPLAIN {cypher}").consume())
@@ -60,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
                 tx.close()
 
     def bare(cypher: str) -> list:
-        with store.driver.session(database=store.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE) as s:
+        with store.driver.session(
+            database=store.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=FETCH_SIZE
+        ) as s:
             tx = s.begin_transaction(timeout=10.0)
             try:
                 return [record.values() for record in tx.run(cypher)]
@@ -94,13 +100,19 @@ def main(argv: list[str] | None = None) -> int:
         bare_ms.append(statistics.median(b) * 1000)
     added = [w - o for w, o in zip(walls_ms, before_ms)]
     overhead = [w - b for w, b in zip(walls_ms, bare_ms)]
-    print(f"{args.dataset} on Neo4j ({args.uri}): {len(walls_ms)} gold queries, {args.rounds} rounds each (median per query, ms)")
+    print(
+        f"{args.dataset} on Neo4j ({args.uri}): {len(walls_ms)} gold queries, {args.rounds} rounds each (median per query, ms)"
+    )
     print(f"  gate (text, no rewrite)         {statistics.median(gate_ms):.3f}")
     print(f"  store.query, all walls          {statistics.median(walls_ms):.3f}")
     print(f"  store before this round         {statistics.median(before_ms):.3f}")
     print(f"  bare run (READ tx, no checks)   {statistics.median(bare_ms):.3f}")
-    print(f"  added by this round             {statistics.median(added):.3f}  (p90 {statistics.quantiles(added, n=10)[-1]:.3f})")
-    print(f"  all walls' overhead             {statistics.median(overhead):.3f}  (p90 {statistics.quantiles(overhead, n=10)[-1]:.3f})")
+    print(
+        f"  added by this round             {statistics.median(added):.3f}  (p90 {statistics.quantiles(added, n=10)[-1]:.3f})"
+    )
+    print(
+        f"  all walls' overhead             {statistics.median(overhead):.3f}  (p90 {statistics.quantiles(overhead, n=10)[-1]:.3f})"
+    )
     print(f"  false refusals                  {len(refused)} of {len(texts)} gold queries and examples")
     for text in refused:
         print(f"    refused: {text[:100]}")

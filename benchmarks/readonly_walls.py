@@ -66,7 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  gate (text)              {statistics.median(gate_ms):.3f}")
     print(f"  store.query with walls   {statistics.median(walls_ms):.3f}")
     print(f"  bare execute             {statistics.median(bare_ms):.3f}")
-    print(f"  walls' overhead          {statistics.median(overhead):.3f}  (p90 {statistics.quantiles(overhead, n=10)[-1]:.3f})")
+    print(
+        f"  walls' overhead          {statistics.median(overhead):.3f}  (p90 {statistics.quantiles(overhead, n=10)[-1]:.3f})"
+    )
     print(f"  false refusals           {len(refused)} of {len(texts)} gold queries and examples")
     for text in refused:
         print(f"    refused: {text[:100]}")

@@ -23,8 +23,10 @@ def main(dataset_name: str = "kurikulum", repeats: int = 5) -> None:
             started = time.perf_counter()
             counts = store.load(dataset)
             load_times.append(time.perf_counter() - started)
-        print(f"dataset {dataset.name}: {sum(v for k, v in counts.items() if k in dataset.nodes)} nodes, "
-              f"{sum(v for k, v in counts.items() if k in dataset.rels)} relationships")
+        print(
+            f"dataset {dataset.name}: {sum(v for k, v in counts.items() if k in dataset.nodes)} nodes, "
+            f"{sum(v for k, v in counts.items() if k in dataset.rels)} relationships"
+        )
         for name, count in counts.items():
             print(f"  {name:<18} {count:>6}")
         print(f"load time: median {statistics.median(load_times):.3f} s over {len(load_times)} loads")
@@ -37,8 +39,10 @@ def main(dataset_name: str = "kurikulum", repeats: int = 5) -> None:
                 store.query(item.cypher)
                 samples.append(time.perf_counter() - started)
             per_query.append(statistics.median(samples))
-        print(f"gold queries: {len(per_query)}, median {statistics.median(per_query) * 1000:.2f} ms, "
-              f"max {max(per_query) * 1000:.2f} ms (median of {repeats} runs each)")
+        print(
+            f"gold queries: {len(per_query)}, median {statistics.median(per_query) * 1000:.2f} ms, "
+            f"max {max(per_query) * 1000:.2f} ms (median of {repeats} runs each)"
+        )
         store.close()
 
 

@@ -52,7 +52,11 @@ class GridTimes:
 
     def shares(self) -> dict[str, float]:
         busy = self.busy_s or 1.0
-        return {"model": self.model_s / busy, "validation": self.validation_s / busy, "overhead": self.overhead_s / busy}
+        return {
+            "model": self.model_s / busy,
+            "validation": self.validation_s / busy,
+            "overhead": self.overhead_s / busy,
+        }
 
     @property
     def decode_tok_per_s(self) -> float:
@@ -81,8 +85,10 @@ def measure(run_dir: Path) -> GridTimes:
     """Read the notebooks' times and every attempt of the run."""
     spans = notebook_spans(run_dir)
     seconds = {name: (end - start).total_seconds() for name, (start, end) in spans.items()}
-    by_step = {step: sum(s for name, s in seconds.items() if name.startswith(prefix))
-               for step, prefix in (("inference", "01_"), ("evaluation", "02_"), ("analysis", "03_"))}
+    by_step = {
+        step: sum(s for name, s in seconds.items() if name.startswith(prefix))
+        for step, prefix in (("inference", "01_"), ("evaluation", "02_"), ("analysis", "03_"))
+    }
     model = validation = 0.0
     calls = hits = prompt = completion = 0
     for path in sorted(run_dir.glob("*/*/attempts.jsonl")):
@@ -99,8 +105,20 @@ def measure(run_dir: Path) -> GridTimes:
             prompt += int(attempt.get("prompt_tokens", 0))
             completion += int(attempt.get("completion_tokens", 0))
     wall = (max(e for _, e in spans.values()) - min(s for s, _ in spans.values())).total_seconds()
-    return GridTimes(len(spans), wall, sum(seconds.values()), model, validation, calls, hits, prompt, completion,
-                     by_step["inference"], by_step["evaluation"], by_step["analysis"])
+    return GridTimes(
+        len(spans),
+        wall,
+        sum(seconds.values()),
+        model,
+        validation,
+        calls,
+        hits,
+        prompt,
+        completion,
+        by_step["inference"],
+        by_step["evaluation"],
+        by_step["analysis"],
+    )
 
 
 def report(times: GridTimes) -> str:
@@ -109,8 +127,14 @@ def report(times: GridTimes) -> str:
     rows = [
         ("notebook runs", f"{times.notebooks}"),
         ("wall time", f"{times.wall_s:.1f} s"),
-        ("busy time (sum of notebook runs)", f"{times.busy_s:.1f} s ({times.busy_s / (times.wall_s or 1):.2f}x the wall time)"),
-        ("  inference / evaluation / analysis notebooks", f"{times.inference_s:.1f} / {times.evaluation_s:.1f} / {times.analysis_s:.1f} s"),
+        (
+            "busy time (sum of notebook runs)",
+            f"{times.busy_s:.1f} s ({times.busy_s / (times.wall_s or 1):.2f}x the wall time)",
+        ),
+        (
+            "  inference / evaluation / analysis notebooks",
+            f"{times.inference_s:.1f} / {times.evaluation_s:.1f} / {times.analysis_s:.1f} s",
+        ),
         ("model time", f"{times.model_s:.1f} s ({shares['model']:.1%} of busy)"),
         ("validation time", f"{times.validation_s:.1f} s ({shares['validation']:.1%})"),
         ("overhead (busy - model - validation)", f"{times.overhead_s:.1f} s ({shares['overhead']:.1%})"),
@@ -129,8 +153,12 @@ def main() -> None:
     times = measure(args.run_dir)
     print(report(times))
     if args.json:
-        data = {**asdict(times), "overhead_s": times.overhead_s, "shares": times.shares(),
-                "completion_tok_per_model_s": times.decode_tok_per_s}
+        data = {
+            **asdict(times),
+            "overhead_s": times.overhead_s,
+            "shares": times.shares(),
+            "completion_tok_per_model_s": times.decode_tok_per_s,
+        }
         args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
 
 

@@ -20,10 +20,10 @@ import numpy as np
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.llm.local import LocalModel, shared_llama
 from t2c_lib.llm.registry import PACKAGED_MODELS
 from t2c_lib.prompts import Configuration, PromptBuilder
+from t2c_lib.schema import SchemaFormat
 
 
 def first_logits(model: LocalModel, messages: list) -> np.ndarray:
@@ -71,8 +71,11 @@ def main() -> None:
             same = sum(a == b for a, b in zip(base_texts, texts))
             diff = max(float(np.max(np.abs(a - b))) for a, b in zip(base_logits, logits))
             verdict = "identical" if same == len(texts) and diff == 0.0 else "DIFFERENT"
-            print(f"{model.model_id}: threads {counts[0]} vs {n}: {same}/{len(texts)} texts equal, "
-                  f"max |logit diff| {diff:.3g} -> {verdict}", flush=True)
+            print(
+                f"{model.model_id}: threads {counts[0]} vs {n}: {same}/{len(texts)} texts equal, "
+                f"max |logit diff| {diff:.3g} -> {verdict}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

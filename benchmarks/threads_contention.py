@@ -57,8 +57,10 @@ def main() -> None:
     parser.add_argument("--competitors", type=int, default=1)
     args = parser.parse_args()
     counts = [int(t) for t in args.threads.split(",")]
-    print(f"model={LocalModel(args.model).model_id} cores={os.cpu_count()} machine={platform.machine()} "
-          f"loadavg_1m_at_start={os.getloadavg()[0]:.2f}")
+    print(
+        f"model={LocalModel(args.model).model_id} cores={os.cpu_count()} machine={platform.machine()} "
+        f"loadavg_1m_at_start={os.getloadavg()[0]:.2f}"
+    )
     print("| threads | competitors | decode tokens/s (median) |")
     print("| --- | --- | --- |")
     for n in counts:

@@ -18,9 +18,9 @@ from typing import Any
 import yaml
 
 from t2c_lib import config
-from t2c_lib.schema import PropType
 from t2c_lib.config import LANGUAGES
 from t2c_lib.errors import InvalidValue
+from t2c_lib.schema import PropType
 
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in: the same data, parsed ~10x faster
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
@@ -161,7 +161,7 @@ class Dataset:
                 return item
         raise DatasetError(self.path, f"no question {question_id!r}")
 
-    def in_reverse_row_order(self) -> "Dataset":
+    def in_reverse_row_order(self) -> Dataset:
         """The same graph with every node and relationship file read bottom-up.
 
         Loaded into a store, it makes the engine meet the rows in the opposite order, so a
@@ -214,7 +214,10 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
     nodes = {label: _read_nodes(root / "nodes" / f"{label}.csv", props) for label, props in spec.nodes.items()}
     _check_no_stray_files(root / "nodes", set(spec.nodes), "label")
     keys = {label: {row.key for row in rows} for label, rows in nodes.items()}
-    rels = {rel_type: _read_rels(root / "rels" / f"{rel_type}.csv", rel_type, rspec, keys) for rel_type, rspec in spec.rels.items()}
+    rels = {
+        rel_type: _read_rels(root / "rels" / f"{rel_type}.csv", rel_type, rspec, keys)
+        for rel_type, rspec in spec.rels.items()
+    }
     _check_no_stray_files(root / "rels", set(spec.rels), "relationship type")
     gt_spec = _ground_truth_spec(root / "dataset.yaml", settings.get("ground_truth") or {})
     questions = _read_ground_truth(root / gt_spec.file, gt_spec, name)
@@ -222,9 +225,19 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
     exclusions = _gold_exclusions(root / "dataset.yaml", settings.get("gold_exclusions"), {q.id for q in questions})
     conversations = read_conversations(root / CONVERSATIONS_FILE)
     return Dataset(
-        name=name, path=root, language=language, description=str(settings.get("description", "")).strip(),
-        schema_spec=spec, ground_truth_spec=gt_spec, nodes=nodes, rels=rels, questions=questions,
-        examples=examples, hash=dataset_hash(root), settings=settings, gold_exclusions=exclusions,
+        name=name,
+        path=root,
+        language=language,
+        description=str(settings.get("description", "")).strip(),
+        schema_spec=spec,
+        ground_truth_spec=gt_spec,
+        nodes=nodes,
+        rels=rels,
+        questions=questions,
+        examples=examples,
+        hash=dataset_hash(root),
+        settings=settings,
+        gold_exclusions=exclusions,
         conversations=conversations,
     )
 
@@ -236,8 +249,11 @@ NOT_HASHED = (CONVERSATIONS_FILE,)
 def dataset_hash(root: Path) -> str:
     """sha256 over every file of the dataset but NOT_HASHED (relative path + bytes): changes when an input changes."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                       and p.relative_to(root).as_posix() not in NOT_HASHED):
+    for path in sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.relative_to(root).as_posix() not in NOT_HASHED
+    ):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
@@ -246,6 +262,7 @@ def dataset_hash(root: Path) -> str:
 
 
 # --- schema.yaml ---------------------------------------------------------------------------
+
 
 def _read_schema(path: Path) -> SchemaSpec:
     raw = _read_yaml(path, required=True)
@@ -269,12 +286,18 @@ def _read_schema(path: Path) -> SchemaSpec:
                 raise DatasetError(path, f"relationship {rel_type}: endpoint {pair!r} must be [source, target]")
             for label in pair:
                 if label not in nodes:
-                    raise DatasetError(path, f"relationship {rel_type}: unknown label {label!r} (labels: {', '.join(sorted(nodes))})")
+                    raise DatasetError(
+                        path, f"relationship {rel_type}: unknown label {label!r} (labels: {', '.join(sorted(nodes))})"
+                    )
             endpoints.append((str(pair[0]), str(pair[1])))
         if not endpoints:
             raise DatasetError(path, f"relationship {rel_type}: no endpoints declared")
-        rels[str(rel_type)] = RelSpec(tuple(endpoints), _read_props(path, f"relationship {rel_type}", body.get("properties")))
-        descriptions.update(_read_descriptions(path, f"relationship {rel_type}", str(rel_type), body, rels[str(rel_type)].properties))
+        rels[str(rel_type)] = RelSpec(
+            tuple(endpoints), _read_props(path, f"relationship {rel_type}", body.get("properties"))
+        )
+        descriptions.update(
+            _read_descriptions(path, f"relationship {rel_type}", str(rel_type), body, rels[str(rel_type)].properties)
+        )
     return SchemaSpec(nodes=nodes, rels=rels, descriptions=dict(sorted(descriptions.items())))
 
 
@@ -292,7 +315,9 @@ def _element_body(path: Path, owner: str, body: Any) -> dict[str, Any]:
     return body
 
 
-def _read_descriptions(path: Path, owner: str, name: str, body: dict[str, Any], props: dict[str, PropType]) -> dict[str, str]:
+def _read_descriptions(
+    path: Path, owner: str, name: str, body: dict[str, Any], props: dict[str, PropType]
+) -> dict[str, str]:
     """`description` of the element and `property_descriptions` of its declared properties."""
     out: dict[str, str] = {}
     text = body.get("description")
@@ -307,8 +332,11 @@ def _read_descriptions(path: Path, owner: str, name: str, body: dict[str, Any], 
         raise DatasetError(path, f"{owner}: property_descriptions must map property -> text")
     for prop, text in raw.items():
         if str(prop) not in props:
-            raise DatasetError(path, f"{owner}: property_descriptions names {prop!r}, which is not a declared property "
-                                     f"(properties: {', '.join(props) or 'none'})")
+            raise DatasetError(
+                path,
+                f"{owner}: property_descriptions names {prop!r}, which is not a declared property "
+                f"(properties: {', '.join(props) or 'none'})",
+            )
         if not isinstance(text, str) or not text.strip():
             raise DatasetError(path, f"{owner}: the description of {prop!r} must be non-empty text")
         out[f"{name}.{prop}"] = " ".join(text.split())
@@ -332,6 +360,7 @@ def _read_props(path: Path, owner: str, raw: Any) -> dict[str, PropType]:
 
 
 # --- nodes and relationships ----------------------------------------------------------------
+
 
 def _read_nodes(path: Path, props: dict[str, PropType]) -> list[NodeRow]:
     header, rows = _read_csv(path)
@@ -360,15 +389,28 @@ def _read_rels(path: Path, rel_type: str, spec: RelSpec, keys: dict[str, set[str
         for side in ("from", "to"):
             label = ends[f"{side}_label"]
             if label not in keys:
-                raise DatasetError(path, f"unknown label {label!r} in {side}_label (labels: {', '.join(sorted(keys))})", row_no)
+                raise DatasetError(
+                    path, f"unknown label {label!r} in {side}_label (labels: {', '.join(sorted(keys))})", row_no
+                )
             if ends[f"{side}_id"] not in keys[label]:
                 raise DatasetError(path, f"{side}_id {ends[f'{side}_id']!r} is not a {label} node", row_no)
         pair = (ends["from_label"], ends["to_label"])
         if pair not in allowed_pairs:
             valid = ", ".join(f"({a})-[:{rel_type}]->({b})" for a, b in spec.endpoints)
-            raise DatasetError(path, f"({pair[0]})-[:{rel_type}]->({pair[1]}) is not declared in schema.yaml (declared: {valid})", row_no)
-        out.append(RelRow(ends["from_label"], ends["from_id"], ends["to_label"], ends["to_id"],
-                          _typed_props(path, row_no, row, spec.properties)))
+            raise DatasetError(
+                path,
+                f"({pair[0]})-[:{rel_type}]->({pair[1]}) is not declared in schema.yaml (declared: {valid})",
+                row_no,
+            )
+        out.append(
+            RelRow(
+                ends["from_label"],
+                ends["from_id"],
+                ends["to_label"],
+                ends["to_id"],
+                _typed_props(path, row_no, row, spec.properties),
+            )
+        )
     return out
 
 
@@ -411,6 +453,7 @@ def parse_value(text: str, ptype: PropType) -> Any:
 
 
 # --- ground truth and examples --------------------------------------------------------------
+
 
 def _ground_truth_spec(path: Path, raw: dict[str, Any]) -> GroundTruthSpec:
     if not isinstance(raw, dict):
@@ -474,12 +517,24 @@ def _read_examples(path: Path, gold_questions: set[str]) -> list[Example]:
         raise DatasetError(path, "expected a list of {question, cypher, reasoning}")
     out = []
     for i, entry in enumerate(raw, start=1):
-        if not isinstance(entry, dict) or not str(entry.get("question", "")).strip() or not str(entry.get("cypher", "")).strip():
+        if (
+            not isinstance(entry, dict)
+            or not str(entry.get("question", "")).strip()
+            or not str(entry.get("cypher", "")).strip()
+        ):
             raise DatasetError(path, "each example needs a non-empty 'question' and 'cypher'", i)
         question = str(entry["question"]).strip()
         if question in gold_questions:
-            raise DatasetError(path, f"example question {question!r} is also in the ground truth (examples must be held out)", i)
-        out.append(Example(question=question, cypher=str(entry["cypher"]).strip(), reasoning=str(entry.get("reasoning", "")).strip()))
+            raise DatasetError(
+                path, f"example question {question!r} is also in the ground truth (examples must be held out)", i
+            )
+        out.append(
+            Example(
+                question=question,
+                cypher=str(entry["cypher"]).strip(),
+                reasoning=str(entry.get("reasoning", "")).strip(),
+            )
+        )
     return out
 
 
@@ -503,7 +558,9 @@ def read_conversations(path: Path) -> list[Dialogue]:
             raise DatasetError(path, "each dialogue must be a mapping {id, title, turns}", number)
         unknown = sorted(set(map(str, entry)) - _DIALOGUE_KEYS)
         if unknown:
-            raise DatasetError(path, f"dialogue: unknown key(s) {unknown} (valid: {', '.join(sorted(_DIALOGUE_KEYS))})", number)
+            raise DatasetError(
+                path, f"dialogue: unknown key(s) {unknown} (valid: {', '.join(sorted(_DIALOGUE_KEYS))})", number
+            )
         dialogue_id = str(entry.get("id") or "").strip()
         if not dialogue_id:
             raise DatasetError(path, "dialogue without an 'id'", number)
@@ -545,11 +602,14 @@ def _check_follow_ups(path: Path, dialogue_id: str, turns: tuple[DialogueTurn, .
     queried = False
     for index, turn in enumerate(turns, start=1):
         if turn.intent == "REQUEST_MODIFICATION" and not queried:
-            raise DatasetError(path, f"dialogue {dialogue_id}, turn {index}: REQUEST_MODIFICATION with no earlier query turn", row)
+            raise DatasetError(
+                path, f"dialogue {dialogue_id}, turn {index}: REQUEST_MODIFICATION with no earlier query turn", row
+            )
         queried = queried or turn.intent in QUERY_INTENTS
 
 
 # --- small helpers --------------------------------------------------------------------------
+
 
 def _read_yaml(path: Path, required: bool) -> Any:
     if not path.is_file():
@@ -602,18 +662,23 @@ def read_text(path: Path, header_lines: int = 0) -> str:
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         row = line - header_lines if line > header_lines else None
         where = f"line {line}, byte {column} of the line (offset {exc.start})"
-        raise DatasetError(path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at {where}; save the file as UTF-8",
-                           row) from None
+        raise DatasetError(
+            path, f"not valid UTF-8: byte 0x{data[exc.start]:02x} at {where}; save the file as UTF-8", row
+        ) from None
 
 
 def _require_columns(path: Path, header: list[str], required: list[str], allowed: list[str] | None = None) -> None:
     missing = [c for c in required if c not in header]
     if missing:
-        raise DatasetError(path, f"missing column(s) {', '.join(repr(c) for c in missing)} (header: {', '.join(header)})")
+        raise DatasetError(
+            path, f"missing column(s) {', '.join(repr(c) for c in missing)} (header: {', '.join(header)})"
+        )
     if allowed is not None:
         extra = [c for c in header if c not in allowed]
         if extra:
-            raise DatasetError(path, f"unknown column(s) {', '.join(repr(c) for c in extra)} (expected: {', '.join(allowed)})")
+            raise DatasetError(
+                path, f"unknown column(s) {', '.join(repr(c) for c in extra)} (expected: {', '.join(allowed)})"
+            )
     dupes = sorted({c for c in header if header.count(c) > 1})
     if dupes:
         raise DatasetError(path, f"duplicate column(s) {', '.join(dupes)}")
@@ -636,6 +701,20 @@ def _display(path: Path | str) -> str:
 
 
 __all__ = [
-    "Dataset", "DatasetError", "Dialogue", "DialogueTurn", "Example", "GroundTruthItem", "GroundTruthSpec", "NodeRow", "RelRow",
-    "RelSpec", "SchemaSpec", "available_datasets", "dataset_hash", "load_dataset", "parse_value", "read_conversations",
+    "Dataset",
+    "DatasetError",
+    "Dialogue",
+    "DialogueTurn",
+    "Example",
+    "GroundTruthItem",
+    "GroundTruthSpec",
+    "NodeRow",
+    "RelRow",
+    "RelSpec",
+    "SchemaSpec",
+    "available_datasets",
+    "dataset_hash",
+    "load_dataset",
+    "parse_value",
+    "read_conversations",
 ]

@@ -149,7 +149,7 @@ class QueryTimeout(StoreError):
 # line 3"); the command line shows one line per error, so the position must be on it.
 
 
-def describe_yaml_error(exc: "yaml.YAMLError") -> str:
+def describe_yaml_error(exc: yaml.YAMLError) -> str:
     """`line 3, column 6: expected ',' or ']', but got ':' (while parsing a flow sequence from line 2, column 15)`."""
     mark = getattr(exc, "problem_mark", None)
     problem = " ".join(str(getattr(exc, "problem", "") or "").split())
@@ -159,6 +159,8 @@ def describe_yaml_error(exc: "yaml.YAMLError") -> str:
     context = " ".join(str(getattr(exc, "context", "") or "").split())
     context_mark = getattr(exc, "context_mark", None)
     if context:
-        where = f" from line {context_mark.line + 1}, column {context_mark.column + 1}" if context_mark is not None else ""
+        where = (
+            f" from line {context_mark.line + 1}, column {context_mark.column + 1}" if context_mark is not None else ""
+        )
         text += f" ({context}{where})"
     return text

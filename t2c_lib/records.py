@@ -58,11 +58,15 @@ class ValidationResult:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ValidationResult":
+    def from_dict(cls, d: dict[str, Any]) -> ValidationResult:
         et = d.get("error_type")
         return cls(
-            validator=d["validator"], ok=bool(d["ok"]), error_type=ErrorType(et) if et else None,
-            message=d.get("message", ""), details=d.get("details") or {}, elapsed_s=float(d.get("elapsed_s", 0.0)),
+            validator=d["validator"],
+            ok=bool(d["ok"]),
+            error_type=ErrorType(et) if et else None,
+            message=d.get("message", ""),
+            details=d.get("details") or {},
+            elapsed_s=float(d.get("elapsed_s", 0.0)),
         )
 
 
@@ -108,7 +112,7 @@ class Attempt:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Attempt":
+    def from_dict(cls, d: dict[str, Any]) -> Attempt:
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in d.items() if k in known}
         kwargs["validations"] = [ValidationResult.from_dict(v) for v in d.get("validations", [])]
@@ -124,7 +128,7 @@ class Verdict:
     ok: bool
     failed: ValidationResult | None
     elapsed_s: float
-    result: "QueryResult | None" = None  # the query's result when the whole chain passed
+    result: QueryResult | None = None  # the query's result when the whole chain passed
 
 
 SINGLE_PASS = "single-pass"
@@ -167,7 +171,7 @@ class AgentState:
     wall_time_s: float = 0.0
     llm_calls: int = 0  # every model request the strategy made, cached or not (its budget)
     final_iteration: int = 0  # the attempt whose query is the answer (the last, or the vote's winner)
-    result: "QueryResult | None" = field(default=None, repr=False)  # the final query's result when it ran
+    result: QueryResult | None = field(default=None, repr=False)  # the final query's result when it ran
 
     @property
     def iterations(self) -> int:
@@ -184,13 +188,24 @@ class AgentState:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (attempts included; the result as columns/rows)."""
         return {
-            "question_id": self.question_id, "question": self.question, "config": self.config,
-            "mode": self.mode, "max_iterations": self.max_iterations, "status": self.status.value,
-            "iterations": self.iterations, "final_query": self.final_query, "success": self.success,
-            "kg_valid": self.kg_valid, "error_type": self.error_type.value if self.error_type else None,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "model_time_s": self.model_time_s, "validation_time_s": self.validation_time_s,
-            "wall_time_s": self.wall_time_s, "strategy": self.mode, "llm_calls": self.llm_calls,
+            "question_id": self.question_id,
+            "question": self.question,
+            "config": self.config,
+            "mode": self.mode,
+            "max_iterations": self.max_iterations,
+            "status": self.status.value,
+            "iterations": self.iterations,
+            "final_query": self.final_query,
+            "success": self.success,
+            "kg_valid": self.kg_valid,
+            "error_type": self.error_type.value if self.error_type else None,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model_time_s": self.model_time_s,
+            "validation_time_s": self.validation_time_s,
+            "wall_time_s": self.wall_time_s,
+            "strategy": self.mode,
+            "llm_calls": self.llm_calls,
             "final_iteration": self.final_iteration,
             "attempts": [a.to_dict() for a in self.attempts],
             "result": self.result.to_json() if self.result is not None else None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from enum import Enum
+
 from t2c_lib.errors import InvalidValue
 
 
@@ -29,13 +30,19 @@ class PropType(str, Enum):
     LIST_FLOAT = "LIST<FLOAT>"
 
     @classmethod
-    def parse(cls, text: str) -> "PropType":
+    def parse(cls, text: str) -> PropType:
         """Read a type name as written in schema.yaml (case-insensitive, a few aliases)."""
         norm = text.strip().upper().replace(" ", "")
         aliases = {
-            "STR": "STRING", "INT": "INTEGER", "INT64": "INTEGER", "LONG": "INTEGER",
-            "DOUBLE": "FLOAT", "BOOL": "BOOLEAN", "STRING[]": "LIST<STRING>",
-            "INT64[]": "LIST<INTEGER>", "DOUBLE[]": "LIST<FLOAT>",
+            "STR": "STRING",
+            "INT": "INTEGER",
+            "INT64": "INTEGER",
+            "LONG": "INTEGER",
+            "DOUBLE": "FLOAT",
+            "BOOL": "BOOLEAN",
+            "STRING[]": "LIST<STRING>",
+            "INT64[]": "LIST<INTEGER>",
+            "DOUBLE[]": "LIST<FLOAT>",
         }
         norm = aliases.get(norm, norm)
         for member in cls:
@@ -56,8 +63,12 @@ class SchemaFormat(str, Enum):
     @property
     def config_label(self) -> str:
         """The name used in configuration names like `Zero-Shot_Full`."""
-        return {"full_schema": "Full", "nodes_paths": "Nodes+Paths", "only_paths": "Only-Paths",
-                "retrieved": "Retrieved"}[self.value]
+        return {
+            "full_schema": "Full",
+            "nodes_paths": "Nodes+Paths",
+            "only_paths": "Only-Paths",
+            "retrieved": "Retrieved",
+        }[self.value]
 
     @property
     def per_question(self) -> bool:
@@ -65,7 +76,7 @@ class SchemaFormat(str, Enum):
         return self is SchemaFormat.RETRIEVED
 
     @classmethod
-    def parse(cls, text: str) -> "SchemaFormat":
+    def parse(cls, text: str) -> SchemaFormat:
         """Accept the enum value or the config label (`full_schema` or `Full`)."""
         for member in cls:
             if text in (member.value, member.config_label, member.name):
@@ -95,7 +106,7 @@ class GraphSchema:
     patterns: list[RelPattern] = field(default_factory=list)
     descriptions: dict[str, str] = field(default_factory=dict)  # `Label`, `TYPE`, `Label.prop` -> meaning
 
-    def described(self, descriptions: dict[str, str]) -> "GraphSchema":
+    def described(self, descriptions: dict[str, str]) -> GraphSchema:
         """The same schema carrying the dataset's descriptions (kept only for elements it has)."""
         names = set(self.labels) | set(self.rel_types)
         names |= {f"{owner}.{prop}" for owner in names for prop in self.properties_of(owner)}
@@ -152,7 +163,9 @@ class GraphSchema:
     def _description_lines(self, with_properties: bool) -> list[str]:
         names = [*self.labels, *self.rel_types]
         if with_properties:
-            names = [n for owner in names for n in (owner, *(f"{owner}.{p}" for p in sorted(self.properties_of(owner))))]
+            names = [
+                n for owner in names for n in (owner, *(f"{owner}.{p}" for p in sorted(self.properties_of(owner))))
+            ]
         described = [n for n in names if n in self.descriptions]
         if not described:
             return []

@@ -10,12 +10,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow  # subprocesses: the t2c command
 
 
 def t2c(*args: str, cache_dir: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "T2C_CACHE_DIR": str(cache_dir), **(extra_env or {})}
-    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +31,9 @@ def cache_dir(tmp_path_factory):
 
 
 def test_validate_passing_query(cache_dir):
-    done = t2c("validate", "--dataset", "kurikulum", "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks", cache_dir=cache_dir)
+    done = t2c(
+        "validate", "--dataset", "kurikulum", "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks", cache_dir=cache_dir
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     for step in ("guard", "syntax", "schema", "properties", "execution", "non_empty"):
@@ -48,7 +54,9 @@ def test_validate_json(cache_dir):
     assert done.returncode == 1
     results = json.loads(done.stdout)
     assert [r["validator"] for r in results] == ["guard", "syntax", "schema", "properties"]
-    assert results[-1]["error_type"] == "PROPERTIES_ERROR" and results[-1]["details"]["suggestions"] == {"semster": ["semester"]}
+    assert results[-1]["error_type"] == "PROPERTIES_ERROR" and results[-1]["details"]["suggestions"] == {
+        "semster": ["semester"]
+    }
 
 
 def test_validate_refuses_writes_without_touching_the_graph(cache_dir):
@@ -62,24 +70,38 @@ def test_validate_refuses_writes_without_touching_the_graph(cache_dir):
 def test_ask_with_unknown_configuration_is_a_one_line_error(cache_dir):
     done = t2c("ask", "--prompt", "Two-Shot", "Berapa SKS 'Basis Data'?", cache_dir=cache_dir)
     assert done.returncode == 2  # a usage error: the option, the bad value and the valid ones
-    assert "Invalid value for '--prompt' / '-p': unknown prompt type 'Two-Shot' (valid: Zero-Shot, Few-Shot, CoT)" in done.stderr
+    assert (
+        "Invalid value for '--prompt' / '-p': unknown prompt type 'Two-Shot' (valid: Zero-Shot, Few-Shot, CoT)"
+        in done.stderr
+    )
 
 
 def test_ask_through_a_loopback_endpoint_prints_every_attempt(cache_dir):
     """`t2c ask` against a real OpenAI-compatible HTTP server on 127.0.0.1 that answers badly, then well."""
-    from llm_fault_server import FaultServer, ok
+    from tests.helpers.fault_server import FaultServer, ok
 
     bad = "<cypher>MATCH (m:MK)-[:PURSUED_IN]->(t:topic {nama: 'x'}) RETURN m.sks</cypher>"
     good = "<cypher>MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks</cypher>"
     with FaultServer() as server:
         server.queue(ok(bad), ok(good))
         env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key", "T2C_MODEL": ""}
-        done = t2c("ask", "--model", "loopback-model", "--no-cache", "--max-iterations", "3",
-                   "Berapa SKS mata kuliah 'Basis Data'?", cache_dir=cache_dir, extra_env=env)
+        done = t2c(
+            "ask",
+            "--model",
+            "loopback-model",
+            "--no-cache",
+            "--max-iterations",
+            "3",
+            "Berapa SKS mata kuliah 'Basis Data'?",
+            cache_dir=cache_dir,
+            extra_env=env,
+        )
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "Few-Shot_Nodes+Paths, feedback, model loopback-model@127.0.0.1" in out  # the measured defaults; feedback = the thesis's agentic
+    assert (
+        "Few-Shot_Nodes+Paths, feedback, model loopback-model@127.0.0.1" in out
+    )  # the measured defaults; feedback = the thesis's agentic
     assert "Attempt 1 (temperature 0;" in out and "Attempt 2 (temperature 0.1;" in out
     assert "failed:    schema [SCHEMA_ERROR] (:MK)-[:PURSUED_IN]->(:topic) has the wrong direction" in out
     assert "feedback sent:" in out and "tulis (:topic)-[:PURSUED_IN]->(:MK)" in out
@@ -92,13 +114,27 @@ def test_ask_through_a_loopback_endpoint_prints_every_attempt(cache_dir):
 
 
 def test_ask_json_single_pass_failure_exits_non_zero(cache_dir):
-    from llm_fault_server import FaultServer, ok
+    from tests.helpers.fault_server import FaultServer, ok
 
     with FaultServer() as server:
         server.queue(ok("Saya tidak tahu."))
         env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key"}
-        done = t2c("ask", "--json", "--model", "loopback-model", "--no-cache", "--max-iterations", "1",
-                   "--prompt", "Few-Shot", "--schema", "Only-Paths", "Apa kode 'Basis Data'?", cache_dir=cache_dir, extra_env=env)
+        done = t2c(
+            "ask",
+            "--json",
+            "--model",
+            "loopback-model",
+            "--no-cache",
+            "--max-iterations",
+            "1",
+            "--prompt",
+            "Few-Shot",
+            "--schema",
+            "Only-Paths",
+            "Apa kode 'Basis Data'?",
+            cache_dir=cache_dir,
+            extra_env=env,
+        )
     assert done.returncode == 1
     state = json.loads(done.stdout)
     assert state["mode"] == "single-pass" and state["config"] == "Few-Shot_Only-Paths"
@@ -107,17 +143,35 @@ def test_ask_json_single_pass_failure_exits_non_zero(cache_dir):
 
 
 def test_ask_without_a_query_prints_the_reply_and_the_verdict_is_explained(cache_dir):
-    from llm_fault_server import FaultServer, ok
+    from tests.helpers.fault_server import FaultServer, ok
 
     reply = "Maaf,   saya tidak bisa\n menulis query untuk pertanyaan ini. " + "x" * 400
     with FaultServer() as server:
         server.queue(ok(reply))
         env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key"}
-        failed = t2c("ask", "--model", "loopback-model", "--no-cache", "--max-iterations", "1", "Apa kode 'Basis Data'?",
-                     cache_dir=cache_dir, extra_env=env)
+        failed = t2c(
+            "ask",
+            "--model",
+            "loopback-model",
+            "--no-cache",
+            "--max-iterations",
+            "1",
+            "Apa kode 'Basis Data'?",
+            cache_dir=cache_dir,
+            extra_env=env,
+        )
         server.queue(ok("<cypher>MATCH (m:MK) RETURN m.nama</cypher>"))
-        passed = t2c("ask", "--model", "loopback-model", "--no-cache", "--max-iterations", "1", "Apa kode 'Basis Data'?",
-                     cache_dir=cache_dir, extra_env=env)
+        passed = t2c(
+            "ask",
+            "--model",
+            "loopback-model",
+            "--no-cache",
+            "--max-iterations",
+            "1",
+            "Apa kode 'Basis Data'?",
+            cache_dir=cache_dir,
+            extra_env=env,
+        )
     assert failed.returncode == 1 and "FAILED (NO_QUERY)" in failed.stdout
     reply_line = next(line for line in failed.stdout.splitlines() if line.startswith("  reply:"))
     assert "Maaf, saya tidak bisa menulis query untuk pertanyaan ini." in reply_line and reply_line.endswith("…")
@@ -131,20 +185,35 @@ def test_ask_defaults_are_the_measured_best_configuration():
 
     params = ask.make_context("ask", ["Berapa SKS 'Basis Data'?"]).params
     assert (params["prompt_type"], params["schema_format"], params["max_tokens"]) == ("Few-Shot", "only_paths", 256)
-    assert ASK_DEFAULTS["prompt_type"] == "Few-Shot" and "| Few-Shot_Only-Paths | 6/8 | 0.875 |" in ASK_DEFAULTS_MEASUREMENT
+    assert (
+        ASK_DEFAULTS["prompt_type"] == "Few-Shot"
+        and "| Few-Shot_Only-Paths | 6/8 | 0.875 |" in ASK_DEFAULTS_MEASUREMENT
+    )
     assert "Qwen2.5-Coder-1.5B-Instruct" in ASK_DEFAULTS_MEASUREMENT
 
 
 def test_ask_strategy_vote_json_has_strategy_and_llm_calls_and_sends_one_seed_per_sample(cache_dir):
     """`--strategy vote` through a real loopback HTTP endpoint: k samples, each with its own seed."""
-    from llm_fault_server import FaultServer, ok
+    from tests.helpers.fault_server import FaultServer, ok
 
     good = "<cypher>MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks</cypher>"
     with FaultServer() as server:
         server.queue(ok("Saya tidak tahu."), ok(good))
         env = {"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key", "T2C_LLM_SEED": "7"}
-        done = t2c("ask", "--json", "--strategy", "vote", "--model", "loopback-model", "--no-cache", "--max-iterations", "2",
-                   "Berapa SKS mata kuliah 'Basis Data'?", cache_dir=cache_dir, extra_env=env)
+        done = t2c(
+            "ask",
+            "--json",
+            "--strategy",
+            "vote",
+            "--model",
+            "loopback-model",
+            "--no-cache",
+            "--max-iterations",
+            "2",
+            "Berapa SKS mata kuliah 'Basis Data'?",
+            cache_dir=cache_dir,
+            extra_env=env,
+        )
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr
     state = json.loads(done.stdout)

@@ -40,7 +40,9 @@ def loop_parts(kurikulum_store, kurikulum):
 def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum):
     chain, ctx, prompts, feedback = loop_parts
     recorded = []
-    loop = AgentLoop(model, chain, ctx, prompts, feedback, max_iterations=3, max_tokens=MAX_TOKENS, on_attempt=recorded.append)
+    loop = AgentLoop(
+        model, chain, ctx, prompts, feedback, max_iterations=3, max_tokens=MAX_TOKENS, on_attempt=recorded.append
+    )
     states = []
     for qid in QUESTION_IDS:
         item = kurikulum.question(qid)
@@ -52,7 +54,9 @@ def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum)
                 assert attempts[later].feedback.startswith("Query ini sama dengan query yang sudah dicoba")
         assert 1 <= state.iterations <= 3
         assert [a.iteration for a in attempts] == list(range(1, state.iterations + 1))
-        assert all(a.question_id == qid and a.config == "Few-Shot_Only-Paths" and a.mode == "feedback" for a in attempts)
+        assert all(
+            a.question_id == qid and a.config == "Few-Shot_Only-Paths" and a.mode == "feedback" for a in attempts
+        )
         # statuses: refine until the last attempt, which decides
         assert all(a.status == "REFINING" for a in attempts[:-1])
         assert attempts[-1].status == ("SUCCESS" if state.success else "FAILED")
@@ -95,7 +99,9 @@ def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum)
     assert again.attempts[0].error_type == first.attempts[0].error_type
 
 
-def test_every_strategy_with_the_packaged_model_shares_the_first_attempt_and_counts_its_budget(model, loop_parts, kurikulum):
+def test_every_strategy_with_the_packaged_model_shares_the_first_attempt_and_counts_its_budget(
+    model, loop_parts, kurikulum
+):
     """Each strategy on one question with the real local model: the first request comes from the
     cache after `feedback` made it, and every state's budget adds up from its attempts."""
     from t2c_lib.agent.strategies import STRATEGY_NAMES, Vote
@@ -105,7 +111,9 @@ def test_every_strategy_with_the_packaged_model_shares_the_first_attempt_and_cou
     states = {}
     for name in ("feedback", *[n for n in STRATEGY_NAMES if n != "feedback"]):
         strategy = Vote(k=2) if name == "vote" else name
-        loop = AgentLoop(model, chain, ctx, prompts, feedback, max_iterations=2, max_tokens=MAX_TOKENS, strategy=strategy)
+        loop = AgentLoop(
+            model, chain, ctx, prompts, feedback, max_iterations=2, max_tokens=MAX_TOKENS, strategy=strategy
+        )
         states[name] = state = loop.run(item.question, item.id)
         assert state.mode == name and state.llm_calls == len(state.attempts) >= 1
         assert state.prompt_tokens == sum(a.prompt_tokens for a in state.attempts) > 0

@@ -8,9 +8,7 @@ from t2c_lib.agent import AgentLoop, ErrorType
 from t2c_lib.feedback import FeedbackBuilder
 from t2c_lib.prompts import Configuration, PromptBuilder
 from t2c_lib.validation import build_chain, make_context
-
-from test_agent_loop import ScriptedModelStandIn
-from test_guard import read_cases
+from tests.helpers import ScriptedModelStandIn, read_cases
 
 WRITE_CASES = read_cases(Path(__file__).parent / "fixtures" / "guard" / "write_queries.cypher")
 
@@ -21,7 +19,9 @@ def test_write_corpus_through_the_loop_leaves_the_graph_unchanged(kurikulum_stor
     config = Configuration.from_name("Zero-Shot_Full")
     prompts = PromptBuilder(config, ctx.schema.render(config.schema_format), kurikulum.language)
     model = ScriptedModelStandIn([f"<cypher>{query}</cypher>" for _, query in WRITE_CASES])
-    loop = AgentLoop(model, build_chain(kurikulum_store), ctx, prompts, FeedbackBuilder(ctx.schema, "id"), max_iterations=1)
+    loop = AgentLoop(
+        model, build_chain(kurikulum_store), ctx, prompts, FeedbackBuilder(ctx.schema, "id"), max_iterations=1
+    )
     for index, (title, query) in enumerate(WRITE_CASES):
         state = loop.run("Hapus semua mata kuliah.", f"write-{index}")
         attempt = state.attempts[0]

@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import pytest
 
 from t2c_lib.agent import AgentLoop, AgentStatus, Attempt, ErrorType
 from t2c_lib.feedback import FeedbackBuilder
-from t2c_lib.llm.base import ChatModel, Completion, LLMError, Message, Usage
+from t2c_lib.llm.base import ChatModel, LLMError
 from t2c_lib.prompts import Configuration, PromptBuilder
 from t2c_lib.validation import build_chain, make_context
+from tests.helpers import ScriptedModelStandIn
 
 GOOD = "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks"
 QUESTION = "Berapa SKS mata kuliah 'Basis Data'?"
-
-
-class ScriptedModelStandIn:
-    """A stand-in for an LLM in loop unit tests only: replays scripted responses and records each request."""
-
-    model_id = "scripted-stand-in"
-
-    def __init__(self, responses: Sequence[str], prompt_tokens: int = 100, completion_tokens: int = 20) -> None:
-        self.responses = list(responses)
-        self.requests: list[dict] = []
-        self.prompt_tokens = prompt_tokens
-        self.completion_tokens = completion_tokens
-
-    def complete(self, messages, temperature=0.0, max_tokens=512, stop=None) -> Completion:
-        self.requests.append({"messages": list(messages), "temperature": temperature, "max_tokens": max_tokens, "stop": stop})
-        if not self.responses:
-            raise AssertionError("the loop asked the stand-in more often than scripted")
-        text = self.responses.pop(0)
-        return Completion(text, Usage(self.prompt_tokens, self.completion_tokens), latency_s=0.25, model=self.model_id)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +41,14 @@ def test_first_attempt_success(parts):
     assert state.result is not None and state.result.rows == parts[1].store.query(GOOD).rows
     attempt = state.attempts[0]
     assert attempt.ok and attempt.feedback is None and attempt.status == "SUCCESS"
-    assert [v.validator for v in attempt.validations] == ["guard", "syntax", "schema", "properties", "execution", "non_empty"]
+    assert [v.validator for v in attempt.validations] == [
+        "guard",
+        "syntax",
+        "schema",
+        "properties",
+        "execution",
+        "non_empty",
+    ]
     assert model.requests[0]["temperature"] == 0.0
 
 
@@ -141,7 +128,9 @@ def test_single_pass_first_request_equals_agentic_first_request(parts):
 def test_attempt_round_trips_through_json(parts):
     import json
 
-    state = make_loop(parts, ScriptedModelStandIn([BAD_QUERIES[ErrorType.PROPERTIES_ERROR], f"<cypher>{GOOD}</cypher>"])).run(QUESTION, "q")
+    state = make_loop(
+        parts, ScriptedModelStandIn([BAD_QUERIES[ErrorType.PROPERTIES_ERROR], f"<cypher>{GOOD}</cypher>"])
+    ).run(QUESTION, "q")
     for attempt in state.attempts:
         again = Attempt.from_dict(json.loads(json.dumps(attempt.to_dict())))
         assert again == attempt

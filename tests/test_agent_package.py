@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import ROOT
 
 # every public name `t2c_lib/agent.py` had at commit 2592876
 OLD_NAMES = (
-    "AgentStatus", "ErrorType", "KG_VALID_STEPS", "ValidationResult", "Attempt", "SINGLE_PASS", "AGENTIC",
-    "mode_name", "AgentState", "AgentLoop", "log",
+    "AgentStatus",
+    "ErrorType",
+    "KG_VALID_STEPS",
+    "ValidationResult",
+    "Attempt",
+    "SINGLE_PASS",
+    "AGENTIC",
+    "mode_name",
+    "AgentState",
+    "AgentLoop",
+    "log",
 )
 
 
@@ -40,7 +48,9 @@ def _loaded_after(statement: str) -> set[str]:
 def test_records_import_loads_no_loop_validation_or_prompts() -> None:
     loaded = _loaded_after("import t2c_lib.records")
     assert "t2c_lib.agent.loop" not in loaded
-    assert not any(m.startswith(("t2c_lib.validation", "t2c_lib.prompts", "t2c_lib.feedback", "t2c_lib.llm")) for m in loaded)
+    assert not any(
+        m.startswith(("t2c_lib.validation", "t2c_lib.prompts", "t2c_lib.feedback", "t2c_lib.llm")) for m in loaded
+    )
 
 
 def test_metrics_import_does_not_load_the_loop() -> None:
@@ -62,7 +72,8 @@ def test_no_import_circles_counting_type_checking_and_function_imports() -> None
 
 def test_no_package_circles_counting_the_parent_packages_python_runs_first() -> None:
     """Importing `a.b.c` runs `a/__init__` and `a/b/__init__` first: no package may import one that imports it back."""
-    out = subprocess.run([sys.executable, "tools/import_cycles.py", "--with-parents"], capture_output=True, text=True,
-                         cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "tools/import_cycles.py", "--with-parents"], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 0, out.stdout
     assert ", 0 import circle(s) (parent packages counted)" in out.stdout

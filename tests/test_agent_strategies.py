@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 import pytest
 
 from t2c_lib.agent import AgentLoop, AgentStatus, ErrorType
 from t2c_lib.agent.strategies import (
-    MAX_CORRECTIONS, STRATEGY_NAMES, Strategy, Vote, get_strategy, parse_verdict, result_key, vote_k_from_calls,
+    MAX_CORRECTIONS,
+    STRATEGY_NAMES,
+    Strategy,
+    Vote,
+    get_strategy,
+    parse_verdict,
+    result_key,
+    vote_k_from_calls,
 )
 from t2c_lib.feedback import FeedbackBuilder
 from t2c_lib.llm.base import Completion, Usage
@@ -74,6 +81,7 @@ def user_text(request: dict) -> str:
 
 # --- registry ------------------------------------------------------------------------------------
 
+
 def test_registry_names_and_protocol():
     assert STRATEGY_NAMES == ("single-pass", "feedback", "history", "raw-error", "verifier", "vote")
     for name in STRATEGY_NAMES:
@@ -96,10 +104,13 @@ def test_default_strategy_follows_max_iterations(parts):
 
 # --- single-pass and the retry family -----------------------------------------------------------
 
+
 def test_single_pass_stops_after_one_failed_attempt(parts):
     state, model = run(parts, "single-pass", [tag(SCHEMA_BAD)])
     assert state.iterations == 1 and not state.success and state.error_type is ErrorType.SCHEMA_ERROR
-    assert state.attempts[0].status == "FAILED" and state.mode == "single-pass" and state.attempts[0].mode == "single-pass"
+    assert (
+        state.attempts[0].status == "FAILED" and state.mode == "single-pass" and state.attempts[0].mode == "single-pass"
+    )
 
 
 @pytest.mark.parametrize("name", ["single-pass", "feedback", "history", "raw-error", "verifier"])
@@ -148,6 +159,7 @@ def test_retry_strategies_stop_at_max_iterations(parts):
 
 # --- verifier -----------------------------------------------------------------------------------
 
+
 def test_verifier_approval_keeps_the_query(parts):
     state, model = run(parts, "verifier", [tag(GOOD), audit(True)])
     assert [a.kind for a in state.attempts] == ["generate", "verify"]
@@ -157,7 +169,9 @@ def test_verifier_approval_keeps_the_query(parts):
 
 
 def test_verifier_correction_replaces_the_query_and_the_chain_judges_it(parts):
-    state, _ = run(parts, "verifier", [tag(SCHEMA_BAD), audit(False, GOOD, ["label Matkul does not exist"]), audit(True)])
+    state, _ = run(
+        parts, "verifier", [tag(SCHEMA_BAD), audit(False, GOOD, ["label Matkul does not exist"]), audit(True)]
+    )
     assert not state.attempts[0].ok and state.attempts[1].ok and state.attempts[1].query == GOOD
     assert state.success and state.final_query == GOOD and state.llm_calls == 3
     assert state.attempts[1].verdict["issues"] == ["label Matkul does not exist"]
@@ -187,6 +201,7 @@ def test_parse_verdict_reads_json_inside_prose():
 
 
 # --- vote ---------------------------------------------------------------------------------------
+
 
 def test_vote_picks_the_most_frequent_valid_result(parts):
     state, model = run(parts, Vote(k=4), [tag(OTHER), tag(SCHEMA_BAD), tag(GOOD), tag(GOOD_AGAIN)])
@@ -233,6 +248,7 @@ def test_vote_writes_the_final_status_before_handing_the_last_attempt_on(parts):
     seen: list[str] = []
     for script, expected in (([tag(SCHEMA_BAD), tag(PROPS_BAD)], "FAILED"), ([tag(GOOD), tag(SCHEMA_BAD)], "SUCCESS")):
         model = ScriptedModelStandIn(script)
-        AgentLoop(model, chain, ctx, prompts, feedback, strategy=Vote(k=2),
-                  on_attempt=lambda a: seen.append(a.status)).run(QUESTION, "q")
+        AgentLoop(
+            model, chain, ctx, prompts, feedback, strategy=Vote(k=2), on_attempt=lambda a: seen.append(a.status)
+        ).run(QUESTION, "q")
         assert seen[-2:] == ["REFINING", expected]

@@ -12,64 +12,8 @@ import hashlib
 import pandas as pd
 import pytest
 
-from t2c_lib.agent import Attempt, ErrorType, ValidationResult
 from t2c_lib.study.analysis import analyze_run, write_tables
-from t2c_lib.study.evaluation import evaluate_cell
-from t2c_lib.study.layout import Cell
-from t2c_lib.study.runlog import AttemptLog
 from t2c_lib.study.plots import FIGURES, export_figures
-
-STEPS = ("guard", "syntax", "schema", "properties", "execution", "non_empty")
-WRONG = "MATCH (m:Movie) RETURN m.title"
-
-
-def recorded(qid: str, iteration: int, query: str, error: ErrorType | None) -> Attempt:
-    validations = []
-    for step in STEPS:
-        failed = error is not None and step == {ErrorType.SYNTAX_ERROR: "syntax", ErrorType.EMPTY_RESULT: "non_empty"}[error]
-        validations.append(ValidationResult(step, not failed, error if failed else None, "x" if failed else ""))
-        if failed:
-            break
-    return Attempt(question_id=qid, iteration=iteration, prompt_hash="p", raw_response=query, query=query,
-                   validations=validations, ok=error is None, error_type=error, feedback="fb" if error else None,
-                   prompt_tokens=100, completion_tokens=20)
-
-
-def write_cell(run_dir, cell: Cell, questions, plan) -> None:
-    log = AttemptLog(cell.directory(run_dir))
-    for item in questions:
-        attempts = plan(item)
-        for attempt in attempts:
-            log.append_attempt(attempt)
-        log.append_question({"question_id": item.id, "status": "SUCCESS" if attempts[-1].ok else "FAILED"})
-
-
-@pytest.fixture()
-def scored_run(tiny_dataset, tiny_store, tmp_path):
-    questions = tiny_dataset.questions
-    run_dir = tmp_path / "run"
-    for schema_format in ("full_schema", "only_paths"):
-        # single-pass: one syntax error, then the gold query right, then a wrong-but-valid query
-        def single(item):
-            if item.id == "tiny-001":
-                return [recorded(item.id, 1, "MATCH (p:Person RETURN p", ErrorType.SYNTAX_ERROR)]
-            if item.id == "tiny-002":
-                return [recorded(item.id, 1, item.cypher, None)]
-            return [recorded(item.id, 1, WRONG, None)]
-
-        # agentic: recovers question 1 at iteration 2; the rest as single-pass
-        def agentic(item):
-            if item.id == "tiny-001":
-                return [recorded(item.id, 1, "MATCH (p:Person RETURN p", ErrorType.SYNTAX_ERROR),
-                        recorded(item.id, 2, item.cypher, None)]
-            return single(item)
-
-        for mode, plan in (("single-pass", single), ("agentic", agentic)):
-            cell = Cell(mode, "Zero-Shot", schema_format)
-            write_cell(run_dir, cell, questions, plan)
-            evaluate_cell(cell, run_dir, questions, tiny_dataset, tiny_store, "kg-axel",
-                          1 if mode == "single-pass" else 3, 10.0, scoring="kg-axel")
-    return run_dir
 
 
 def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
@@ -80,14 +24,21 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     for preset in ("kg_axel", "t2c", "cypherbench"):  # every preset is computed, the headline first
         assert sp[f"pass_at_1_final__{preset}"].tolist() == [0.0, 1.0, 0.0]
         assert sp[f"pass_at_1_first__{preset}"].tolist() == [0.0, 1.0, 0.0]
-    assert [c for c in per_q.columns if c.startswith("pass_at_1_final__")] == ["pass_at_1_final__kg_axel", "pass_at_1_final__t2c",
-                                                                               "pass_at_1_final__cypherbench"]
+    assert [c for c in per_q.columns if c.startswith("pass_at_1_final__")] == [
+        "pass_at_1_final__kg_axel",
+        "pass_at_1_final__t2c",
+        "pass_at_1_final__cypherbench",
+    ]
     assert sp["kg_valid_structural_final"].tolist() == [0.0, 1.0, 1.0]
     assert sp["kg_valid_chain_final"].tolist() == [0.0, 1.0, 1.0]
     ag = per_q[(per_q["mode"] == "feedback") & (per_q["configuration"] == "Zero-Shot_Full")].set_index("question_id")
     assert ag["pass_at_1_first__kg_axel"].tolist() == [0.0, 1.0, 0.0]  # the recovered question failed at first
     assert ag["pass_at_1_final__kg_axel"].tolist() == [1.0, 1.0, 0.0]
-    assert ag["kg_valid_chain_first"].tolist() == [0.0, 1.0, 1.0] and ag["kg_valid_chain_final"].tolist() == [1.0, 1.0, 1.0]
+    assert ag["kg_valid_chain_first"].tolist() == [0.0, 1.0, 1.0] and ag["kg_valid_chain_final"].tolist() == [
+        1.0,
+        1.0,
+        1.0,
+    ]
     row = tables.comparison.set_index("configuration").loc["Zero-Shot_Full"]
     assert row["n"] == 3
     p = "pass_at_1_final__kg_axel"
@@ -95,19 +46,29 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     assert row["pass_at_1_first__kg_axel_fb"] == pytest.approx(1 / 3)
     assert (row[f"{p}_mcnemar_b"], row[f"{p}_mcnemar_c"]) == (0, 1)
     assert row[f"{p}_mcnemar_p_value"] == pytest.approx(1.0)
-    assert row["kg_valid_chain_final_fb"] == pytest.approx(1.0) and row["kg_valid_structural_final_sp"] == pytest.approx(2 / 3)
+    assert row["kg_valid_chain_final_fb"] == pytest.approx(1.0) and row[
+        "kg_valid_structural_final_sp"
+    ] == pytest.approx(2 / 3)
     assert row["model_calls_per_question_fb"] == pytest.approx(4 / 3)
     agentic = tables.agentic.set_index("configuration").loc["Zero-Shot_Full"]
-    assert agentic["recovery_rate"] == pytest.approx(1.0) and agentic["first_attempt_success_rate"] == pytest.approx(2 / 3)
+    assert agentic["recovery_rate"] == pytest.approx(1.0) and agentic["first_attempt_success_rate"] == pytest.approx(
+        2 / 3
+    )
     cumulative = tables.cumulative[tables.cumulative["configuration"] == "Zero-Shot_Full"]["success_rate"].tolist()
     assert cumulative == pytest.approx([2 / 3, 1.0, 1.0])
     strata = tables.strata
-    hard = strata[(strata["configuration"] == "ALL") & (strata["value"] == "hard") & (strata["strategy"] == "feedback")]  # an old run's agentic folder reads as feedback
+    hard = strata[
+        (strata["configuration"] == "ALL") & (strata["value"] == "hard") & (strata["strategy"] == "feedback")
+    ]  # an old run's agentic folder reads as feedback
     assert hard["n"].tolist() == [2] and hard["pass_at_1_final__kg_axel"].tolist() == [0.0]
     by = tables.by_scoring.set_index(["scoring", "configuration", "strategy"])
     thesis_row = by.loc[("kg-axel", "Zero-Shot_Full", "feedback")]
-    assert thesis_row["pass_at_1_final_pct"] == pytest.approx(200 / 3) and thesis_row["recovery_pct"] == pytest.approx(100.0)
-    assert thesis_row["first_attempt_pct"] == pytest.approx(200 / 3) and thesis_row["mean_iterations"] == pytest.approx(4 / 3)
+    assert thesis_row["pass_at_1_final_pct"] == pytest.approx(200 / 3) and thesis_row["recovery_pct"] == pytest.approx(
+        100.0
+    )
+    assert thesis_row["first_attempt_pct"] == pytest.approx(200 / 3) and thesis_row["mean_iterations"] == pytest.approx(
+        4 / 3
+    )
 
 
 def test_published_numbers_stand_beside_the_runs_kg_axel_numbers(scored_run, tiny_dataset):
@@ -136,6 +97,7 @@ def digest(paths) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
 
 
+@pytest.mark.slow
 def test_tables_and_figures_are_byte_identical_on_rerun(scored_run, tiny_dataset, tmp_path):
     first_tables = analyze_run(scored_run, tiny_dataset.strata_columns)
     first = digest(write_tables(first_tables, scored_run)) | digest(export_figures(first_tables, tmp_path / "f1"))
@@ -160,11 +122,17 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
     names = [f"{p}_{s}" for p in ("Zero-Shot", "Few-Shot", "CoT") for s in ("Full", "Nodes+Paths", "Only-Paths")]
     extra = [0, 40, 40, 0, 80, 40, 0, 80, 41]  # 1,4,7 coincide; 2,3,6 coincide; 9 sits next to them
     gain = [0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 1 / 3, 0.0, 1 / 3, 0.34]
-    comparison = pd.DataFrame({
-        "configuration": names, "pass_at_1_final__t2c_sp": [0.3] * 9, "pass_at_1_final__t2c_fb": [0.3 + g for g in gain],
-        "tokens_per_question_sp": [100.0] * 9, "tokens_per_question_fb": [100.0 + e for e in extra],
-        "model_calls_per_question_sp": [1.0] * 9, "model_calls_per_question_fb": [1.0 + e / 100 for e in extra],
-    })
+    comparison = pd.DataFrame(
+        {
+            "configuration": names,
+            "pass_at_1_final__t2c_sp": [0.3] * 9,
+            "pass_at_1_final__t2c_fb": [0.3 + g for g in gain],
+            "tokens_per_question_sp": [100.0] * 9,
+            "tokens_per_question_fb": [100.0 + e for e in extra],
+            "model_calls_per_question_sp": [1.0] * 9,
+            "model_calls_per_question_fb": [1.0 + e / 100 for e in extra],
+        }
+    )
     empty = pd.DataFrame()
     tables = RunTables(empty, comparison, empty, empty, empty, empty, empty, empty, "kg-axel", "sig")
     with matplotlib.pyplot.style.context(str(STYLE)):
@@ -177,12 +145,13 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
             assert numbers == list(range(1, 10)), "every configuration is labelled exactly once per panel"
             boxes = [matplotlib.text.Text.get_window_extent(t, renderer) for t in labels]
             for i, a in enumerate(boxes):
-                assert not any(a.overlaps(b) for b in boxes[i + 1:]), [t.get_text() for t in labels]
+                assert not any(a.overlaps(b) for b in boxes[i + 1 :]), [t.get_text() for t in labels]
         key = next(t.get_text() for t in fig.axes[1].texts if "\n" in t.get_text())
         assert all(name in key for name in names)
         matplotlib.pyplot.close(fig)
 
 
+@pytest.mark.slow
 def test_stratum_panels_carry_bootstrap_intervals_drawn_by_seaborn(scored_run, tiny_dataset):
     import matplotlib
 

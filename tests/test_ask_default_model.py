@@ -15,17 +15,25 @@ from pathlib import Path
 import pytest
 
 from t2c_lib.llm.registry import QWEN_1_5B
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 @pytest.mark.slow
 def test_ask_with_no_model_option_answers_with_the_1_5b(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("T2C_MODEL", "T2C_LLM_BASE_URL", "GROQ_API_KEY",
-                                                            "OPENROUTER_API_KEY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("T2C_MODEL", "T2C_LLM_BASE_URL", "GROQ_API_KEY", "OPENROUTER_API_KEY")
+    }
     env["T2C_CACHE_DIR"] = str(tmp_path / "cache")  # a fresh response cache: the model really runs
-    done = subprocess.run([sys.executable, "-m", "t2c_lib.cli", "ask", "--json", "Berapa SKS mata kuliah 'Sistem Operasi'?"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", "ask", "--json", "Berapa SKS mata kuliah 'Sistem Operasi'?"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     state = json.loads(done.stdout)
     assert state["success"] and state["config"] == "Few-Shot_Only-Paths"

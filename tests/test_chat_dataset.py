@@ -4,7 +4,6 @@ returns rows; the file's shape is checked strictly; the file stays outside the d
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +11,7 @@ from t2c_lib.chat.intent import Intent
 from t2c_lib.datasets import INTENTS, DatasetError, dataset_hash, read_conversations
 from t2c_lib.validation import build_chain, make_context
 from t2c_lib.validation.chain import run_chain
-
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.helpers import FIXTURES
 
 
 def test_intent_names_agree():
@@ -41,7 +39,9 @@ def test_every_gold_query_passes_the_chain_and_returns_rows(kurikulum, kurikulum
                 continue
             verdicts = run_chain(turn.cypher, chain, ctx)
             failed = [v for v in verdicts if not v.ok]
-            assert not failed and len(verdicts) == len(chain), f"{dialogue.id} turn {index}: {failed[0].message if failed else ''}"
+            assert not failed and len(verdicts) == len(chain), (
+                f"{dialogue.id} turn {index}: {failed[0].message if failed else ''}"
+            )
             assert ctx.result is not None and ctx.result.rows, f"{dialogue.id} turn {index}: empty result"
             if turn.intent == "REQUEST_MODIFICATION":
                 assert previous is not None and turn.cypher != previous, f"{dialogue.id} turn {index} changes nothing"
@@ -53,16 +53,28 @@ def test_every_gold_query_passes_the_chain_and_returns_rows(kurikulum, kurikulum
 BAD_FILES = {
     "not a list": ("id: x\n", "expected a list of dialogues"),
     "no id": ("- turns: [{message: hi, intent: ACKNOWLEDGE}]\n", "without an 'id'"),
-    "duplicate id": ("- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n",
-                     "duplicate dialogue id 'a'"),
-    "unknown key": ("- {id: a, speaker: x, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n", "unknown key(s) ['speaker']"),
+    "duplicate id": (
+        "- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n",
+        "duplicate dialogue id 'a'",
+    ),
+    "unknown key": (
+        "- {id: a, speaker: x, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n",
+        "unknown key(s) ['speaker']",
+    ),
     "no turns": ("- {id: a, turns: []}\n", "'turns' must be a non-empty list"),
     "bad intent": ("- {id: a, turns: [{message: ok, intent: THANKS}]}\n", "intent 'THANKS' is not one of"),
-    "query without cypher": ("- {id: a, turns: [{message: 'Berapa?', intent: EXECUTE_QUERY}]}\n", "needs a gold 'cypher'"),
-    "cypher on thanks": ("- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE, cypher: 'MATCH (n) RETURN n'}]}\n",
-                         "has no query; remove its 'cypher'"),
-    "orphan modification": ("- {id: a, turns: [{message: 'Urutkan', intent: REQUEST_MODIFICATION, cypher: 'MATCH (n) RETURN n'}]}\n",
-                            "REQUEST_MODIFICATION with no earlier query turn"),
+    "query without cypher": (
+        "- {id: a, turns: [{message: 'Berapa?', intent: EXECUTE_QUERY}]}\n",
+        "needs a gold 'cypher'",
+    ),
+    "cypher on thanks": (
+        "- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE, cypher: 'MATCH (n) RETURN n'}]}\n",
+        "has no query; remove its 'cypher'",
+    ),
+    "orphan modification": (
+        "- {id: a, turns: [{message: 'Urutkan', intent: REQUEST_MODIFICATION, cypher: 'MATCH (n) RETURN n'}]}\n",
+        "REQUEST_MODIFICATION with no earlier query turn",
+    ),
     "empty message": ("- {id: a, turns: [{message: '  ', intent: UNKNOWN}]}\n", "empty 'message'"),
     "turn key typo": ("- {id: a, turns: [{mesage: ok, intent: ACKNOWLEDGE}]}\n", "unknown key(s) ['mesage']"),
     "not yaml": ("- {id: a, turns: [\n", "not valid YAML"),
@@ -87,7 +99,9 @@ def test_conversations_do_not_change_the_dataset_hash(tmp_path):
     root = tmp_path / "tiny"
     shutil.copytree(FIXTURES / "tiny", root)
     before = dataset_hash(root)
-    (root / "conversations.yaml").write_text("- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n", encoding="utf-8")
+    (root / "conversations.yaml").write_text(
+        "- {id: a, turns: [{message: ok, intent: ACKNOWLEDGE}]}\n", encoding="utf-8"
+    )
     assert dataset_hash(root) == before
     (root / "examples.yaml").write_text("[]\n", encoding="utf-8")
     assert dataset_hash(root) != before  # every other file still counts

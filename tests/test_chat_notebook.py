@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 NOTEBOOK = ROOT / "notebooks" / "04_conversations.ipynb"
 
 
@@ -16,7 +16,11 @@ def test_notebook_is_stripped_with_a_parameters_cell():
     assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
     tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
     assert len(tagged) == 1 and code[0] is tagged[0]
-    names = {line.split("=")[0].strip() for line in "".join(tagged[0]["source"]).splitlines() if "=" in line and not line.startswith("#")}
+    names = {
+        line.split("=")[0].strip()
+        for line in "".join(tagged[0]["source"]).splitlines()
+        if "=" in line and not line.startswith("#")
+    }
     assert {"dataset", "store", "model", "strategy", "max_iterations", "router", "limit", "scoring", "out_dir"} <= names
     logic = "".join("".join(c["source"]) for c in code[1:])
     assert "run_conversations" in logic and "def " not in logic  # thin: calls into t2c_lib only
@@ -25,6 +29,7 @@ def test_notebook_is_stripped_with_a_parameters_cell():
 def test_make_help_lists_conversations():
     done = subprocess.run(["make", "-s", "help"], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "conversations" in done.stdout
-    dry = subprocess.run(["make", "-n", "conversations", "PY=python", "STAMP="], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60)
+    dry = subprocess.run(
+        ["make", "-n", "conversations", "PY=python", "STAMP="], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert "notebooks/04_conversations.ipynb results/conversations/04_conversations.ipynb" in dry.stdout

@@ -8,8 +8,8 @@ embedded curriculum graph; every query still goes through the real validator cha
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 import pytest
@@ -19,7 +19,7 @@ from t2c_lib.chat.answer import fill_answer, placeholder_names
 from t2c_lib.chat.checks import CheckCode, check_result
 from t2c_lib.chat.engine import ChatEngine
 from t2c_lib.chat.export import export_format, read_export, result_frame
-from t2c_lib.chat.intent import RouteSource, Router, parse_intent, rule_intent
+from t2c_lib.chat.intent import Router, RouteSource, parse_intent, rule_intent
 from t2c_lib.chat.log import STEPS, TURN_FIELDS, read_log
 from t2c_lib.chat.numbers import format_number, format_value
 from t2c_lib.chat.rewrite import Context, rewrite_request
@@ -50,30 +50,37 @@ class ScriptedModelStandIn:
 
 # --- router ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("reply, expected", [
-    ("REQUEST_MODIFICATION", Intent.REQUEST_MODIFICATION),
-    ("Kategori: execute_query.", Intent.EXECUTE_QUERY),
-    ("ACKNOWLEDGE", Intent.ACKNOWLEDGE),
-    ("hmm, sulit dikatakan", None),
-    ("EXECUTE_QUERY or UNKNOWN", None),
-    ("", None),
-])
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("REQUEST_MODIFICATION", Intent.REQUEST_MODIFICATION),
+        ("Kategori: execute_query.", Intent.EXECUTE_QUERY),
+        ("ACKNOWLEDGE", Intent.ACKNOWLEDGE),
+        ("hmm, sulit dikatakan", None),
+        ("EXECUTE_QUERY or UNKNOWN", None),
+        ("", None),
+    ],
+)
 def test_parse_intent_takes_exactly_one_category(reply, expected):
     assert parse_intent(reply) is expected
 
 
-@pytest.mark.parametrize("message, previous, expected", [
-    ("Terima kasih!", True, Intent.ACKNOWLEDGE),
-    ("ok", False, Intent.ACKNOWLEDGE),
-    ("Urutkan dari SKS terbesar.", True, Intent.REQUEST_MODIFICATION),
-    ("Urutkan mata kuliah menurut SKS.", False, Intent.EXECUTE_QUERY),
-    ("Urutkan dari SKS terbesar.", False, Intent.UNKNOWN),  # nothing to sort and no word of the graph
-    ("Berapa jumlah mata kuliah tersebut?", True, Intent.REQUEST_MODIFICATION),
-    (Q1, True, Intent.EXECUTE_QUERY),
-    ("Cuaca hari ini bagaimana?", True, Intent.UNKNOWN),
-    ("asdfgh qwerty", False, Intent.UNKNOWN),
-    ("   ", False, Intent.UNKNOWN),
-])
+@pytest.mark.parametrize(
+    "message, previous, expected",
+    [
+        ("Terima kasih!", True, Intent.ACKNOWLEDGE),
+        ("ok", False, Intent.ACKNOWLEDGE),
+        ("Urutkan dari SKS terbesar.", True, Intent.REQUEST_MODIFICATION),
+        ("Urutkan mata kuliah menurut SKS.", False, Intent.EXECUTE_QUERY),
+        ("Urutkan dari SKS terbesar.", False, Intent.UNKNOWN),  # nothing to sort and no word of the graph
+        ("Berapa jumlah mata kuliah tersebut?", True, Intent.REQUEST_MODIFICATION),
+        (Q1, True, Intent.EXECUTE_QUERY),
+        ("Cuaca hari ini bagaimana?", True, Intent.UNKNOWN),
+        ("asdfgh qwerty", False, Intent.UNKNOWN),
+        ("   ", False, Intent.UNKNOWN),
+    ],
+)
 def test_rule_intent(message, previous, expected):
     vocabulary = frozenset({"mata", "kuliah", "semester", "jumlah"})
     assert rule_intent(message, previous, vocabulary) is expected
@@ -96,6 +103,7 @@ def test_router_records_model_or_rule_decisions():
 
 # --- rewrite -----------------------------------------------------------------------------------
 
+
 def test_rewrite_request_carries_previous_query_and_change():
     text = rewrite_request(Context(Q1, GOLD1), "Tampilkan juga   SKS-nya.", "id")
     assert GOLD1 in text and "Tulis ulang kueri ini sehingga: Tampilkan juga SKS-nya." in text and Q1 in text
@@ -109,10 +117,18 @@ def test_rewrite_request_carries_previous_query_and_change():
 RESULT = QueryResult(["m.nama", "m.sks"], [["Basis Data", 3], ["Struktur Data", 4], ["Data Besar", 1234.5]])
 
 
-@pytest.mark.parametrize("value, language, text", [
-    (1234.5, "id", "1.234,5"), (1234.5, "en", "1,234.5"), (1234567, "id", "1.234.567"), (2.0, "id", "2"),
-    (0.125, "id", "0,13"), (-3, "en", "-3"), (-1234.567, "id", "-1.234,57"),
-])
+@pytest.mark.parametrize(
+    "value, language, text",
+    [
+        (1234.5, "id", "1.234,5"),
+        (1234.5, "en", "1,234.5"),
+        (1234567, "id", "1.234.567"),
+        (2.0, "id", "2"),
+        (0.125, "id", "0,13"),
+        (-3, "en", "-3"),
+        (-1234.567, "id", "-1.234,57"),
+    ],
+)
 def test_numbers_per_language(value, language, text):
     assert format_number(value, language) == text
 
@@ -130,17 +146,20 @@ def test_template_filled_from_result_only():
     assert "sum:m.nama" not in placeholder_names(RESULT)  # no aggregate of text
 
 
-@pytest.mark.parametrize("template, problem", [
-    ("Ada 3 mata kuliah: {m.nama}", "a number in the template's own text"),
-    ("Jawaban: {m.nama.__class__.__mro__}", "unknown placeholder"),
-    ("{0.__globals__[os]}", "unknown placeholder"),
-    ("{rows!r} {rows:>10}", "unknown placeholder"),
-    ("{__import__('os').system('echo pwned')}", "unknown placeholder"),
-    ("{{rows}} baris", "a brace outside a placeholder"),
-    ("Semua beres.", "no placeholder"),
-    ("Hasil {sum:m.nama}", "unknown placeholder"),
-    ("Empat puluh dua. Tujuh {rows}", None),  # number words are text; digits are the rule
-])
+@pytest.mark.parametrize(
+    "template, problem",
+    [
+        ("Ada 3 mata kuliah: {m.nama}", "a number in the template's own text"),
+        ("Jawaban: {m.nama.__class__.__mro__}", "unknown placeholder"),
+        ("{0.__globals__[os]}", "unknown placeholder"),
+        ("{rows!r} {rows:>10}", "unknown placeholder"),
+        ("{__import__('os').system('echo pwned')}", "unknown placeholder"),
+        ("{{rows}} baris", "a brace outside a placeholder"),
+        ("Semua beres.", "no placeholder"),
+        ("Hasil {sum:m.nama}", "unknown placeholder"),
+        ("Empat puluh dua. Tujuh {rows}", None),  # number words are text; digits are the rule
+    ],
+)
 def test_hostile_or_unusable_templates_fall_back(template, problem):
     filled = fill_answer(template, RESULT, "id")
     if problem is None:
@@ -170,6 +189,7 @@ def test_fallback_for_one_value_and_one_row():
 
 # --- result checks -----------------------------------------------------------------------------
 
+
 def test_checks_and_quality():
     clean = check_result(RESULT, "id", graph_size=1000)
     assert clean.warnings == () and clean.quality == 100
@@ -190,21 +210,29 @@ def test_checks_and_quality():
 
 # --- sessions ----------------------------------------------------------------------------------
 
+
 @pytest.fixture()
 def engine_for(kurikulum, kurikulum_store):
     def build(replies: Sequence[str], **settings) -> tuple[ChatEngine, ScriptedModelStandIn]:
         model = ScriptedModelStandIn(replies)
         chosen = ChatSettings(**{"max_iterations": 2, "timeout_s": 5.0, **settings})
         return ChatEngine.open(chosen, dataset=kurikulum, store=kurikulum_store, model=model), model
+
     return build
 
 
 def test_three_turn_session_state_log_and_resume(engine_for, tmp_path):
-    engine, model = engine_for([
-        "EXECUTE_QUERY", f"<cypher>{GOLD1}</cypher>", "Ada {rows} mata kuliah: {m.nama}.",
-        "REQUEST_MODIFICATION", f"<cypher>{GOLD2}</cypher>", "Total {sum:m.sks} SKS.",
-        "ACKNOWLEDGE",
-    ])
+    engine, model = engine_for(
+        [
+            "EXECUTE_QUERY",
+            f"<cypher>{GOLD1}</cypher>",
+            "Ada {rows} mata kuliah: {m.nama}.",
+            "REQUEST_MODIFICATION",
+            f"<cypher>{GOLD2}</cypher>",
+            "Total {sum:m.sks} SKS.",
+            "ACKNOWLEDGE",
+        ]
+    )
     directory = tmp_path / "s1"
     session = Session.start(session_id="s1", directory=directory, engine=engine)
     first = session.ask(Q1)
@@ -225,7 +253,9 @@ def test_three_turn_session_state_log_and_resume(engine_for, tmp_path):
     state = json.loads((directory / SESSION_FILE).read_text(encoding="utf-8"))
     assert [t["intent"] for t in state["turns"]] == ["EXECUTE_QUERY", "REQUEST_MODIFICATION", "ACKNOWLEDGE"]
     assert state["context"]["query"] == GOLD2 and state["pending"] is None
-    assert state["turns"][1]["template"] == "Total {sum:m.sks} SKS." and state["turns"][1]["template_from_model"] is True
+    assert (
+        state["turns"][1]["template"] == "Total {sum:m.sks} SKS." and state["turns"][1]["template_from_model"] is True
+    )
 
     lines = read_log(directory / "analytics.jsonl")
     assert [line["turn"] for line in lines] == [1, 2, 3]
@@ -260,11 +290,16 @@ def test_killed_turn_is_pending_on_resume(engine_for, tmp_path):
 
 
 def test_modification_goes_through_the_guard(engine_for, tmp_path, kurikulum_store):
-    engine, _ = engine_for([
-        "EXECUTE_QUERY", f"<cypher>{GOLD1}</cypher>", "{m.nama}",
-        "REQUEST_MODIFICATION", "<cypher>MATCH (m:MK) SET m.sks = 0 RETURN m.nama</cypher>",
-        "<cypher>MATCH (m:MK) DETACH DELETE m</cypher>",
-    ])
+    engine, _ = engine_for(
+        [
+            "EXECUTE_QUERY",
+            f"<cypher>{GOLD1}</cypher>",
+            "{m.nama}",
+            "REQUEST_MODIFICATION",
+            "<cypher>MATCH (m:MK) SET m.sks = 0 RETURN m.nama</cypher>",
+            "<cypher>MATCH (m:MK) DETACH DELETE m</cypher>",
+        ]
+    )
     before = kurikulum_store.query("MATCH (m:MK) RETURN sum(m.sks)").rows
     session = Session.start(session_id="s3", directory=tmp_path / "s3", engine=engine)
     session.ask(Q1)
@@ -312,8 +347,10 @@ def test_display_limit_keeps_the_full_result(engine_for, tmp_path):
 
 # --- export ------------------------------------------------------------------------------------
 
-EXPORT_QUERY = ("MATCH (m:MK) WHERE m.semester <= 2 RETURN m.nama AS nama, m.sks AS sks, m.semester * 1.5 AS bobot, "
-                "m.jalur AS jalur ORDER BY nama")
+EXPORT_QUERY = (
+    "MATCH (m:MK) WHERE m.semester <= 2 RETURN m.nama AS nama, m.sks AS sks, m.semester * 1.5 AS bobot, "
+    "m.jalur AS jalur ORDER BY nama"
+)
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".json", ".xlsx", ".parquet"])
@@ -356,7 +393,9 @@ def test_ask_export_with_a_bad_extension_fails_before_the_model(tmp_path):
 
     from t2c_lib.cli import main
 
-    result = CliRunner().invoke(main, ["ask", "Berapa SKS 'Basis Data'?", "--export", str(tmp_path / "out.txt"), "-m", "nope"])
+    result = CliRunner().invoke(
+        main, ["ask", "Berapa SKS 'Basis Data'?", "--export", str(tmp_path / "out.txt"), "-m", "nope"]
+    )
     assert result.exit_code == 1 and "extension must be one of" in result.output
     assert not Path(tmp_path / "out.txt").exists()
 
@@ -384,17 +423,26 @@ def test_model_failures_fall_back_to_rules_and_fixed_templates():
 
 # --- conversation metrics ----------------------------------------------------------------------
 
+
 def test_conversation_metrics_on_one_dialogue(engine_for, kurikulum, tmp_path):
     """konv-13 with a stand-in that routes turn 2 wrongly (a new question) and answers turn 3 with the gold query."""
     from t2c_lib.chat.evaluate import evaluate_conversations, write_report
 
     dialogue = next(d for d in kurikulum.conversations if d.id == "konv-13")
     first, second, third = (t.cypher for t in dialogue.turns)
-    engine, _ = engine_for([
-        "EXECUTE_QUERY", f"<cypher>{first}</cypher>", "Kodenya {m.kode}.",
-        "EXECUTE_QUERY", "<cypher>MATCH (m:MK {nama: 'Pembelajaran Mesin'}) RETURN m.nama</cypher>", "{m.nama}",
-        "REQUEST_MODIFICATION", f"<cypher>{third}</cypher>", "{m.kode}",
-    ])
+    engine, _ = engine_for(
+        [
+            "EXECUTE_QUERY",
+            f"<cypher>{first}</cypher>",
+            "Kodenya {m.kode}.",
+            "EXECUTE_QUERY",
+            "<cypher>MATCH (m:MK {nama: 'Pembelajaran Mesin'}) RETURN m.nama</cypher>",
+            "{m.nama}",
+            "REQUEST_MODIFICATION",
+            f"<cypher>{third}</cypher>",
+            "{m.kode}",
+        ]
+    )
     report = evaluate_conversations(engine, [dialogue], out_dir=tmp_path / "conv")
     summary = report.summary()
     assert [t.pass_at_1 for t in report.turns] == [1.0, 0.0, 1.0]
@@ -406,4 +454,7 @@ def test_conversation_metrics_on_one_dialogue(engine_for, kurikulum, tmp_path):
     first_bytes = {name: path.read_bytes() for name, path in paths.items()}
     assert first_bytes == {name: path.read_bytes() for name, path in write_report(report, tmp_path / "conv").items()}
     assert (tmp_path / "conv" / "sessions" / "konv-13" / "session.json").is_file()
-    assert "konv-13,2,Bagaimana dengan 'Pembelajaran Mesin'?,REQUEST_MODIFICATION,EXECUTE_QUERY,model" in paths["turns"].read_text()
+    assert (
+        "konv-13,2,Bagaimana dengan 'Pembelajaran Mesin'?,REQUEST_MODIFICATION,EXECUTE_QUERY,model"
+        in paths["turns"].read_text()
+    )

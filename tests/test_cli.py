@@ -11,12 +11,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow  # subprocesses: the t2c command
 
 
 def t2c(*args: str, cache_dir: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "T2C_CACHE_DIR": str(cache_dir)}
-    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +36,9 @@ def test_load_schema_and_query(cache_dir):
     assert schema.returncode == 0
     assert "- (:MK)-[:PREREQUISITE]->(:MK)" in schema.stdout
     assert "{" not in schema.stdout
-    as_json = t2c("db", "query", "--json", "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.nama, m.sks", cache_dir=cache_dir)
+    as_json = t2c(
+        "db", "query", "--json", "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.nama, m.sks", cache_dir=cache_dir
+    )
     assert as_json.returncode == 0, as_json.stderr
     payload = json.loads(as_json.stdout)
     assert payload["columns"] == ["m.nama", "m.sks"] and payload["rows"][0][0] == "Basis Data"

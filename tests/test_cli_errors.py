@@ -26,8 +26,17 @@ def test_a_user_error_is_one_line_and_exit_status_1():
     assert isinstance(result.exception, SystemExit)
 
 
-@pytest.mark.parametrize("bug", [KeyError("question_id"), ValueError("a library bug"), RuntimeError("x"),
-                                 FileNotFoundError("x"), AttributeError("x")], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    "bug",
+    [
+        KeyError("question_id"),
+        ValueError("a library bug"),
+        RuntimeError("x"),
+        FileNotFoundError("x"),
+        AttributeError("x"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
 def test_anything_else_is_a_bug_and_keeps_its_traceback(bug):
     result = CliRunner().invoke(_command(bug))
     assert result.exception is bug and "t2c: error" not in result.output

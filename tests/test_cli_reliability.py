@@ -12,27 +12,51 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+from tests.helpers import ROOT
+from tests.helpers.fault_server import FaultServer, status
 
-from llm_fault_server import FaultServer, status  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # subprocesses: the t2c command against a loopback endpoint
 
 
 def t2c(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+        timeout=600,
+    )
 
 
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory) -> dict[str, str]:
     base = tmp_path_factory.mktemp("reliability")
-    return {"T2C_CACHE_DIR": str(base / "cache"), "T2C_RESULTS_DIR": str(base / "results"),
-            "T2C_FIGURES_DIR": str(base / "figures")}
+    return {
+        "T2C_CACHE_DIR": str(base / "cache"),
+        "T2C_RESULTS_DIR": str(base / "results"),
+        "T2C_FIGURES_DIR": str(base / "figures"),
+    }
 
 
-RUN = ["run", "--params", "params/quick.yaml", "--run-id", "auth", "--mode", "agentic", "--prompt", "few_shot",
-       "--schema", "Nodes+Paths", "--limit", "2", "--model", "fault-model", "--no-cache"]
+RUN = [
+    "run",
+    "--params",
+    "params/quick.yaml",
+    "--run-id",
+    "auth",
+    "--mode",
+    "agentic",
+    "--prompt",
+    "few_shot",
+    "--schema",
+    "Nodes+Paths",
+    "--limit",
+    "2",
+    "--model",
+    "fault-model",
+    "--no-cache",
+]
 
 
 def test_401_stops_the_run_records_nothing_and_the_fixed_run_asks_again_then_evaluate_and_analyze(dirs) -> None:
@@ -54,7 +78,10 @@ def test_401_stops_the_run_records_nothing_and_the_fixed_run_asks_again_then_eva
     # the study commands find the run by its id alone (its manifests hold limit, model and grid)
     evaluated = t2c("evaluate", "--run-id", "auth", env=dirs)
     assert evaluated.returncode == 0, evaluated.stderr
-    assert evaluated.stdout.startswith("feedback/Few-Shot_Nodes+Paths: KG-valid structural ") and "Pass@1 first" in evaluated.stdout
+    assert (
+        evaluated.stdout.startswith("feedback/Few-Shot_Nodes+Paths: KG-valid structural ")
+        and "Pass@1 first" in evaluated.stdout
+    )
     analyzed = t2c("analyze", "--run-id", "auth", env=dirs)
     assert analyzed.returncode == 0, analyzed.stderr
     assert "paired tests need both strategies (single-pass and feedback)" in analyzed.stdout
@@ -67,21 +94,24 @@ def test_unknown_run_id_is_a_one_line_error(dirs) -> None:
     assert missing.returncode == 1 and "no run 'never-ran' found" in missing.stderr
 
 
-@pytest.mark.parametrize("args,option,expected", [
-    (["run", "--limit", "abc"], "--limit", "is not a positive integer or 'all'"),
-    (["run", "--limit", "0"], "--limit", "is not a positive integer or 'all'"),
-    (["db", "query", "--timeout", "0", "RETURN 1"], "--timeout", "range 0<x<=86400"),
-    (["db", "query", "--timeout", "-5", "RETURN 1"], "--timeout", "range 0<x<=86400"),
-    (["validate", "--timeout", "0", "RETURN 1"], "--timeout", "range 0<x<=86400"),
-    (["ask", "--timeout", "-5", "q"], "--timeout", "range 0<x<=86400"),
-    (["ask", "--temperature", "3", "q"], "--temperature", "0<=x<=2"),
-    (["ask", "--refine-temperature", "-1", "q"], "--refine-temperature", "0<=x<=2"),
-    (["ask", "--max-tokens", "0", "q"], "--max-tokens", "x>=1"),
-    (["ask", "--max-iterations", "0", "q"], "--max-iterations", "x>=1"),
-    (["ask", "--schema", "Graph", "q"], "--schema", "valid: full_schema (Full)"),
-    (["run", "--prompt", "One-Shot"], "--prompt", "valid: Zero-Shot, Few-Shot, CoT"),
-    (["db", "schema", "--format", "paths"], "--format", "unknown schema format"),
-])
+@pytest.mark.parametrize(
+    "args,option,expected",
+    [
+        (["run", "--limit", "abc"], "--limit", "is not a positive integer or 'all'"),
+        (["run", "--limit", "0"], "--limit", "is not a positive integer or 'all'"),
+        (["db", "query", "--timeout", "0", "RETURN 1"], "--timeout", "range 0<x<=86400"),
+        (["db", "query", "--timeout", "-5", "RETURN 1"], "--timeout", "range 0<x<=86400"),
+        (["validate", "--timeout", "0", "RETURN 1"], "--timeout", "range 0<x<=86400"),
+        (["ask", "--timeout", "-5", "q"], "--timeout", "range 0<x<=86400"),
+        (["ask", "--temperature", "3", "q"], "--temperature", "0<=x<=2"),
+        (["ask", "--refine-temperature", "-1", "q"], "--refine-temperature", "0<=x<=2"),
+        (["ask", "--max-tokens", "0", "q"], "--max-tokens", "x>=1"),
+        (["ask", "--max-iterations", "0", "q"], "--max-iterations", "x>=1"),
+        (["ask", "--schema", "Graph", "q"], "--schema", "valid: full_schema (Full)"),
+        (["run", "--prompt", "One-Shot"], "--prompt", "valid: Zero-Shot, Few-Shot, CoT"),
+        (["db", "schema", "--format", "paths"], "--format", "unknown schema format"),
+    ],
+)
 def test_every_option_is_checked_with_its_name_and_range(args: list[str], option: str, expected: str) -> None:
     done = t2c(*args)
     assert done.returncode == 2

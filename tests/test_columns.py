@@ -40,7 +40,11 @@ def test_metrics_csv_order_and_presets_read_back():
     header = metrics_csv(["t2c", "kg-axel"], ["Tingkat Penalaran"], suite=True)
     assert header[:2] == ["question_id", "mode"] and header[-2:] == ["pass_at_1_ts", "failed_copies"]
     assert header.index("Tingkat Penalaran") == len(columns.BASE)
-    assert header.index("pass_at_1_first__t2c") < header.index("llmetric_q__t2c") < header.index("pass_at_1_first__kg_axel")
+    assert (
+        header.index("pass_at_1_first__t2c")
+        < header.index("llmetric_q__t2c")
+        < header.index("pass_at_1_first__kg_axel")
+    )
     assert presets_in(header) == ["t2c", "kg_axel"]
     assert "pass_at_1_ts" not in metrics_csv(["t2c"], [], suite=False)
     assert side("pass_at_1_final__t2c", "sp") == "pass_at_1_final__t2c_sp"
@@ -60,10 +64,15 @@ def _built_names(path: Path) -> list[tuple[int, str]]:
             continue
         parts = node.values
         for before, after in zip(parts, parts[1:]):
-            glued = (isinstance(before, ast.FormattedValue) and isinstance(after, ast.Constant)
-                     and str(after.value).startswith(COLUMN_ENDINGS)) or \
-                    (isinstance(before, ast.Constant) and isinstance(after, ast.FormattedValue)
-                     and str(before.value).endswith("__"))
+            glued = (
+                isinstance(before, ast.FormattedValue)
+                and isinstance(after, ast.Constant)
+                and str(after.value).startswith(COLUMN_ENDINGS)
+            ) or (
+                isinstance(before, ast.Constant)
+                and isinstance(after, ast.FormattedValue)
+                and str(before.value).endswith("__")
+            )
             if glued:
                 found.append((node.lineno, ast.unparse(node)[2:-1]))
                 break

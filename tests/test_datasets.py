@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from t2c_lib.datasets import DatasetError, load_dataset
-from tests.conftest import FIXTURES
+from tests.helpers import FIXTURES
 
 
 def mutated(tmp_path: Path, relpath: str, transform) -> Path:
@@ -36,20 +36,92 @@ def test_hash_changes_with_any_file(tmp_path, tiny_dataset):
 
 
 CASES = [
-    ("nodes/Person.csv", lambda t: t.replace("id,name,born", "id,name,year"), "nodes/Person.csv", None, "missing column(s) 'born'"),
-    ("nodes/Person.csv", lambda t: t.replace("1964", "nineteen"), "nodes/Person.csv", 1, "column 'born' expects INTEGER"),
+    (
+        "nodes/Person.csv",
+        lambda t: t.replace("id,name,born", "id,name,year"),
+        "nodes/Person.csv",
+        None,
+        "missing column(s) 'born'",
+    ),
+    (
+        "nodes/Person.csv",
+        lambda t: t.replace("1964", "nineteen"),
+        "nodes/Person.csv",
+        1,
+        "column 'born' expects INTEGER",
+    ),
     ("nodes/Person.csv", lambda t: t.replace("p2,", "p1,"), "nodes/Person.csv", 2, "duplicate key 'p1'"),
     ("nodes/Person.csv", lambda t: t + "p3,Someone,1970\n", "nodes/Person.csv", 3, "has 3 fields, the header has 5"),
-    ("rels/ACTED_IN.csv", lambda t: t.replace("Person,p2,Movie", "Actor,p2,Movie"), "rels/ACTED_IN.csv", 2, "unknown label 'Actor'"),
-    ("rels/ACTED_IN.csv", lambda t: t.replace("Person,p2,Movie,m1", "Person,p9,Movie,m1"), "rels/ACTED_IN.csv", 2, "from_id 'p9' is not a Person node"),
-    ("rels/FOLLOWS.csv", lambda t: t.replace("Person,p2,Person,p1", "Person,p2,Movie,m1"), "rels/FOLLOWS.csv", 1, "is not declared in schema.yaml"),
-    ("ground_truth.csv", lambda t: t.replace("How many movies are there?", ""), "ground_truth.csv", 2, "empty question"),
-    ("ground_truth.csv", lambda t: t.replace(",hard", ",Hard"), "ground_truth.csv", 3, "level 'Hard' is not one of: easy, hard"),
-    ("ground_truth.csv", lambda t: t.replace("question,cypher,level", "question,query,level"), "ground_truth.csv", None, "missing column(s) 'cypher'"),
-    ("schema.yaml", lambda t: t.replace("born: INTEGER", "born: NUMBER"), "schema.yaml", None, "unknown property type 'NUMBER'"),
-    ("schema.yaml", lambda t: t.replace("[[Person, Movie]]", "[[Person, Film]]"), "schema.yaml", None, "unknown label 'Film'"),
-    ("examples.yaml", lambda t: t.replace("When was Keanu Reeves born?", "How many movies are there?"), "examples.yaml", 1, "also in the ground truth"),
-    ("dataset.yaml", lambda t: t.replace("language: en", "language: fr"), "dataset.yaml", None, "language 'fr' is not one of"),
+    (
+        "rels/ACTED_IN.csv",
+        lambda t: t.replace("Person,p2,Movie", "Actor,p2,Movie"),
+        "rels/ACTED_IN.csv",
+        2,
+        "unknown label 'Actor'",
+    ),
+    (
+        "rels/ACTED_IN.csv",
+        lambda t: t.replace("Person,p2,Movie,m1", "Person,p9,Movie,m1"),
+        "rels/ACTED_IN.csv",
+        2,
+        "from_id 'p9' is not a Person node",
+    ),
+    (
+        "rels/FOLLOWS.csv",
+        lambda t: t.replace("Person,p2,Person,p1", "Person,p2,Movie,m1"),
+        "rels/FOLLOWS.csv",
+        1,
+        "is not declared in schema.yaml",
+    ),
+    (
+        "ground_truth.csv",
+        lambda t: t.replace("How many movies are there?", ""),
+        "ground_truth.csv",
+        2,
+        "empty question",
+    ),
+    (
+        "ground_truth.csv",
+        lambda t: t.replace(",hard", ",Hard"),
+        "ground_truth.csv",
+        3,
+        "level 'Hard' is not one of: easy, hard",
+    ),
+    (
+        "ground_truth.csv",
+        lambda t: t.replace("question,cypher,level", "question,query,level"),
+        "ground_truth.csv",
+        None,
+        "missing column(s) 'cypher'",
+    ),
+    (
+        "schema.yaml",
+        lambda t: t.replace("born: INTEGER", "born: NUMBER"),
+        "schema.yaml",
+        None,
+        "unknown property type 'NUMBER'",
+    ),
+    (
+        "schema.yaml",
+        lambda t: t.replace("[[Person, Movie]]", "[[Person, Film]]"),
+        "schema.yaml",
+        None,
+        "unknown label 'Film'",
+    ),
+    (
+        "examples.yaml",
+        lambda t: t.replace("When was Keanu Reeves born?", "How many movies are there?"),
+        "examples.yaml",
+        1,
+        "also in the ground truth",
+    ),
+    (
+        "dataset.yaml",
+        lambda t: t.replace("language: en", "language: fr"),
+        "dataset.yaml",
+        None,
+        "language 'fr' is not one of",
+    ),
 ]
 
 
@@ -90,7 +162,7 @@ def test_bad_utf8_byte_names_file_row_and_byte(tmp_path):
     path = root / "nodes" / "Person.csv"
     data = path.read_bytes()
     second_row = data.index(b"\n", data.index(b"\n") + 1) + 1  # start of data row 2 (line 3)
-    path.write_bytes(data[:second_row + 4] + b"\xff" + data[second_row + 4:])
+    path.write_bytes(data[: second_row + 4] + b"\xff" + data[second_row + 4 :])
     with pytest.raises(DatasetError) as info:
         load_dataset(root)
     message = str(info.value)

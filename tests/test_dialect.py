@@ -4,21 +4,19 @@ verdict unchanged, and the validator chain naming the rewrites it applied."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import ladybug
 import pytest
 import yaml
 
-from neo4j_fixtures import open_neo4j
-from t2c_lib.datasets import load_dataset
 from t2c_lib.cypher.dialect import RULES, normalise
+from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.metrics.equivalence import results_equivalent
 from t2c_lib.validation.chain import build_chain, make_context, run_chain
 from t2c_lib.validation.guard import check_read_only
+from tests.helpers import FIXTURES
+from tests.helpers.neo4j import open_neo4j
 
-FIXTURES = Path(__file__).parent / "fixtures"
 CASES = yaml.safe_load((FIXTURES / "dialect" / "rewrites.yaml").read_text(encoding="utf-8"))
 
 
@@ -81,12 +79,14 @@ def test_size_of_pattern_is_silently_wrong_without_the_rewrite(movies_store):
     db = ladybug.Database(str(movies_store.db_path), read_only=True)
     try:
         raw = ladybug.Connection(db).execute(
-            "MATCH (m:Movie {title: 'The Matrix'}) RETURN size((m)<-[:ACTED_IN]-(:Person))")
+            "MATCH (m:Movie {title: 'The Matrix'}) RETURN size((m)<-[:ACTED_IN]-(:Person))"
+        )
         assert raw.get_next()[0] != 5
     finally:
         db.close()
-    assert movies_store.query(
-        "MATCH (m:Movie {title: 'The Matrix'}) RETURN size((m)<-[:ACTED_IN]-(:Person))").rows == [[5]]
+    assert movies_store.query("MATCH (m:Movie {title: 'The Matrix'}) RETURN size((m)<-[:ACTED_IN]-(:Person))").rows == [
+        [5]
+    ]
 
 
 @pytest.mark.parametrize("query", write_queries()[:200])
@@ -98,7 +98,9 @@ def test_normalising_never_turns_a_rejected_query_into_an_accepted_one(query):
 def test_validator_chain_reports_the_rewrites(movies_store):
     chain = build_chain(movies_store)
     ctx = make_context(movies_store)
-    results = run_chain("MATCH (p:Person)-[r]->(m:Movie) WHERE exists{ (p)-[:DIRECTED]->(m) } RETURN type(r)", chain, ctx)
+    results = run_chain(
+        "MATCH (p:Person)-[r]->(m:Movie) WHERE exists{ (p)-[:DIRECTED]->(m) } RETURN type(r)", chain, ctx
+    )
     syntax = next(r for r in results if r.validator == "syntax")
     assert syntax.ok and syntax.details["dialect_rewrites"] == ["exists_subquery", "type_function"]
     assert all(r.ok for r in results)

@@ -11,16 +11,24 @@ import json
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
 from t2c_lib.llm.ratelimit import RateLimiter
 from t2c_lib.study.layout import Cell
+from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.runlog import AttemptLog, read_jsonl
 from t2c_lib.study.runner import run_cell
-from t2c_lib.study.params import params_from_dict
 
 
 def scripted_attempt(question_id: str, iteration: int, ok: bool) -> Attempt:
     check = ValidationResult("guard", ok, None if ok else ErrorType.SYNTAX_ERROR, "" if ok else "bad")
-    return Attempt(question_id=question_id, iteration=iteration, prompt_hash="h", raw_response="r", query="MATCH (n) RETURN n",
-                   validations=[check], ok=ok, error_type=None if ok else ErrorType.SYNTAX_ERROR,
-                   feedback=None if ok else "fix it")
+    return Attempt(
+        question_id=question_id,
+        iteration=iteration,
+        prompt_hash="h",
+        raw_response="r",
+        query="MATCH (n) RETURN n",
+        validations=[check],
+        ok=ok,
+        error_type=None if ok else ErrorType.SYNTAX_ERROR,
+        feedback=None if ok else "fix it",
+    )
 
 
 def scripted_solve_stand_in(fail_on: str | None = None, raise_on: str | None = None):
@@ -33,8 +41,14 @@ def scripted_solve_stand_in(fail_on: str | None = None, raise_on: str | None = N
             raise RuntimeError("endpoint unreachable")
         on_attempt(scripted_attempt(item.id, 1, False))
         on_attempt(scripted_attempt(item.id, 2, item.id != fail_on))
-        return {"status": "SUCCESS", "success": item.id != fail_on, "kg_valid": True, "iterations": 2,
-                "final_query": "MATCH (n) RETURN n", "error": None}
+        return {
+            "status": "SUCCESS",
+            "success": item.id != fail_on,
+            "kg_valid": True,
+            "iterations": 2,
+            "final_query": "MATCH (n) RETURN n",
+            "error": None,
+        }
 
     solve.calls = calls
     return solve
@@ -67,7 +81,12 @@ def test_resume_skips_finished_and_redoes_interrupted_questions(tiny_dataset, tm
     assert report.skipped == 1 and report.dropped_partial_attempts == 1
     attempts = read_jsonl(log.attempts_path)
     assert [(a["question_id"], a["iteration"]) for a in attempts] == [
-        ("tiny-001", 1), ("tiny-002", 1), ("tiny-002", 2), ("tiny-003", 1), ("tiny-003", 2)]
+        ("tiny-001", 1),
+        ("tiny-002", 1),
+        ("tiny-002", 2),
+        ("tiny-003", 1),
+        ("tiny-003", 2),
+    ]
     assert sorted(r["question_id"] for r in read_jsonl(log.questions_path)) == ["tiny-001", "tiny-002", "tiny-003"]
     again = run_cell(cell, params, tiny_dataset.questions, solve, tmp_path, progress=False)
     assert again.ran == 0 and solve.calls == ["tiny-002", "tiny-003"]
@@ -95,13 +114,20 @@ def test_make_rules_chain_single_pass_after_feedback():
 
     params = params_from_dict({"run_id": "r", "prompt_types": ["CoT"], "schema_formats": ["only_paths"]})
     rules = make_rules(params, "params/x.yaml")
-    assert "results/r/single-pass/CoT_Only-Paths/.inferred: params/x.yaml $(STAMP) results/r/feedback/CoT_Only-Paths/.inferred" in rules
-    assert "\t$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__feedback__CoT_Only-Paths.ipynb" in rules
+    assert (
+        "results/r/single-pass/CoT_Only-Paths/.inferred: params/x.yaml $(STAMP) results/r/feedback/CoT_Only-Paths/.inferred"
+        in rules
+    )
+    assert (
+        "\t$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__feedback__CoT_Only-Paths.ipynb"
+        in rules
+    )
     assert "-p params_file params/x.yaml -p prompt_type CoT -p schema_format only_paths -p strategy feedback" in rules
     assert "results/r/.analyzed: $(STUDY_EVALUATED)" in rules
 
 
 # --- faults (issue 17) ------------------------------------------------------------------------
+
 
 def test_configuration_error_stops_the_run_records_nothing_and_resume_asks_again(tiny_dataset, tmp_path):
     import pytest
@@ -122,7 +148,9 @@ def test_configuration_error_stops_the_run_records_nothing_and_resume_asks_again
         calls.clear()
         directory = tmp_path / f"w{workers}"
         with pytest.raises(LLMConfigError, match="authentication failed"):
-            run_cell(cell, params, tiny_dataset.questions, unauthorised_stand_in, directory, workers=workers, progress=False)
+            run_cell(
+                cell, params, tiny_dataset.questions, unauthorised_stand_in, directory, workers=workers, progress=False
+            )
         recorded = {r["question_id"] for r in read_jsonl(cell.directory(directory) / "questions.jsonl")}
         assert "tiny-002" not in recorded
         if workers == 1:
@@ -131,7 +159,10 @@ def test_configuration_error_stops_the_run_records_nothing_and_resume_asks_again
         report = run_cell(cell, params, tiny_dataset.questions, fixed, directory, workers=workers, progress=False)
         assert "tiny-002" in fixed.calls and report.failed_with_error == 0
         assert sorted(r["question_id"] for r in read_jsonl(cell.directory(directory) / "questions.jsonl")) == [
-            "tiny-001", "tiny-002", "tiny-003"]
+            "tiny-001",
+            "tiny-002",
+            "tiny-003",
+        ]
 
 
 WRITER = r"""
@@ -156,7 +187,9 @@ def test_torn_last_line_from_a_killed_writer_is_set_aside_on_resume(tiny_dataset
     directory = cell.directory(tmp_path)
     directory.mkdir(parents=True)
     for name in ("questions.jsonl", "attempts.jsonl"):
-        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(directory / name)], stdout=subprocess.PIPE, text=True)
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(directory / name)], stdout=subprocess.PIPE, text=True
+        )
         assert writer.stdout.readline().strip() == "torn"
         writer.send_signal(signal.SIGKILL)
         writer.wait()
@@ -169,7 +202,9 @@ def test_torn_last_line_from_a_killed_writer_is_set_aside_on_resume(tiny_dataset
         assert (directory / (name + ".torn")).read_text() == '{"question_id": "tiny-002", "sta\n'
     questions = [json.loads(line)["question_id"] for line in (directory / "questions.jsonl").read_text().splitlines()]
     assert questions == ["tiny-001", "tiny-002", "tiny-003"]
-    assert len(read_jsonl(directory / "attempts.jsonl")) == 1 + 4  # the writer's whole line and two attempts each for 002 and 003
+    assert (
+        len(read_jsonl(directory / "attempts.jsonl")) == 1 + 4
+    )  # the writer's whole line and two attempts each for 002 and 003
 
 
 def test_complete_last_record_without_newline_is_kept(tmp_path):
@@ -182,6 +217,7 @@ def test_complete_last_record_without_newline_is_kept(tmp_path):
 
 
 # --- progress across the whole grid (issue 28, item 10) ----------------------------------------
+
 
 def test_grid_progress_counts_cells_of_the_whole_grid_and_estimates_from_this_runs_pace(tmp_path):
     import os
@@ -198,15 +234,19 @@ def test_grid_progress_counts_cells_of_the_whole_grid_and_estimates_from_this_ru
     os.utime(cells[0] / ".inferred", (start - 50, start - 50))  # an earlier make: does not set the pace
     os.utime(cells[0] / ".evaluated", (start - 40, start - 40))
     first = grid_progress("r", cells, run_dir, since=start, now=start + 30)
-    assert first.line() == ("[grid r] 1 of 4 cells (strategy x configuration) done (1 inferred, 1 evaluated); "
-                            "30 s so far, estimate after the first cell")
+    assert first.line() == (
+        "[grid r] 1 of 4 cells (strategy x configuration) done (1 inferred, 1 evaluated); "
+        "30 s so far, estimate after the first cell"
+    )
     for d in cells[1:3]:
         for stamp in (".inferred", ".evaluated"):
             (d / stamp).touch()
             os.utime(d / stamp, (start + 100, start + 100))
     later = grid_progress("r", cells, run_dir, since=start, now=start + 200)
     assert (later.evaluated, later.evaluated_now, later.left_s) == (3, 2, 100.0)
-    assert later.line().endswith("done (3 inferred, 3 evaluated); 3 min 20 s so far, about 1 min 40 s left at this pace")
+    assert later.line().endswith(
+        "done (3 inferred, 3 evaluated); 3 min 20 s so far, about 1 min 40 s left at this pace"
+    )
     for stamp in (".inferred", ".evaluated"):
         (cells[3] / stamp).touch()
     (run_dir / ".analyzed").touch()

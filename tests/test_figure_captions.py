@@ -11,7 +11,6 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from test_analysis import scored_run  # noqa: F401  (the fixture)
 from t2c_lib.study.analysis import analyze_run, readable_summary, summary_header, write_tables
 from t2c_lib.study.figure_text import STRATEGY_LABELS, stratum_title, stratum_value
 from t2c_lib.study.plots import FIGURES, STYLE, export_figures, fig_pass_kgvalid, fig_strata, figures_of
@@ -29,12 +28,16 @@ def texts(fig) -> list[str]:
     return [t.get_text() for ax in fig.axes for t in ax.texts]
 
 
+@pytest.mark.slow
 def test_every_figure_has_a_caption_saying_what_n_and_the_error_bars_are(tables, tmp_path) -> None:
     written = export_figures(tables, tmp_path)
     for name in FIGURES:
         caption = (tmp_path / f"{name}.txt").read_text(encoding="utf-8")
         assert caption.endswith("\n") and caption.count("\n") == 1, name
-        assert "N = 3 questions per configuration and strategy, 2 configuration(s)" in caption or name == "strategy_cost_effectiveness"
+        assert (
+            "N = 3 questions per configuration and strategy, 2 configuration(s)" in caption
+            or name == "strategy_cost_effectiveness"
+        )
         assert f"Pass@1 under the {tables.scoring} scoring preset" in caption, name
     for name in ("pass_kgvalid_by_config", "accuracy_by_stratum"):
         caption = (tmp_path / f"{name}.txt").read_text(encoding="utf-8")
@@ -43,6 +46,7 @@ def test_every_figure_has_a_caption_saying_what_n_and_the_error_bars_are(tables,
     assert {p.suffix for p in written} == {".pdf", ".svg", ".png", ".txt"}
 
 
+@pytest.mark.slow
 def test_bars_carry_their_count_so_a_zero_bar_reads_as_zero(tables) -> None:
     with plt.style.context(str(STYLE)):
         fig = fig_pass_kgvalid(tables)
@@ -53,6 +57,7 @@ def test_bars_carry_their_count_so_a_zero_bar_reads_as_zero(tables) -> None:
     assert len(labels) == 8
 
 
+@pytest.mark.slow
 def test_strata_panels_follow_the_dataset_order_and_english_titles(tables) -> None:
     assert tables.strata[tables.strata["configuration"] == "ALL"]["value"].tolist() == ["hard", "hard", "easy", "easy"]
     with plt.style.context(str(STYLE)):
@@ -62,11 +67,17 @@ def test_strata_panels_follow_the_dataset_order_and_english_titles(tables) -> No
     assert ticks == ["hard", "easy"] and legend == [STRATEGY_LABELS["single-pass"], STRATEGY_LABELS["feedback"]]
     assert texts(fig) == ["0/2", "2/4", "0/2", "4/4"]  # hard then easy: single-pass, then feedback
     plt.close(fig)
-    assert stratum_title("Tingkat Kompleksitas") == "Complexity" and stratum_title("Tingkat Kompleksitas", "id") == "Tingkat Kompleksitas"
-    assert stratum_title("Tingkat Penalaran") == "Reasoning level" and stratum_value("Fakta Implisit") == "implicit fact"
+    assert (
+        stratum_title("Tingkat Kompleksitas") == "Complexity"
+        and stratum_title("Tingkat Kompleksitas", "id") == "Tingkat Kompleksitas"
+    )
+    assert (
+        stratum_title("Tingkat Penalaran") == "Reasoning level" and stratum_value("Fakta Implisit") == "implicit fact"
+    )
     assert stratum_value("Fakta Implisit", "id") == "Fakta Implisit" and stratum_title("level") == "level"
 
 
+@pytest.mark.slow
 def test_a_dataset_in_another_language_also_gets_the_strata_figure_in_its_own_words(scored_run) -> None:  # noqa: F811
     import dataclasses
 
@@ -82,7 +93,11 @@ def test_one_vocabulary_in_the_tables_no_mode_no_agentic_suffix(tables, scored_r
             columns = pd.read_csv(path, nrows=0).columns
             assert "mode" not in columns and not [c for c in columns if c.endswith("_ag")], path.name
     tex = (scored_run / "analysis" / "comparison.tex").read_text()
-    assert "SP & FB & $p_{\\mathrm{Holm}}$" in tex and "AG" not in tex and "FB: feedback (the thesis's agentic loop)" in tex
+    assert (
+        "SP & FB & $p_{\\mathrm{Holm}}$" in tex
+        and "AG" not in tex
+        and "FB: feedback (the thesis's agentic loop)" in tex
+    )
 
 
 def test_the_analyze_summary_is_rounded_text_with_counts_intervals_and_p(tables) -> None:
@@ -94,4 +109,6 @@ def test_the_analyze_summary_is_rounded_text_with_counts_intervals_and_p(tables)
     assert first["KG-valid chain sp -> fb"] == "2/3 -> 3/3"
     assert all(isinstance(v, str) or isinstance(v, int) for v in first.values())
     header = summary_header(tables)
-    assert "paired bootstrap 95% CIs, seed 20241" in header and "exact McNemar, Holm across 2 configuration(s)" in header
+    assert (
+        "paired bootstrap 95% CIs, seed 20241" in header and "exact McNemar, Holm across 2 configuration(s)" in header
+    )

@@ -10,16 +10,26 @@ from collections import Counter
 import pytest
 
 from t2c_lib.datasets import DatasetError, GroundTruthItem, load_dataset
-from t2c_lib.study.screen import REPORT_COLUMNS, DropKind, OrderProbe, sample_items, screen_gold
 from t2c_lib.graph.ladybug import LadybugStore
-from tests.conftest import FIXTURES
+from t2c_lib.study.screen import REPORT_COLUMNS, DropKind, OrderProbe, sample_items, screen_gold
+from tests.helpers import FIXTURES
 
 # (question, gold cypher, level, expected drop kind or None if the pair must be kept)
 EXTRA_ROWS = [
     ("Which films were released after 1990?", "MATCH (m:Film) RETURN m.title", "easy", DropKind.SEMANTIC),
     ("Who has no name?", "MATCH (p:Person RETURN p", "hard", DropKind.SYNTAX),
-    ("Who acted in Speed?", "MATCH (p:Person)-[:ACTED_IN]->(:Movie {title: 'Speed'}) RETURN p.name", "easy", DropKind.EMPTY),
-    ("How tall is Carrie-Anne Moss?", "MATCH (p:Person {name: 'Carrie-Anne Moss'}) RETURN p.height", "hard", DropKind.EMPTY),
+    (
+        "Who acted in Speed?",
+        "MATCH (p:Person)-[:ACTED_IN]->(:Movie {title: 'Speed'}) RETURN p.name",
+        "easy",
+        DropKind.EMPTY,
+    ),
+    (
+        "How tall is Carrie-Anne Moss?",
+        "MATCH (p:Person {name: 'Carrie-Anne Moss'}) RETURN p.height",
+        "hard",
+        DropKind.EMPTY,
+    ),
     ("How many walks are there?", "MATCH (a)-[*1..30]-(b) RETURN count(*)", "hard", DropKind.TIMEOUT),
     ("When was Carrie-Anne Moss born?", "MATCH (p:Person {name: 'Carrie-Anne Moss'}) RETURN p.born", "hard", None),
 ]
@@ -48,7 +58,9 @@ def screen(flawed):
 
 def test_keeps_only_pairs_that_run_and_return_something(flawed, screen):
     dataset, store = flawed
-    expected_kept = ["tiny-001", "tiny-002", "tiny-003"] + [f"tiny-{4 + i:03d}" for i, row in enumerate(EXTRA_ROWS) if row[3] is None]
+    expected_kept = ["tiny-001", "tiny-002", "tiny-003"] + [
+        f"tiny-{4 + i:03d}" for i, row in enumerate(EXTRA_ROWS) if row[3] is None
+    ]
     assert [i.id for i in screen.kept] == expected_kept
     assert all(store.query(i.cypher).rows for i in screen.kept)
     expected_dropped = {f"tiny-{4 + i:03d}": row[3] for i, row in enumerate(EXTRA_ROWS) if row[3] is not None}
@@ -85,7 +97,11 @@ def test_report_lists_every_dropped_pair(screen, tmp_path, target):
         rows = list(reader)
     assert [(r[0], r[1], r[2], r[3]) for r in rows] == [(d.id, d.reason, d.question, d.cypher) for d in screen.dropped]
     summary = json.loads(json_path.read_text(encoding="utf-8"))
-    assert (summary["total"], summary["kept"], summary["dropped"]) == (screen.total, len(screen.kept), len(screen.dropped))
+    assert (summary["total"], summary["kept"], summary["dropped"]) == (
+        screen.total,
+        len(screen.kept),
+        len(screen.dropped),
+    )
     assert summary["dropped_ids"] == [d.id for d in screen.dropped]
     assert summary["strata"]["level"]["hard"] == {"kept": 2, "dropped": 3}
     assert sum(r["count"] for r in summary["top_reasons"]) == len(screen.dropped)
@@ -94,6 +110,7 @@ def test_report_lists_every_dropped_pair(screen, tmp_path, target):
 
 # --- sampling -------------------------------------------------------------------------------
 
+
 def _items(sizes: dict[str, int]) -> list[GroundTruthItem]:
     """Items interleaved across strata, so original order and stratum order differ."""
     items, counters = [], Counter()
@@ -101,7 +118,9 @@ def _items(sizes: dict[str, int]) -> list[GroundTruthItem]:
         for stratum, n in sizes.items():
             if counters[stratum] < n:
                 counters[stratum] += 1
-                items.append(GroundTruthItem(f"q-{len(items) + 1:03d}", f"question {len(items)}", "RETURN 1", {"kind": stratum}))
+                items.append(
+                    GroundTruthItem(f"q-{len(items) + 1:03d}", f"question {len(items)}", "RETURN 1", {"kind": stratum})
+                )
     return items
 
 
@@ -143,6 +162,7 @@ def test_sample_all_and_bad_sizes():
         sample_items(items, 2, "level", seed=0)
 
 
+@pytest.mark.slow
 def test_sample_of_screened_movies_gold(tmp_path):
     movies = load_dataset("movies")
     with LadybugStore(movies, root=tmp_path) as store:
@@ -158,6 +178,8 @@ def test_sample_of_screened_movies_gold(tmp_path):
 
 # --- reference stores -----------------------------------------------------------------------
 
+
+@pytest.mark.slow
 def test_reference_store_with_the_same_graph_drops_nothing_more(flawed, screen, tmp_path, tiny_dataset):
     """`also`: a second embedded copy of the same graph agrees on every kept pair (Neo4j: test_neo4j_movies.py)."""
     dataset, store = flawed
@@ -206,6 +228,7 @@ def test_reverse_row_order_copy_is_the_same_graph(ordered_dataset):
     assert [r.key for r in ordered_dataset.nodes["Person"]] == ["p1", "p2"]  # the original is untouched
 
 
+@pytest.mark.slow
 def test_order_probe_drops_answers_that_depend_on_row_order(ordered_dataset, tmp_path):
     with LadybugStore(ordered_dataset, root=tmp_path) as store:
         probe = OrderProbe.open(ordered_dataset, root=tmp_path, forward=store)
@@ -232,10 +255,13 @@ def test_order_probe_drops_answers_that_depend_on_row_order(ordered_dataset, tmp
     assert "tiny-002" in {i.id for i in unexcluded.kept}
 
 
-@pytest.mark.parametrize("entry,problem", [
-    ("  tiny-999: no such pair\n", "no question 'tiny-999'"),
-    ("  tiny-001: ''\n", "tiny-001 needs a reason"),
-])
+@pytest.mark.parametrize(
+    "entry,problem",
+    [
+        ("  tiny-999: no such pair\n", "no question 'tiny-999'"),
+        ("  tiny-001: ''\n", "tiny-001 needs a reason"),
+    ],
+)
 def test_bad_gold_exclusions_name_the_problem(tmp_path, entry, problem):
     root = tmp_path / "tiny"
     shutil.copytree(FIXTURES / "tiny", root)
@@ -246,6 +272,7 @@ def test_bad_gold_exclusions_name_the_problem(tmp_path, entry, problem):
     assert "dataset.yaml" in str(error.value)
 
 
+@pytest.mark.slow
 def test_curriculum_gold_does_not_depend_on_row_order(tmp_path):
     """The thesis set loses nothing to the probe (its results stay comparable with earlier runs)."""
     kurikulum = load_dataset("kurikulum")
@@ -256,6 +283,7 @@ def test_curriculum_gold_does_not_depend_on_row_order(tmp_path):
     assert screen.dropped == [] and len(screen.kept) == 52
 
 
+@pytest.mark.slow
 def test_movies_screen_drops_exclusions_and_order_dependent_gold(tmp_path):
     movies = load_dataset("movies")
     with LadybugStore(movies, root=tmp_path) as store:
@@ -273,7 +301,7 @@ def test_movies_screen_drops_exclusions_and_order_dependent_gold(tmp_path):
 
 def test_a_screen_round_trips_through_its_record(flawed, screen, tmp_path):
     """The cached form rebuilds the same screen: kept items, and every drop with its kind and reason."""
-    from t2c_lib.study.screen import GoldScreen, read_cached_screen, write_cached_screen
+    from t2c_lib.study.screen import read_cached_screen, write_cached_screen
 
     dataset, _ = flawed
     path = tmp_path / "screen.json"
@@ -294,10 +322,20 @@ def test_screen_cache_key_covers_what_decides_a_screen(flawed, tmp_path):
     dataset, store = flawed
     key = screen_cache_key(dataset, store, 10.0, True)
     assert key == screen_cache_key(dataset, store, 10.0, True)
-    assert len({key, screen_cache_key(dataset, store, 5.0, True), screen_cache_key(dataset, store, 10.0, False),
-                screen_cache_key(load_dataset(FIXTURES / "tiny"), store, 10.0, True)}) == 4
+    assert (
+        len(
+            {
+                key,
+                screen_cache_key(dataset, store, 5.0, True),
+                screen_cache_key(dataset, store, 10.0, False),
+                screen_cache_key(load_dataset(FIXTURES / "tiny"), store, 10.0, True),
+            }
+        )
+        == 4
+    )
 
 
+@pytest.mark.slow
 def test_open_study_screens_once_and_reuses_the_screen(tmp_path, monkeypatch):
     """The second notebook of a run reads the screen: no order probe is built, and the questions are the same."""
     from t2c_lib import config

@@ -2,36 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from t2c_lib.agent import ErrorType
-from t2c_lib.validation.guard import ReadOnlyGuard, check_read_only
 from t2c_lib.cypher.lexer import Kind, tokenize
-
-GUARD_FIXTURES = Path(__file__).parent / "fixtures" / "guard"
-
-
-def read_cases(path: Path) -> list[tuple[str, str]]:
-    """Cases of a `## title` / query-lines file as (title, query); text before the first `##` is ignored."""
-    cases: list[tuple[str, str]] = []
-    title: str | None = None
-    lines: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("## "):
-            if title is not None:
-                cases.append((title, "\n".join(lines).strip("\n")))
-            title, lines = line[3:].strip(), []
-        elif title is not None:
-            lines.append(line)
-    if title is not None:
-        cases.append((title, "\n".join(lines).strip("\n")))
-    return cases
-
-
-WRITE_CASES = read_cases(GUARD_FIXTURES / "write_queries.cypher")
-READ_CASES = read_cases(GUARD_FIXTURES / "read_queries.cypher")
+from t2c_lib.validation.guard import ReadOnlyGuard, check_read_only
+from tests.helpers import READ_CASES, WRITE_CASES
 
 
 def test_corpora_are_large_enough():

@@ -29,7 +29,9 @@ from t2c_lib.validation.guard import check_read_only
 def database_reading(store, text: str) -> DatabaseReading:
     """What LadybugDB alone reads in `text` (the gate skipped), without running it."""
     try:
-        reply = store._worker().call({"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, time.perf_counter(), 10.0)
+        reply = store._worker().call(
+            {"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, time.perf_counter(), 10.0
+        )
     except UnsafeQuery as exc:
         return DatabaseReading(True, str(exc), None)
     except (QueryError, QueryTimeout) as exc:
@@ -37,28 +39,131 @@ def database_reading(store, text: str) -> DatabaseReading:
     plan = reply["plan"]
     return DatabaseReading(False, "", PlanVerdict(tuple(plan["operators"]), tuple(plan["functions"]), plan["refused"]))
 
+
 SEED = 20261123
 CASES = 4000
 TIME_BUDGET_S = 90.0
 
 READS = [
-    "MATCH (m:MK) RETURN m.nama", "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks", "RETURN 1", "UNWIND [1, 2] AS x RETURN x",
-    "MATCH (a:MK)-[:PREREQUISITE]->(b:MK) RETURN count(*)", "MATCH (m:MK) WHERE m.sks = 3 RETURN m.kode LIMIT 2",
-    "UNWIND [1] AS x WITH x WHERE x = 1", "MATCH (m:MK) WITH m", "RETURN 1 AS x",
+    "MATCH (m:MK) RETURN m.nama",
+    "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks",
+    "RETURN 1",
+    "UNWIND [1, 2] AS x RETURN x",
+    "MATCH (a:MK)-[:PREREQUISITE]->(b:MK) RETURN count(*)",
+    "MATCH (m:MK) WHERE m.sks = 3 RETURN m.kode LIMIT 2",
+    "UNWIND [1] AS x WITH x WHERE x = 1",
+    "MATCH (m:MK) WITH m",
+    "RETURN 1 AS x",
 ]
 HOSTILE = [
-    "LOAD FROM '/etc/hostname' (file_format='csv', header=false, delim=':') RETURN *", "COPY (MATCH (m:MK) RETURN m.nama) TO 'x.csv'",
-    "CHECKPOINT", "EXPORT DATABASE 'dump'", "LOAD EXTENSION 'x.so'", "INSTALL json", "ATTACH 'o.lbdb' AS o (dbtype lbug)",
-    "USE o", "DETACH o", "BEGIN TRANSACTION", "COMMIT", "CALL threads=4", "CALL current_setting('threads') RETURN *",
-    "CREATE (:MK {nama: 'x'})", "MATCH (m:MK) SET m.sks = 1", "MATCH (m:MK) DELETE m", "MERGE (:MK {nama: 'x'})",
-    "CREATE MACRO f(x) AS x", "CALL show_functions() RETURN *", "LOAD WITH HEADERS (a STRING) FROM 'x.csv' RETURN *",
+    "LOAD FROM '/etc/hostname' (file_format='csv', header=false, delim=':') RETURN *",
+    "COPY (MATCH (m:MK) RETURN m.nama) TO 'x.csv'",
+    "CHECKPOINT",
+    "EXPORT DATABASE 'dump'",
+    "LOAD EXTENSION 'x.so'",
+    "INSTALL json",
+    "ATTACH 'o.lbdb' AS o (dbtype lbug)",
+    "USE o",
+    "DETACH o",
+    "BEGIN TRANSACTION",
+    "COMMIT",
+    "CALL threads=4",
+    "CALL current_setting('threads') RETURN *",
+    "CREATE (:MK {nama: 'x'})",
+    "MATCH (m:MK) SET m.sks = 1",
+    "MATCH (m:MK) DELETE m",
+    "MERGE (:MK {nama: 'x'})",
+    "CREATE MACRO f(x) AS x",
+    "CALL show_functions() RETURN *",
+    "LOAD WITH HEADERS (a STRING) FROM 'x.csv' RETURN *",
 ]
-WORDS = ["LOAD", "SET", "CREATE", "MERGE", "DELETE", "COPY", "CHECKPOINT", "EXPORT", "ATTACH", "USE", "RETURN", "MATCH",
-         "WITH", "CALL", "INSTALL", "x", "m", "AS", "FROM", "WHERE", "e5", "E5", "x1F", "DETACH", "load", "Set"]
-NUMBERS = ["1", "3", "0", "007", "1.5", ".5", "1.", "3.0", "1e5", "1E5", "1e-5", "1e+5", "3e0", "0x3", "0x1F", "0o7", "1_000", "12345678901234567890"]
-SPACES = [" ", "  ", "\t", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x85", "\xa0", "\u2028", "\u2029", "\u200b", "\ufeff", "\u3000", ""]
+WORDS = [
+    "LOAD",
+    "SET",
+    "CREATE",
+    "MERGE",
+    "DELETE",
+    "COPY",
+    "CHECKPOINT",
+    "EXPORT",
+    "ATTACH",
+    "USE",
+    "RETURN",
+    "MATCH",
+    "WITH",
+    "CALL",
+    "INSTALL",
+    "x",
+    "m",
+    "AS",
+    "FROM",
+    "WHERE",
+    "e5",
+    "E5",
+    "x1F",
+    "DETACH",
+    "load",
+    "Set",
+]
+NUMBERS = [
+    "1",
+    "3",
+    "0",
+    "007",
+    "1.5",
+    ".5",
+    "1.",
+    "3.0",
+    "1e5",
+    "1E5",
+    "1e-5",
+    "1e+5",
+    "3e0",
+    "0x3",
+    "0x1F",
+    "0o7",
+    "1_000",
+    "12345678901234567890",
+]
+SPACES = [
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "\r",
+    "\r\n",
+    "\x0b",
+    "\x0c",
+    "\x1c",
+    "\x1d",
+    "\x85",
+    "\xa0",
+    "\u2028",
+    "\u2029",
+    "\u200b",
+    "\ufeff",
+    "\u3000",
+    "",
+]
 COMMENTS = ["//", "// c", "//*", "/*", "*/", "/* c */", "/* **/", "/***/", "/*/", "--", "#"]
-LITERALS = ["'a'", "'it''s'", "'a\\'b'", "'a\\\\'", "'\\u0041'", "'\\q'", '"x"', '"a\\"b"', "'", '"', "`n`", "`a``b`", "`", "$p", "$1", "$`p`"]
+LITERALS = [
+    "'a'",
+    "'it''s'",
+    "'a\\'b'",
+    "'a\\\\'",
+    "'\\u0041'",
+    "'\\q'",
+    '"x"',
+    '"a\\"b"',
+    "'",
+    '"',
+    "`n`",
+    "`a``b`",
+    "`",
+    "$p",
+    "$1",
+    "$`p`",
+]
 PUNCT = [";", ",", ".", "..", "(", ")", "{", "}", "[", "]", ":", "=", "*", "/", "|", "$", "é", "²"]
 
 
@@ -72,8 +177,11 @@ def _fragment(rng: random.Random) -> str:
 
 SINGLE_STATEMENT_TAILS = [
     "LOAD FROM '/etc/hostname' (file_format='csv', header=false, delim=':') RETURN *",
-    "CALL current_setting('threads') RETURN *", "CALL show_functions() RETURN *",
-    "MATCH (m:MK) SET m.sks = 1", "MATCH (m:MK) DELETE m", "CREATE (:MK {nama: 'x'})",
+    "CALL current_setting('threads') RETURN *",
+    "CALL show_functions() RETURN *",
+    "MATCH (m:MK) SET m.sks = 1",
+    "MATCH (m:MK) DELETE m",
+    "CREATE (:MK {nama: 'x'})",
 ]
 
 
@@ -85,10 +193,23 @@ def _soup(rng: random.Random) -> str:
 
 def _hidden_statement(rng: random.Random) -> str:
     """A read, something that might hide a boundary from one lexer, then a second statement."""
-    hider = rng.choice([
-        ";", "; ", "//*{sp}*/ 1;", "// c{sp}1;", "/* **/ ' */;", "/*/ ;*/;", "//{sp};", "/* c */;", "{sp};{sp}",
-        "/* **/;*/;", "'{sp}';", "`{sp}`;", "//'{sp}';",
-    ]).replace("{sp}", rng.choice(SPACES))
+    hider = rng.choice(
+        [
+            ";",
+            "; ",
+            "//*{sp}*/ 1;",
+            "// c{sp}1;",
+            "/* **/ ' */;",
+            "/*/ ;*/;",
+            "//{sp};",
+            "/* c */;",
+            "{sp};{sp}",
+            "/* **/;*/;",
+            "'{sp}';",
+            "`{sp}`;",
+            "//'{sp}';",
+        ]
+    ).replace("{sp}", rng.choice(SPACES))
     return rng.choice(READS) + rng.choice(["", " "]) + hider + rng.choice(["", " ", "\n"]) + rng.choice(HOSTILE)
 
 
@@ -129,24 +250,63 @@ def test_guard_never_passes_what_the_database_reads_as_more_than_one_read(kuriku
             break
         guard_says_read = check_read_only(text).ok
         reading = database_reading(kurikulum_store, text)
-        db = "several" if reading.several_statements else "error" if reading.error else "read" if reading.plan.ok else "non-read"
+        db = (
+            "several"
+            if reading.several_statements
+            else "error"
+            if reading.error
+            else "read"
+            if reading.plan.ok
+            else "non-read"
+        )
         outcomes[f"guard={'read' if guard_says_read else 'refused'} db={db}"] += 1
         if guard_says_read and not reading.is_one_read:
             violations.append((text, reading.error or (reading.plan.refused if reading.plan else "")))
     total = sum(outcomes.values())
     print(f"\nfuzz: {total} texts in {time.perf_counter() - started:.1f} s: {dict(sorted(outcomes.items()))}")
     assert total >= 1000, "the time budget allowed too few cases to mean anything"
-    assert outcomes["guard=refused db=several"] + outcomes["guard=refused db=non-read"] > 100, "the fuzz hardly produced hostile texts"
+    assert outcomes["guard=refused db=several"] + outcomes["guard=refused db=non-read"] > 100, (
+        "the fuzz hardly produced hostile texts"
+    )
     assert outcomes["guard=read db=read"] > 100, "the fuzz hardly produced reads"
-    assert violations == [], f"{len(violations)} texts the guard passes but the database reads otherwise: {violations[:5]!r}"
+    assert violations == [], (
+        f"{len(violations)} texts the guard passes but the database reads otherwise: {violations[:5]!r}"
+    )
 
 
 REWRITTEN_CALLS = [
-    "substring(m.nama, 0, 3)", "substring(m.nama, 1)", "type(r)", "size((m)-[:PREREQUISITE]->())",
-    "exists(m.nama)", "EXISTS { (m)-[:PREREQUISITE]->() }", "COUNT { (m)-->() }", "substring('a{c}b', 0)",
+    "substring(m.nama, 0, 3)",
+    "substring(m.nama, 1)",
+    "type(r)",
+    "size((m)-[:PREREQUISITE]->())",
+    "exists(m.nama)",
+    "EXISTS { (m)-[:PREREQUISITE]->() }",
+    "COUNT { (m)-->() }",
+    "substring('a{c}b', 0)",
 ]
-REWRITE_NOISE = ["", " ", "/* c */", "/* **/", "//", "// x\n", "//*\r", "\r", "\r\n", "'*/'", "`*/`", "*/", "/*", ",", ")",
-                 "(", "1", " LOAD FROM 'x.csv' RETURN *", " CREATE (:MK)", ";", " RETURN 1"]
+REWRITE_NOISE = [
+    "",
+    " ",
+    "/* c */",
+    "/* **/",
+    "//",
+    "// x\n",
+    "//*\r",
+    "\r",
+    "\r\n",
+    "'*/'",
+    "`*/`",
+    "*/",
+    "/*",
+    ",",
+    ")",
+    "(",
+    "1",
+    " LOAD FROM 'x.csv' RETURN *",
+    " CREATE (:MK)",
+    ";",
+    " RETURN 1",
+]
 
 
 def _rewriter_text(rng: random.Random) -> str:

@@ -10,8 +10,16 @@ from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.schema import SchemaFormat
 
 REQUIRED_COURSES = [
-    "Aljabar Linear", "Statistika", "Kalkulus Variabel Tunggal", "Matematika Diskrit", "Persamaan Differensial",
-    "Metode Numeris", "Fisika Mekanika Klasik", "Pemrograman Dasar", "Basis Data", "Kecerdasan Buatan",
+    "Aljabar Linear",
+    "Statistika",
+    "Kalkulus Variabel Tunggal",
+    "Matematika Diskrit",
+    "Persamaan Differensial",
+    "Metode Numeris",
+    "Fisika Mekanika Klasik",
+    "Pemrograman Dasar",
+    "Basis Data",
+    "Kecerdasan Buatan",
     "Proyek Senior Teknologi Informasi",
 ]
 
@@ -19,12 +27,19 @@ REQUIRED_COURSES = [
 def test_stratification_is_exact(kurikulum):
     assert len(kurikulum.questions) == 52
     by_cell = Counter(
-        (q.strata["Tingkat Penalaran"], q.strata["Sublevel"], q.strata["Tingkat Kompleksitas"]) for q in kurikulum.questions
+        (q.strata["Tingkat Penalaran"], q.strata["Sublevel"], q.strata["Tingkat Kompleksitas"])
+        for q in kurikulum.questions
     )
     assert by_cell == {
-        ("Fakta Eksplisit", "Nodes", "Easy"): 5, ("Fakta Eksplisit", "Nodes", "Medium"): 7, ("Fakta Eksplisit", "Nodes", "Hard"): 4,
-        ("Fakta Implisit", "One-hop", "Easy"): 6, ("Fakta Implisit", "One-hop", "Medium"): 7, ("Fakta Implisit", "One-hop", "Hard"): 7,
-        ("Fakta Implisit", "Multi-hop", "Easy"): 5, ("Fakta Implisit", "Multi-hop", "Medium"): 6, ("Fakta Implisit", "Multi-hop", "Hard"): 5,
+        ("Fakta Eksplisit", "Nodes", "Easy"): 5,
+        ("Fakta Eksplisit", "Nodes", "Medium"): 7,
+        ("Fakta Eksplisit", "Nodes", "Hard"): 4,
+        ("Fakta Implisit", "One-hop", "Easy"): 6,
+        ("Fakta Implisit", "One-hop", "Medium"): 7,
+        ("Fakta Implisit", "One-hop", "Hard"): 7,
+        ("Fakta Implisit", "Multi-hop", "Easy"): 5,
+        ("Fakta Implisit", "Multi-hop", "Medium"): 6,
+        ("Fakta Implisit", "Multi-hop", "Hard"): 5,
     }
     assert 6 <= len(kurikulum.examples) <= 8
 
@@ -45,10 +60,10 @@ def test_graph_meets_the_size_requirements(kurikulum_store):
     assert deep > 0
     # (p)-[:PREREQUISITE]->(c): p is a prerequisite of c, so it is taught in an earlier semester (the thesis's direction)
     backwards = kurikulum_store.query(
-        "MATCH (p:MK)-[:PREREQUISITE]->(c:MK) WHERE p.semester >= c.semester RETURN count(*)").rows[0][0]
+        "MATCH (p:MK)-[:PREREQUISITE]->(c:MK) WHERE p.semester >= c.semester RETURN count(*)"
+    ).rows[0][0]
     assert backwards == 0
-    needs = kurikulum_store.query(
-        "MATCH (p:MK)-[:PREREQUISITE]->(c:MK {nama: 'Basis Data'}) RETURN p.nama").rows
+    needs = kurikulum_store.query("MATCH (p:MK)-[:PREREQUISITE]->(c:MK {nama: 'Basis Data'}) RETURN p.nama").rows
     assert ["Struktur Data"] in needs
     det = kurikulum_store.query(
         "MATCH (t:topic)-[:PURSUED_IN]->(m:MK {nama: 'Aljabar Linear'}) WHERE t.deskripsi = 'Determinan' RETURN count(t)"
@@ -63,6 +78,7 @@ def test_every_gold_query_returns_rows(kurikulum, kurikulum_store, index):
     assert result.rows, f"{item.id} returned nothing: {item.cypher}"
 
 
+@pytest.mark.slow
 def test_schema_texts_are_identical_across_two_loads(kurikulum, tmp_path):
     texts = []
     for _ in range(2):
@@ -88,8 +104,10 @@ def test_the_prerequisite_description_points_the_way_the_edges_and_gold_queries_
             return list(csv.DictReader(handle))
 
     description = kurikulum.schema_spec.descriptions["PREREQUISITE"]
-    said = re.search(r"\((\w)\)-\[:PREREQUISITE\]->\((\w)\) berarti (\w) (?:adalah prasyarat|harus diambil sebelum) (\w)",
-                     description)
+    said = re.search(
+        r"\((\w)\)-\[:PREREQUISITE\]->\((\w)\) berarti (\w) (?:adalah prasyarat|harus diambil sebelum) (\w)",
+        description,
+    )
     assert said, description
     source, target, before, after = said.groups()
     assert (before, after) == (source, target), f"the description says {before} is taken before {after}: {description}"

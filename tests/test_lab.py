@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab_fixtures import finished_run
+from tests.helpers import ROOT
+from tests.helpers.lab import finished_run
 
-ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]  # papermill, JupyterLab and headless Chromium
 
 
 def chromium() -> str:
@@ -59,27 +59,80 @@ def wait_for(url: str, seconds: float, server: subprocess.Popen) -> None:
 def test_lab_renders_the_analysis_notebook_tables_and_figures(tmp_path: Path) -> None:
     browser = chromium()
     params_file = finished_run(tmp_path)
-    env = {**os.environ, "T2C_RESULTS_DIR": str(tmp_path / "results"), "T2C_FIGURES_DIR": str(tmp_path / "figures"),
-           "T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_LAB_ROOT": str(tmp_path)}
+    env = {
+        **os.environ,
+        "T2C_RESULTS_DIR": str(tmp_path / "results"),
+        "T2C_FIGURES_DIR": str(tmp_path / "figures"),
+        "T2C_CACHE_DIR": str(tmp_path / "cache"),
+        "T2C_LAB_ROOT": str(tmp_path),
+    }
     executed = tmp_path / "03_comparative_analysis.ipynb"
-    ran = subprocess.run([sys.executable, "-m", "t2c_lib.study.notebook_engine", "--no-progress-bar", "-k", "python3",
-                          "--cwd", str(ROOT), str(ROOT / "notebooks" / "03_comparative_analysis.ipynb"), str(executed),
-                          "-p", "params_file", str(params_file)], env=env, capture_output=True, text=True, timeout=600)
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "t2c_lib.study.notebook_engine",
+            "--no-progress-bar",
+            "-k",
+            "python3",
+            "--cwd",
+            str(ROOT),
+            str(ROOT / "notebooks" / "03_comparative_analysis.ipynb"),
+            str(executed),
+            "-p",
+            "params_file",
+            str(params_file),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert ran.returncode == 0, ran.stderr[-3000:]
     port, token = free_port(), secrets.token_hex(16)
-    server = subprocess.Popen([str(ROOT / "tools" / "lab.sh"), sys.executable, f"--port={port}",
-                               f"--IdentityProvider.token={token}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        [str(ROOT / "tools" / "lab.sh"), sys.executable, f"--port={port}", f"--IdentityProvider.token={token}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         wait_for(f"http://127.0.0.1:{port}/api/status?token={token}", 180, server)
         page = f"http://127.0.0.1:{port}/lab/tree/{executed.name}?token={token}"
-        dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                              "--window-size=1400,1800", "--virtual-time-budget=60000", "--dump-dom", page],
-                             capture_output=True, text=True, timeout=300).stdout
+        dom = subprocess.run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--window-size=1400,1800",
+                "--virtual-time-budget=60000",
+                "--dump-dom",
+                page,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        ).stdout
         shot = tmp_path / "lab.png"
-        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                        "--window-size=1400,1800", "--virtual-time-budget=60000", f"--screenshot={shot}", page],
-                       capture_output=True, timeout=300)
+        subprocess.run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--window-size=1400,1800",
+                "--virtual-time-budget=60000",
+                f"--screenshot={shot}",
+                page,
+            ],
+            capture_output=True,
+            timeout=300,
+        )
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:

@@ -13,9 +13,12 @@ from t2c_lib.schema import PropType, RelPattern, SchemaFormat
 
 
 def test_counts_match_the_files(tiny_store, tiny_dataset):
-    assert tiny_store.counts() == tiny_dataset.expected_counts() == {"ACTED_IN": 2, "FOLLOWS": 1, "Movie": 2, "Person": 2}
+    assert (
+        tiny_store.counts() == tiny_dataset.expected_counts() == {"ACTED_IN": 2, "FOLLOWS": 1, "Movie": 2, "Person": 2}
+    )
 
 
+@pytest.mark.slow
 def test_loading_twice_gives_the_same_graph(tiny_dataset, tmp_path):
     store = LadybugStore(tiny_dataset, root=tmp_path)
     first = (store.counts(), [store.schema().render(f) for f in SchemaFormat])
@@ -30,7 +33,10 @@ def test_schema_is_introspected_with_types_and_patterns(tiny_store):
     schema = tiny_store.schema()
     assert schema.labels == ["Movie", "Person"]
     assert schema.node_props["Person"] == {
-        "born": PropType.INTEGER, "height": PropType.FLOAT, "name": PropType.STRING, "nicknames": PropType.LIST_STRING,
+        "born": PropType.INTEGER,
+        "height": PropType.FLOAT,
+        "name": PropType.STRING,
+        "nicknames": PropType.LIST_STRING,
     }
     assert "_key" not in schema.node_props["Movie"]
     assert schema.patterns == [RelPattern("Person", "ACTED_IN", "Movie"), RelPattern("Person", "FOLLOWS", "Person")]
@@ -45,7 +51,10 @@ def test_schema_formats(tiny_store):
     assert nodes_paths.startswith("Node labels and properties:\n- Movie {released: INTEGER, title: STRING}\n")
     assert nodes_paths.endswith(only)
     full = schema.render("full_schema")
-    assert "- (:Person {born: INTEGER, height: FLOAT, name: STRING, nicknames: LIST<STRING>})-[:ACTED_IN]->(:Movie {released: INTEGER, title: STRING})" in full
+    assert (
+        "- (:Person {born: INTEGER, height: FLOAT, name: STRING, nicknames: LIST<STRING>})-[:ACTED_IN]->(:Movie {released: INTEGER, title: STRING})"
+        in full
+    )
     assert schema.text_hash("full_schema") != schema.text_hash("only_paths")
 
 
@@ -74,8 +83,12 @@ def test_a_write_through_the_read_path_changes_nothing(tiny_store):
     for write in WRITES:
         with pytest.raises(UnsafeQuery, match="refused before the database"):
             tiny_store.query(write)
-        with pytest.raises(QueryError) as lower:  # the query process without the gate: prepare refuses in a read-only database
-            tiny_store._worker().call({"op": "run", "text": write, "max_rows": 10, "max_bytes": 1 << 20}, time.perf_counter(), 5.0)
+        with pytest.raises(
+            QueryError
+        ) as lower:  # the query process without the gate: prepare refuses in a read-only database
+            tiny_store._worker().call(
+                {"op": "run", "text": write, "max_rows": 10, "max_bytes": 1 << 20}, time.perf_counter(), 5.0
+            )
         assert lower.value.kind in ("write", "unsafe"), str(lower.value)
     db = ladybug.Database(str(tiny_store.db_path), read_only=True)
     try:
@@ -109,11 +122,12 @@ def test_timeout_stops_a_long_query(tiny_store):
     assert tiny_store.query("MATCH (m:Movie) RETURN count(m)").rows == [[2]]  # still usable afterwards
 
 
+@pytest.mark.slow
 def test_same_named_dataset_from_another_folder_does_not_replace_the_store(tmp_path):
     import shutil
 
     from t2c_lib.datasets import load_dataset
-    from tests.conftest import FIXTURES
+    from tests.helpers import FIXTURES
 
     shipped, elsewhere = tmp_path / "data" / "tiny", tmp_path / "elsewhere" / "tiny"
     shutil.copytree(FIXTURES / "tiny", shipped)

@@ -12,15 +12,22 @@ import numpy as np
 import pytest
 
 from t2c_lib.datasets import DatasetError, load_dataset
-from t2c_lib.schema import SchemaFormat
-from t2c_lib.linking import LinkingSettings, Ranking, SchemaRetriever, ValueIndex, retriever_for, schema_text_source, store_loader
+from t2c_lib.linking import (
+    LinkingSettings,
+    Ranking,
+    SchemaRetriever,
+    ValueIndex,
+    retriever_for,
+    schema_text_source,
+    store_loader,
+)
 from t2c_lib.linking.bm25 import BM25, terms
 from t2c_lib.linking.embedder import default_embedder
 from t2c_lib.linking.wordpiece import basic_tokens
 from t2c_lib.metrics.schema_recall import schema_recall, used_elements
 from t2c_lib.prompts import Configuration, PromptBuilder
-from tests.conftest import FIXTURES
-from tests.test_cli import ROOT
+from t2c_lib.schema import SchemaFormat
+from tests.helpers import FIXTURES, ROOT
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +42,9 @@ def retriever(kurikulum_store, described):
 
 def test_minilm_matches_the_published_similarity():
     """sentence-transformers' quickstart pair scores 0.7553 with all-MiniLM-L6-v2; the numpy pass must agree."""
-    vectors = default_embedder().embed(["A man is eating food.", "A man is eating a piece of bread.", "The sky is blue."])
+    vectors = default_embedder().embed(
+        ["A man is eating food.", "A man is eating a piece of bread.", "The sky is blue."]
+    )
     assert vectors.shape == (3, 384)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert float(vectors[0] @ vectors[1]) == pytest.approx(0.7553, abs=5e-4)
@@ -45,7 +54,9 @@ def test_minilm_matches_the_published_similarity():
 def test_embedding_does_not_depend_on_the_batch():
     model = default_embedder()
     alone = model.embed(["Berapa SKS mata kuliah 'Basis Data'?"])[0]
-    batched = model.embed(["x", "Berapa SKS mata kuliah 'Basis Data'?", "a much longer sentence about films and actors"])[1]
+    batched = model.embed(
+        ["x", "Berapa SKS mata kuliah 'Basis Data'?", "a much longer sentence about films and actors"]
+    )[1]
     assert np.allclose(alone, batched, atol=1e-5)
 
 
@@ -81,12 +92,20 @@ def test_movies_descriptions_are_english():
 @pytest.mark.parametrize(
     "transform, problem",
     [
-        (lambda t: t.replace("properties: {name: STRING", "property_descriptions: {nmae: x}\n    properties: {name: STRING", 1),
-         "property_descriptions names 'nmae'"),
-        (lambda t: t.replace("properties: {name: STRING", "description: ''\n    properties: {name: STRING", 1),
-         "description must be non-empty text"),
-        (lambda t: t.replace("properties: {name: STRING", "descripton: typo\n    properties: {name: STRING", 1),
-         "unknown key(s) ['descripton']"),
+        (
+            lambda t: t.replace(
+                "properties: {name: STRING", "property_descriptions: {nmae: x}\n    properties: {name: STRING", 1
+            ),
+            "property_descriptions names 'nmae'",
+        ),
+        (
+            lambda t: t.replace("properties: {name: STRING", "description: ''\n    properties: {name: STRING", 1),
+            "description must be non-empty text",
+        ),
+        (
+            lambda t: t.replace("properties: {name: STRING", "descripton: typo\n    properties: {name: STRING", 1),
+            "unknown key(s) ['descripton']",
+        ),
     ],
 )
 def test_bad_descriptions_are_named(tmp_path, transform, problem):
@@ -98,6 +117,7 @@ def test_bad_descriptions_are_named(tmp_path, transform, problem):
         load_dataset(root)
 
 
+@pytest.mark.slow
 def test_retrieved_schema_keeps_what_the_gold_query_needs(kurikulum, retriever):
     item = next(q for q in kurikulum.questions if "PREREQUISITE" in q.cypher and "'" in q.question)
     got = retriever.retrieve(item.question)
@@ -141,6 +161,7 @@ def test_used_elements_attribute_properties_to_labels():
     assert schema_recall("MATCH (p:Person) RETURN p.name", {"Person"}) == 0.5
 
 
+@pytest.mark.slow
 def test_prompt_builder_renders_the_schema_per_question(kurikulum, kurikulum_store):
     source = schema_text_source(kurikulum_store, kurikulum.schema_spec.descriptions, "retrieved", kurikulum.language)
     assert callable(source)
@@ -153,11 +174,13 @@ def test_prompt_builder_renders_the_schema_per_question(kurikulum, kurikulum_sto
         builder.system  # noqa: B018
 
 
+@pytest.mark.slow
 def test_cli_prints_the_retrieved_schema(tmp_path):
     def t2c(*args: str) -> subprocess.CompletedProcess:
         env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path)}
-        return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                              env=env, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+        )
 
     done = t2c("db", "schema", "-d", "movies", "--format", "retrieved", "--question", "Who directed The Matrix?")
     assert done.returncode == 0, done.stderr
@@ -176,12 +199,13 @@ def test_missing_weights_say_how_to_install(monkeypatch):
         model_dir()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt, perfect", [("retrieved", None), ("nodes_paths", True), ("only_paths", False)])
 def test_study_writes_schema_recall_per_question(tmp_path, fmt, perfect):
     import csv
 
-    from t2c_lib.study.params import load_params
     from t2c_lib.study.layout import SCHEMA_RECALL_FILE
+    from t2c_lib.study.params import load_params
     from t2c_lib.study.steps import cell_for, open_study, write_schema_recall
 
     params = load_params(ROOT / "params" / "linking.yaml").with_overrides(limit=4)

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import sqlite3
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fault_server import FaultServer, ok  # noqa: E402
 from t2c_lib.llm.base import Completion, Message, Usage  # noqa: E402
 from t2c_lib.llm.cache import (  # noqa: E402
     CachedModel,
@@ -27,6 +23,9 @@ from t2c_lib.llm.cache import (  # noqa: E402
     request_payload,
 )
 from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy  # noqa: E402
+from tests.helpers.fault_server import FaultServer, ok
+
+pytestmark = pytest.mark.slow  # a loopback endpoint with real retries
 
 MESSAGES = [Message("system", "You write Cypher."), Message("user", "How many courses?")]
 
@@ -39,8 +38,10 @@ def server():
 
 def _model(srv: FaultServer, seed: int | None = 7) -> OpenAICompatModel:
     return OpenAICompatModel(
-        "fault-model", Endpoint(srv.base_url, "sk-cache-test-000000", "fault"),
-        RetryPolicy(max_attempts=2, base_delay_s=0.01, timeout_s=5), seed=seed,
+        "fault-model",
+        Endpoint(srv.base_url, "sk-cache-test-000000", "fault"),
+        RetryPolicy(max_attempts=2, base_delay_s=0.01, timeout_s=5),
+        seed=seed,
     )
 
 
@@ -120,9 +121,8 @@ def test_cli_flags_map_onto_modes() -> None:
 
 
 def test_failures_are_not_cached(server: FaultServer, tmp_path: Path) -> None:
-    from llm_fault_server import status
-
     from t2c_lib.llm.base import LLMError
+    from tests.helpers.fault_server import status
 
     cached = CachedModel(_model(server), ResponseCache(tmp_path / "c.sqlite"))
     server.queue(status(400))

@@ -26,8 +26,10 @@ import pytest
 from t2c_lib.llm.fetch import ModelFetchError, PipDownloader, ensure_model, main, stamp_path
 from t2c_lib.llm.gguf import GGUFError, model_name, read_metadata
 from t2c_lib.llm.registry import PackagedModel, PartSource, Rendering
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds wheels, serves them on a loopback index, interrupts a fetch in a subprocess
+
 GGUF_NAME = "T2C Fake 1B Instruct"
 
 
@@ -50,19 +52,30 @@ def fake_gguf(name: str = GGUF_NAME, payload: int = 300_000) -> bytes:
 
 
 def fake_model(data: bytes, parts: int = 3, prefix: str = "t2c-fake-model-part", **changes) -> PackagedModel:
-    sources = tuple(PartSource(f"{prefix}{i}", "1.0", f"{prefix.replace('-', '_')}{i}/data/part{i:02d}.bin")
-                    for i in range(1, parts + 1))
+    sources = tuple(
+        PartSource(f"{prefix}{i}", "1.0", f"{prefix.replace('-', '_')}{i}/data/part{i:02d}.bin")
+        for i in range(1, parts + 1)
+    )
     model = PackagedModel(
-        name="local/t2c-fake", title="T2C fake model", filename="t2c-fake.gguf", parts=sources, size=len(data),
-        sha256=hashlib.sha256(data).hexdigest(), gguf_name=GGUF_NAME, licence="test", provenance="built by the test",
-        context_length=2048, n_ctx=2048, rendering=Rendering.CHAT_TEMPLATE,
+        name="local/t2c-fake",
+        title="T2C fake model",
+        filename="t2c-fake.gguf",
+        parts=sources,
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        gguf_name=GGUF_NAME,
+        licence="test",
+        provenance="built by the test",
+        context_length=2048,
+        n_ctx=2048,
+        rendering=Rendering.CHAT_TEMPLATE,
     )
     return replace(model, **changes)
 
 
 def split(data: bytes, parts: int) -> list[bytes]:
     step = -(-len(data) // parts)
-    return [data[i * step:(i + 1) * step] for i in range(parts)]
+    return [data[i * step : (i + 1) * step] for i in range(parts)]
 
 
 def build_wheel(folder: Path, part: PartSource, content: bytes) -> Path:
@@ -73,8 +86,12 @@ def build_wheel(folder: Path, part: PartSource, content: bytes) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as wheel:
         wheel.writestr(f"{module}/__init__.py", "raise SystemExit('t2c must never import this')\n")
         wheel.writestr(part.member, content)
-        wheel.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {part.distribution}\nVersion: {part.version}\n")
-        wheel.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(
+            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {part.distribution}\nVersion: {part.version}\n"
+        )
+        wheel.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
         wheel.writestr(f"{info}/RECORD", "")
     return path
 
@@ -154,7 +171,9 @@ def test_a_part_with_other_bytes_fails_the_hash_and_writes_nothing(shop, tmp_pat
     with pytest.raises(ModelFetchError) as err:
         ensure_model(model, out, downloader, progress=False)
     text = one_line(err.value)
-    assert text.startswith("sha256 mismatch for T2C fake model") and model.sha256 in text and "nothing was written" in text
+    assert (
+        text.startswith("sha256 mismatch for T2C fake model") and model.sha256 in text and "nothing was written" in text
+    )
     assert leftovers(out) == []
 
 
@@ -163,7 +182,7 @@ def test_a_corrupted_wheel_is_named_by_part(shop, tmp_path: Path) -> None:
     wheel = next(wheels.glob("t2c_fake_model_part2-*.whl"))
     raw = bytearray(wheel.read_bytes())
     offset = raw.index(b"part02.bin") + 200  # inside the compressed part file
-    raw[offset:offset + 64] = bytes(64)
+    raw[offset : offset + 64] = bytes(64)
     wheel.write_bytes(bytes(raw))
     out = tmp_path / "models"
     with pytest.raises(ModelFetchError) as err:
@@ -256,8 +275,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         parts = self.path.strip("/").split("/")
         if parts[0] == "simple" and len(parts) == 2:
             name = parts[1].replace("-", "_")
-            links = [f'<a href="/files/{w.name}">{w.name}</a>' for w in self.server.wheels.glob("*.whl")
-                     if w.name.lower().startswith(name + "-")]
+            links = [
+                f'<a href="/files/{w.name}">{w.name}</a>'
+                for w in self.server.wheels.glob("*.whl")
+                if w.name.lower().startswith(name + "-")
+            ]
             if not links:
                 self.send_error(404)
                 return
@@ -315,8 +337,14 @@ def test_ctrl_c_during_a_fetch_leaves_nothing_behind(shop, tmp_path: Path) -> No
     import pickle
 
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", code, pickle.dumps(model).hex()], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, pickle.dumps(model).hex()],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(out.glob(".t2c-fake.gguf.*.tmp")):
@@ -331,8 +359,12 @@ def test_ctrl_c_during_a_fetch_leaves_nothing_behind(shop, tmp_path: Path) -> No
     assert proc.returncode != 0
     assert "interrupted; nothing was written" in stderr
     assert leftovers(out) == []
-    assert ensure_model(model, out, PipDownloader(("--no-index", "--find-links", str(wheels))),
-                        progress=False).read_bytes() == data
+    assert (
+        ensure_model(
+            model, out, PipDownloader(("--no-index", "--find-links", str(wheels))), progress=False
+        ).read_bytes()
+        == data
+    )
 
 
 # --- the GGUF header reader --------------------------------------------------------------
@@ -349,8 +381,9 @@ def test_gguf_reader_reads_what_it_is_asked_and_refuses_broken_headers(tmp_path:
     with pytest.raises(GGUFError, match="not a GGUF file"):
         model_name(path)
     raw = fake_gguf("Some Model")
-    huge = raw.replace(struct.pack("<Q", len(b"general.name")) + b"general.name",
-                       struct.pack("<Q", 2**62) + b"general.name")
+    huge = raw.replace(
+        struct.pack("<Q", len(b"general.name")) + b"general.name", struct.pack("<Q", 2**62) + b"general.name"
+    )
     path.write_bytes(huge)
     with pytest.raises(GGUFError, match="has 300069 left|past the end"):
         model_name(path)

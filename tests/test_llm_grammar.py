@@ -15,6 +15,8 @@ from t2c_lib.llm.local import LocalModel, shared_llama
 from t2c_lib.llm.parse import QuerySource, parse_response
 from t2c_lib.prompts import Configuration, PromptBuilder
 
+pytestmark = pytest.mark.slow  # runs the local model
+
 GEMMA = "local/gemma-3-270m"  # the smallest packaged model: these tests are about the grammar, not the answers
 
 
@@ -72,37 +74,44 @@ def test_terminals_come_from_the_schema(kurikulum, grammar) -> None:
     assert grammar_digest(grammar) != grammar_digest(grammar.replace('"sks"', '"credits"'))
 
 
-@pytest.mark.parametrize("reply", [
-    " <cypher>MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama, m.sks ORDER BY m.nama</cypher>",
-    "<cypher>MATCH (a:MK)-[:PREREQUISITE]->(b:MK {kode: 'IF123'}) RETURN count(*) AS n</cypher>",
-    "<cypher>MATCH (m:MK) WITH m.semester AS s, count(m) AS n RETURN s, n ORDER BY n DESC LIMIT 3</cypher>",
-    "<cypher>MATCH (a:MK)<-[:PREREQUISITE]-(b:MK)-[r]-(t:topic) RETURN a.nama, type(r)</cypher>",
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        " <cypher>MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama, m.sks ORDER BY m.nama</cypher>",
+        "<cypher>MATCH (a:MK)-[:PREREQUISITE]->(b:MK {kode: 'IF123'}) RETURN count(*) AS n</cypher>",
+        "<cypher>MATCH (m:MK) WITH m.semester AS s, count(m) AS n RETURN s, n ORDER BY n DESC LIMIT 3</cypher>",
+        "<cypher>MATCH (a:MK)<-[:PREREQUISITE]-(b:MK)-[r]-(t:topic) RETURN a.nama, type(r)</cypher>",
+    ],
+)
 def test_read_only_replies_are_accepted(model, grammar, reply) -> None:
     assert accepts(model, grammar, reply)
 
 
-@pytest.mark.parametrize("reply", [
-    "<cypher>MATCH (m:MK) DETACH DELETE m</cypher>",
-    "<cypher>CREATE (m:MK {nama: 'x'}) RETURN m</cypher>",
-    "<cypher>MATCH (m:MK) SET m.sks = 0 RETURN m</cypher>",
-    "<cypher>MERGE (m:MK {kode: 'x'}) RETURN m</cypher>",
-    "<cypher>MATCH (m:MK) REMOVE m.sks RETURN m</cypher>",
-    "<cypher>CALL db.labels() YIELD label RETURN label</cypher>",
-    "<cypher>LOAD CSV FROM 'file:///x' AS row RETURN row</cypher>",
-    "<cypher>MATCH (c:Course) RETURN c</cypher>",  # no such label
-    "<cypher>MATCH (m:MK) RETURN m.credits</cypher>",  # no such property
-    "<cypher>MATCH (a)<-->(b) RETURN a</cypher>",  # both arrows: LadybugDB refuses it
-    "MATCH (m:MK) RETURN m",  # not in the tags parse.py reads first
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "<cypher>MATCH (m:MK) DETACH DELETE m</cypher>",
+        "<cypher>CREATE (m:MK {nama: 'x'}) RETURN m</cypher>",
+        "<cypher>MATCH (m:MK) SET m.sks = 0 RETURN m</cypher>",
+        "<cypher>MERGE (m:MK {kode: 'x'}) RETURN m</cypher>",
+        "<cypher>MATCH (m:MK) REMOVE m.sks RETURN m</cypher>",
+        "<cypher>CALL db.labels() YIELD label RETURN label</cypher>",
+        "<cypher>LOAD CSV FROM 'file:///x' AS row RETURN row</cypher>",
+        "<cypher>MATCH (c:Course) RETURN c</cypher>",  # no such label
+        "<cypher>MATCH (m:MK) RETURN m.credits</cypher>",  # no such property
+        "<cypher>MATCH (a)<-->(b) RETURN a</cypher>",  # both arrows: LadybugDB refuses it
+        "MATCH (m:MK) RETURN m",  # not in the tags parse.py reads first
+    ],
+)
 def test_writes_and_unknown_names_are_rejected(model, grammar, reply) -> None:
     assert not accepts(model, grammar, reply)
 
 
 def test_constrained_reply_of_the_packaged_model_parses(kurikulum, model) -> None:
     dataset, schema = kurikulum
-    builder = PromptBuilder(Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"),
-                            dataset.language, dataset.examples)
+    builder = PromptBuilder(
+        Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"), dataset.language, dataset.examples
+    )
     completion = model.complete(builder.initial(dataset.questions[0].question), max_tokens=128)
     parsed = parse_response(completion.text)
     assert parsed.source is QuerySource.CYPHER_TAG, completion.text
@@ -128,9 +137,16 @@ def test_decoding_is_a_checked_study_setting(tmp_path) -> None:
 def test_signature_names_constrained_decoding() -> None:
     from t2c_lib.study.manifest import run_signature
 
-    manifest = {"package_version": "0", "dataset": "d", "dataset_hash": "h" * 12, "store": "s", "model_id": "m",
-                "validators": ["syntax"], "template_hashes": {}, "parameters": {"max_iterations": 3, "temperature_first": 0.0,
-                                                                                 "temperature_refine": 0.1, "decoding": "free"}}
+    manifest = {
+        "package_version": "0",
+        "dataset": "d",
+        "dataset_hash": "h" * 12,
+        "store": "s",
+        "model_id": "m",
+        "validators": ["syntax"],
+        "template_hashes": {},
+        "parameters": {"max_iterations": 3, "temperature_first": 0.0, "temperature_refine": 0.1, "decoding": "free"},
+    }
     assert "dec:" not in run_signature(manifest)
     manifest["parameters"]["decoding"] = "constrained"
     assert run_signature(manifest).endswith("|dec:constrained")
@@ -142,13 +158,20 @@ def test_an_endpoint_without_grammar_support_says_so(grammar) -> None:
     from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, grammar_field_from
 
     remote = OpenAICompatModel("qwen", Endpoint("http://127.0.0.1:9/v1", "", "custom"))
-    with pytest.raises(LLMConfigError, match=r"decoding: constrained needs an endpoint that takes a GBNF grammar; 'qwen[^']*' .* T2C_LLM_GRAMMAR_FIELD"):
+    with pytest.raises(
+        LLMConfigError,
+        match=r"decoding: constrained needs an endpoint that takes a GBNF grammar; 'qwen[^']*' .* T2C_LLM_GRAMMAR_FIELD",
+    ):
         constrained(remote, grammar)
-    with pytest.raises(LLMConfigError, match=r"decoding: constrained needs a model that takes a GBNF grammar; 'scripted'"):
+    with pytest.raises(
+        LLMConfigError, match=r"decoding: constrained needs a model that takes a GBNF grammar; 'scripted'"
+    ):
         constrained(type("Scripted", (), {"model_id": "scripted"})(), grammar)
     with pytest.raises(LLMConfigError, match=r"T2C_LLM_GRAMMAR_FIELD='json_schema': valid: grammar, guided_grammar"):
         grammar_field_from({"T2C_LLM_GRAMMAR_FIELD": "json_schema"})
-    held = constrained(OpenAICompatModel("qwen", Endpoint("http://127.0.0.1:9/v1", "", "custom", "guided_grammar")), grammar)
+    held = constrained(
+        OpenAICompatModel("qwen", Endpoint("http://127.0.0.1:9/v1", "", "custom", "guided_grammar")), grammar
+    )
     assert held.grammar == grammar and held.fingerprint == f"grammar={grammar_digest(grammar)}"
     local = constrained(LocalModel(n_threads=1), grammar)
     assert local.grammar == grammar and local.n_threads == 1
@@ -157,8 +180,8 @@ def test_an_endpoint_without_grammar_support_says_so(grammar) -> None:
 def test_study_model_is_held_to_the_grammar_and_old_manifests_resume(grammar, tmp_path) -> None:
     import json
 
-    from t2c_lib.study.params import StudyParams
     from t2c_lib.study.manifest import check_same_settings
+    from t2c_lib.study.params import StudyParams
     from t2c_lib.study.steps import make_chat_model
 
     params = StudyParams().with_overrides(decoding="constrained")
@@ -201,8 +224,15 @@ def test_shortlist_mask_decodes_like_full_vocabulary_masking(kurikulum, model, g
             tokens = prefix_ids + suffix_ids
             local._evaluate(llama, prefix_ids, suffix_ids)
             theirs = llama.create_completion(
-                tokens, max_tokens=40, temperature=0.0, top_p=1.0, top_k=0, min_p=0.0, repeat_penalty=1.0,
-                stop=list(local.STOP_SEQUENCES), seed=model.seed,
+                tokens,
+                max_tokens=40,
+                temperature=0.0,
+                top_p=1.0,
+                top_k=0,
+                min_p=0.0,
+                repeat_penalty=1.0,
+                stop=list(local.STOP_SEQUENCES),
+                seed=model.seed,
                 logits_processor=local._answer_on_same_line(llama, len(tokens)),
                 stopping_criteria=local._answer_complete(llama, len(tokens)),
                 grammar=LlamaGrammar.from_string(grammar, verbose=False),

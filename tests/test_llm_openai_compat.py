@@ -15,16 +15,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
-from typing import Callable
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fault_server import FaultServer, drop, empty_choices, hang, malformed, ok, status  # noqa: E402
 from t2c_lib.llm.base import LLMError, Message  # noqa: E402
 from t2c_lib.llm.cache import CachedModel, ResponseCache  # noqa: E402
 from t2c_lib.llm.factory import make_model  # noqa: E402
@@ -38,6 +35,10 @@ from t2c_lib.llm.openai_compat import (  # noqa: E402
     redact,
     resolve_endpoint,
 )
+from tests.helpers import ROOT
+from tests.helpers.fault_server import FaultServer, drop, empty_choices, hang, malformed, status
+
+pytestmark = pytest.mark.slow  # a loopback endpoint with real retries and timeouts
 
 KEY = "sk-t2c-secret-0123456789abcdef"
 MESSAGES = [Message("system", "You write Cypher."), Message("user", "List all courses.")]
@@ -68,7 +69,12 @@ def test_plain_call_sends_the_request_and_reads_usage(server: FaultServer) -> No
     assert rec.path == "/v1/chat/completions"
     assert _header(rec, "authorization") == f"Bearer {KEY}"
     assert rec.body["messages"] == [m.to_dict() for m in MESSAGES]
-    assert (rec.body["temperature"], rec.body["max_tokens"], rec.body["stop"], rec.body["seed"]) == (0.2, 33, ["\n\n"], 3)
+    assert (rec.body["temperature"], rec.body["max_tokens"], rec.body["stop"], rec.body["seed"]) == (
+        0.2,
+        33,
+        ["\n\n"],
+        3,
+    )
 
 
 def test_grammar_goes_in_the_configured_field(server: FaultServer) -> None:
@@ -120,8 +126,11 @@ def test_retry_after_beyond_budget_gives_up_at_once(server: FaultServer) -> None
     assert len(server.requests) == 1
 
 
-@pytest.mark.parametrize("fault", [status(500), status(502), status(503), status(529), malformed(), empty_choices(), drop()],
-                         ids=["500", "502", "503", "529", "malformed", "empty_choices", "dropped"])
+@pytest.mark.parametrize(
+    "fault",
+    [status(500), status(502), status(503), status(529), malformed(), empty_choices(), drop()],
+    ids=["500", "502", "503", "529", "malformed", "empty_choices", "dropped"],
+)
 def test_transient_fault_then_success(server: FaultServer, fault) -> None:
     server.queue(fault, fault)
     t0 = time.monotonic()
@@ -160,7 +169,9 @@ def test_persistent_5xx_gives_up_naming_endpoint_and_status(server: FaultServer)
 
 def test_total_wait_budget_bounds_the_retries(server: FaultServer) -> None:
     server.queue(*[status(500)] * 50)
-    policy = RetryPolicy(max_attempts=50, base_delay_s=0.2, max_delay_s=0.2, max_total_wait_s=1.0, timeout_s=1.0, jitter=False)
+    policy = RetryPolicy(
+        max_attempts=50, base_delay_s=0.2, max_delay_s=0.2, max_total_wait_s=1.0, timeout_s=1.0, jitter=False
+    )
     t0 = time.monotonic()
     with pytest.raises(LLMError) as err:
         _model(server, policy).complete(MESSAGES)
@@ -178,7 +189,7 @@ def test_client_errors_are_not_retried(server: FaultServer, code: int) -> None:
 
 def test_key_never_leaks_into_errors_logs_repr_or_cache(server: FaultServer, tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.DEBUG)  # the SDK and httpx log requests at debug level
-    echo = '{"error": {"message": "Incorrect API key provided: %s. Also sk-t2c-se***cdef"}}' % KEY
+    echo = '{"error": {"message": "Incorrect API key provided: ' + KEY + '. Also sk-t2c-se***cdef"}}'
     server.queue(status(500), status(401, body=echo))
     model = _model(server)
     cached = CachedModel(model, ResponseCache(tmp_path / "c.sqlite"))
@@ -230,8 +241,14 @@ def test_endpoint_presets_and_factory() -> None:
     custom = resolve_endpoint({"T2C_LLM_BASE_URL": "http://127.0.0.1:9/v1/", "GROQ_API_KEY": "gsk_x1234567"})
     assert custom.base_url == "http://127.0.0.1:9/v1" and custom.api_key == "not-needed"
     assert "gsk_x1234567" not in repr(groq)
-    model = make_model(env={"T2C_LLM_BASE_URL": "http://127.0.0.1:9/v1", "T2C_MODEL": "qwen2.5-coder", "T2C_LLM_TIMEOUT": "7"})
-    assert isinstance(model, OpenAICompatModel) and model.retry.timeout_s == 7 and model.model_id == "qwen2.5-coder@127.0.0.1:9"
+    model = make_model(
+        env={"T2C_LLM_BASE_URL": "http://127.0.0.1:9/v1", "T2C_MODEL": "qwen2.5-coder", "T2C_LLM_TIMEOUT": "7"}
+    )
+    assert (
+        isinstance(model, OpenAICompatModel)
+        and model.retry.timeout_s == 7
+        and model.model_id == "qwen2.5-coder@127.0.0.1:9"
+    )
     from t2c_lib.llm.registry import QWEN_1_5B
 
     assert make_model("local", env={"GROQ_API_KEY": "gsk_x1234567"}).model_id == QWEN_1_5B.model_id
@@ -247,7 +264,12 @@ def test_a_custom_endpoint_never_receives_a_provider_key(preset_var: str) -> Non
     """Issue 12: a provider key goes only to its provider; a custom URL gets T2C_LLM_API_KEY or nothing."""
     provider_key = "sk-or-v1-providersecret123"
     with FaultServer() as srv:
-        env = {"T2C_LLM_BASE_URL": srv.base_url, "T2C_MODEL": "m", preset_var: provider_key, "T2C_LLM_MAX_ATTEMPTS": "1"}
+        env = {
+            "T2C_LLM_BASE_URL": srv.base_url,
+            "T2C_MODEL": "m",
+            preset_var: provider_key,
+            "T2C_LLM_MAX_ATTEMPTS": "1",
+        }
         make_model(env=env).complete([Message("user", "hi")])
         env["T2C_LLM_API_KEY"] = "custom-key-42"
         make_model(env=env).complete([Message("user", "hi")])
@@ -259,8 +281,13 @@ def test_a_custom_endpoint_never_receives_a_provider_key(preset_var: str) -> Non
 def test_a_preset_key_follows_its_own_provider_host_only() -> None:
     own = resolve_endpoint({"T2C_LLM_BASE_URL": "https://api.groq.com/openai/v1", "GROQ_API_KEY": "gsk_x1234567"})
     assert own.api_key == "gsk_x1234567"
-    for url in ("http://api.groq.com/openai/v1", "https://api.groq.com.evil.example/v1", "https://evil.example/api.groq.com",
-                "https://api.groq.com:8443/v1", "https://openrouter.ai/api/v1"):
+    for url in (
+        "http://api.groq.com/openai/v1",
+        "https://api.groq.com.evil.example/v1",
+        "https://evil.example/api.groq.com",
+        "https://api.groq.com:8443/v1",
+        "https://openrouter.ai/api/v1",
+    ):
         assert resolve_endpoint({"T2C_LLM_BASE_URL": url, "GROQ_API_KEY": "gsk_x1234567"}).api_key == "not-needed", url
 
 
@@ -289,11 +316,31 @@ def llama_server():
     from t2c_lib.llm.local import model_path
 
     port = _free_port()
-    launcher = str(Path(__file__).with_name("llm_llama_server.py"))  # `python -m llama_cpp.server`, AMX-safe
-    cmd = [sys.executable, launcher, "--model", str(model_path("local/gemma-3-270m")), "--host", "127.0.0.1",
-           "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--seed", "42",
-           "--model_alias", "gemma-3-270m", "--verbose", "False"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")])}
+    launcher = str(ROOT / "tests" / "helpers" / "llama_server.py")  # `python -m llama_cpp.server`, AMX-safe
+    cmd = [
+        sys.executable,
+        launcher,
+        "--model",
+        str(model_path("local/gemma-3-270m")),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        "2",
+        "--seed",
+        "42",
+        "--model_alias",
+        "gemma-3-270m",
+        "--verbose",
+        "False",
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]), os.environ.get("PYTHONPATH", "")]),
+    }
     log_file = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, text=True, env=env)
 
@@ -330,8 +377,10 @@ def test_llama_cpp_server_through_the_sdk(llama_server: LlamaServer, monkeypatch
     model = make_model("gemma-3-270m")
     assert isinstance(model, OpenAICompatModel)
     # Through the GGUF's chat template; the base model answers this one with text (some prompts get an instant end-of-turn).
-    messages = [Message("system", "You write Cypher queries."),
-                Message("user", "Which courses are in semester 3? Schema: (:MK {nama, semester})")]
+    messages = [
+        Message("system", "You write Cypher queries."),
+        Message("user", "Which courses are in semester 3? Schema: (:MK {nama, semester})"),
+    ]
     try:
         first = model.complete(messages, temperature=0.0, max_tokens=16)
         second = model.complete(messages, temperature=0.0, max_tokens=16)
@@ -361,8 +410,10 @@ def test_llama_cpp_server_holds_the_reply_to_the_grammar(llama_server: LlamaServ
         with LadybugStore(load_dataset("kurikulum"), root=root) as store:
             grammar = cypher_grammar(store.schema())
     model = constrained(make_model("gemma-3-270m"), grammar)
-    messages = [Message("system", "You write Cypher queries."),
-                Message("user", "Which courses are in semester 3? Schema: (:MK {nama, semester})")]
+    messages = [
+        Message("system", "You write Cypher queries."),
+        Message("user", "Which courses are in semester 3? Schema: (:MK {nama, semester})"),
+    ]
     try:
         held = model.complete(messages, temperature=0.0, max_tokens=96)
         free = make_model("gemma-3-270m").complete(messages, temperature=0.0, max_tokens=96)
@@ -385,6 +436,7 @@ def test_llama_cpp_server_unknown_route_is_a_clear_error(llama_server: LlamaServ
 
 # --- errors no retry can fix: one clear line, no retries (issue 17) --------------------------------
 
+
 @pytest.mark.parametrize("code,hint", [(401, "authentication failed"), (403, "access forbidden"), (404, "model name")])
 def test_auth_and_unknown_model_are_configuration_errors(server: FaultServer, code: int, hint: str) -> None:
     from t2c_lib.llm.base import LLMConfigError
@@ -398,8 +450,10 @@ def test_auth_and_unknown_model_are_configuration_errors(server: FaultServer, co
 def test_400_unknown_model_is_a_configuration_error_other_400s_are_not(server: FaultServer) -> None:
     from t2c_lib.llm.base import LLMConfigError
 
-    server.queue(status(400, body='{"error": {"message": "foo is not a valid model ID"}}'),
-                 status(400, body='{"error": {"message": "context length exceeded"}}'))
+    server.queue(
+        status(400, body='{"error": {"message": "foo is not a valid model ID"}}'),
+        status(400, body='{"error": {"message": "context length exceeded"}}'),
+    )
     with pytest.raises(LLMConfigError, match="unknown model"):
         _model(server).complete(MESSAGES)
     with pytest.raises(LLMError) as err:
@@ -415,8 +469,14 @@ def test_malformed_base_url_is_refused_before_any_request(url: str) -> None:
         OpenAICompatModel("m", Endpoint(url, KEY, "custom"), FAST)
 
 
-@pytest.mark.parametrize("bad_key,why", [("sk-t2c-sécret-0123456789", "non-ASCII"), ("sk-t2c-secret\n", "line break"),
-                                         ("sk-t2c\tsecret", "control character")])
+@pytest.mark.parametrize(
+    "bad_key,why",
+    [
+        ("sk-t2c-sécret-0123456789", "non-ASCII"),
+        ("sk-t2c-secret\n", "line break"),
+        ("sk-t2c\tsecret", "control character"),
+    ],
+)
 def test_unsendable_key_is_reported_at_once_without_retries(server: FaultServer, bad_key: str, why: str) -> None:
     from t2c_lib.llm.base import LLMConfigError
 

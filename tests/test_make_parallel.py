@@ -16,10 +16,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 T2C = Path(sys.executable).with_name("t2c")
 
-pytestmark = pytest.mark.skipif(shutil.which("make") is None or not T2C.exists(), reason="needs GNU make and the t2c script")
+pytestmark = [
+    pytest.mark.slow,  # runs make
+    pytest.mark.skipif(shutil.which("make") is None or not T2C.exists(), reason="needs GNU make and the t2c script"),
+]
 
 RECORDER = """#!/bin/sh
 # papermill stand-in: record start, the thread setting, end
@@ -38,7 +42,9 @@ def _project(tmp_path: Path) -> Path:
     (project / ".venv" / ".installed").write_text("", encoding="utf-8")
     (project / ".venv" / "bin" / "t2c").symlink_to(T2C)
     (project / ".venv" / "bin" / "python").symlink_to(sys.executable)
-    params = (ROOT / "params" / "quick.yaml").read_text(encoding="utf-8").replace("run_id: quick", "run_id: make_parallel")
+    params = (
+        (ROOT / "params" / "quick.yaml").read_text(encoding="utf-8").replace("run_id: quick", "run_id: make_parallel")
+    )
     (project / "grid.yaml").write_text(params, encoding="utf-8")
     recorder = project / "record.sh"
     recorder.write_text(RECORDER, encoding="utf-8")
@@ -50,10 +56,19 @@ def _make(project: Path, *args: str, **env: str) -> list[list[str]]:
     log = project / "calls.log"
     log.unlink(missing_ok=True)
     shutil.rmtree(project / "results", ignore_errors=True)
-    environ = {k: v for k, v in os.environ.items() if k not in ("JOBS", "T2C_LOCAL_THREADS", "MAKEFLAGS", "MAKELEVEL", "OMP_NUM_THREADS", "OMP_THREAD_LIMIT")}
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("JOBS", "T2C_LOCAL_THREADS", "MAKEFLAGS", "MAKELEVEL", "OMP_NUM_THREADS", "OMP_THREAD_LIMIT")
+    }
     environ.update(env, LOG=str(log))
-    done = subprocess.run(["make", "-C", str(project), "all", "PARAMS=grid.yaml", f"PAPERMILL={project / 'record.sh'}", *args],
-                          env=environ, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["make", "-C", str(project), "all", "PARAMS=grid.yaml", f"PAPERMILL={project / 'record.sh'}", *args],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     _make.output = done.stdout + done.stderr
     return [line.split() for line in log.read_text(encoding="utf-8").splitlines()]
@@ -90,6 +105,8 @@ def test_jobs_and_threads_follow_the_settings(tmp_path: Path) -> None:
 
 def test_bad_jobs_value_is_named(tmp_path: Path) -> None:
     project = _project(tmp_path)
-    done = subprocess.run(["make", "-C", str(project), "parallel", "JOBS=many"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        ["make", "-C", str(project), "parallel", "JOBS=many"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode != 0
     assert "JOBS must be a positive integer, got 'many'" in done.stderr

@@ -52,8 +52,15 @@ def test_recovery(m):
 def test_error_distribution_over_all_failed_attempts(m):
     assert m.n_failed_attempts == 15
     assert m.error_counts == {
-        "NO_QUERY": 1, "UNSAFE_QUERY": 1, "SYNTAX_ERROR": 3, "SCHEMA_ERROR": 2,
-        "PROPERTIES_ERROR": 1, "EXECUTION_ERROR": 1, "TIMEOUT": 2, "RESOURCE_LIMIT": 1, "EMPTY_RESULT": 3,
+        "NO_QUERY": 1,
+        "UNSAFE_QUERY": 1,
+        "SYNTAX_ERROR": 3,
+        "SCHEMA_ERROR": 2,
+        "PROPERTIES_ERROR": 1,
+        "EXECUTION_ERROR": 1,
+        "TIMEOUT": 2,
+        "RESOURCE_LIMIT": 1,
+        "EMPTY_RESULT": 3,
     }
     assert m.error_distribution["SYNTAX_ERROR"] == pytest.approx(3 / 15)
     assert m.error_distribution["NO_QUERY"] == pytest.approx(1 / 15)
@@ -62,12 +69,26 @@ def test_error_distribution_over_all_failed_attempts(m):
 
 def test_recovery_per_first_error_type(m):
     assert m.first_error_counts == {
-        "NO_QUERY": 1, "UNSAFE_QUERY": 0, "SYNTAX_ERROR": 2, "SCHEMA_ERROR": 1,
-        "PROPERTIES_ERROR": 0, "EXECUTION_ERROR": 1, "TIMEOUT": 1, "RESOURCE_LIMIT": 0, "EMPTY_RESULT": 1,
+        "NO_QUERY": 1,
+        "UNSAFE_QUERY": 0,
+        "SYNTAX_ERROR": 2,
+        "SCHEMA_ERROR": 1,
+        "PROPERTIES_ERROR": 0,
+        "EXECUTION_ERROR": 1,
+        "TIMEOUT": 1,
+        "RESOURCE_LIMIT": 0,
+        "EMPTY_RESULT": 1,
     }
     assert m.recovery_by_error_type == {
-        "NO_QUERY": 0.0, "UNSAFE_QUERY": None, "SYNTAX_ERROR": 1.0, "SCHEMA_ERROR": 1.0,
-        "PROPERTIES_ERROR": None, "EXECUTION_ERROR": 0.0, "TIMEOUT": 0.0, "RESOURCE_LIMIT": None, "EMPTY_RESULT": 1.0,
+        "NO_QUERY": 0.0,
+        "UNSAFE_QUERY": None,
+        "SYNTAX_ERROR": 1.0,
+        "SCHEMA_ERROR": 1.0,
+        "PROPERTIES_ERROR": None,
+        "EXECUTION_ERROR": 0.0,
+        "TIMEOUT": 0.0,
+        "RESOURCE_LIMIT": None,
+        "EMPTY_RESULT": 1.0,
     }
 
 

@@ -17,11 +17,25 @@ ONE = {"pass_at_1": 1.0, "kg_valid": 1.0, "jaccard_output": 0.5, "jaro_winkler":
 def scores(pass_at_1, kg_valid, jaccard_output, jaro_winkler, rouge_l_f1, error=None) -> QuestionScores:
     """A QuestionScores with the composite parts set and the rest of the text metrics at 0.5."""
     jarou = (jaro_winkler + rouge_l_f1) / 2
-    parts = dict(pass_at_1=pass_at_1, kg_valid=kg_valid, jaccard_output=jaccard_output,
-                 jaro_winkler=jaro_winkler, rouge_l_f1=rouge_l_f1, jarou=jarou)
-    return QuestionScores(bleu=0.5, rouge_l_p=0.5, rouge_l_r=0.5, jaccard_tokens=0.5, kg_valid_structural=kg_valid,
-                          kg_valid_chain=kg_valid, llmetric_q=composite.llmetric_q(parts), error=error,
-                          **{k: v for k, v in parts.items() if k != "kg_valid"})
+    parts = dict(
+        pass_at_1=pass_at_1,
+        kg_valid=kg_valid,
+        jaccard_output=jaccard_output,
+        jaro_winkler=jaro_winkler,
+        rouge_l_f1=rouge_l_f1,
+        jarou=jarou,
+    )
+    return QuestionScores(
+        bleu=0.5,
+        rouge_l_p=0.5,
+        rouge_l_r=0.5,
+        jaccard_tokens=0.5,
+        kg_valid_structural=kg_valid,
+        kg_valid_chain=kg_valid,
+        llmetric_q=composite.llmetric_q(parts),
+        error=error,
+        **{k: v for k, v in parts.items() if k != "kg_valid"},
+    )
 
 
 def test_kg_axel_question_weights():
@@ -130,8 +144,21 @@ def test_llmetric_takes_the_kg_valid_its_scoring_preset_names():
 
 
 def test_registry_holds_every_metric_by_name():
-    for name in ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens",
-                 "pass_at_1", "jaccard_output", "kg_valid_structural", "kg_valid_chain", "jarou", "llmetric_q", "llmetric"):
+    for name in (
+        "bleu",
+        "rouge_l_p",
+        "rouge_l_r",
+        "rouge_l_f1",
+        "jaro_winkler",
+        "jaccard_tokens",
+        "pass_at_1",
+        "jaccard_output",
+        "kg_valid_structural",
+        "kg_valid_chain",
+        "jarou",
+        "llmetric_q",
+        "llmetric",
+    ):
         assert callable(registry.get_metric(name))
     with pytest.raises(ValueError, match="unknown metric 'meteor' \\(valid: bleu"):
         registry.get_metric("meteor")

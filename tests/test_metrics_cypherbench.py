@@ -9,7 +9,7 @@ from t2c_lib.metrics import cypherbench as cb
 from t2c_lib.metrics.equivalence import ordering
 from t2c_lib.metrics.gold import decode_result
 from t2c_lib.metrics.output import Execution, pass_at_1
-from test_metrics_equivalence import load_fixture
+from tests.helpers import load_fixture
 
 CASES = load_fixture("cypherbench.yaml")["cases"]
 
@@ -20,7 +20,9 @@ def result(side: dict) -> QueryResult | None:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
 def test_cypherbench_ex(case):
-    got = cb.cypherbench_pass_at_1(case["gold_query"], case["generated_query"], result(case["gold"]), result(case["generated"]))
+    got = cb.cypherbench_pass_at_1(
+        case["gold_query"], case["generated_query"], result(case["gold"]), result(case["generated"])
+    )
     assert got == case["cypherbench"]
 
 
@@ -42,8 +44,19 @@ def test_t2c_verdict_on_the_same_case(case):
 def test_fixtures_show_every_documented_difference():
     differ = [c for c in CASES if c["cypherbench"] != c["t2c"]]
     names = " | ".join(c["name"] for c in differ)
-    for needle in ("text shortcut", "WITH", "string literal", "two lines", "tied", "float noise", "boolean",
-                   "NULL-valued", "node against", "labels", "path"):
+    for needle in (
+        "text shortcut",
+        "WITH",
+        "string literal",
+        "two lines",
+        "tied",
+        "float noise",
+        "boolean",
+        "NULL-valued",
+        "node against",
+        "labels",
+        "path",
+    ):
         assert needle in names, needle
 
 

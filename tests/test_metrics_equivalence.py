@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from t2c_lib.graph.base import GraphNode, QueryResult
 from t2c_lib.metrics import equivalence as eq
 from t2c_lib.metrics.gold import GoldCache, decode_result, decode_value, encode_result, encode_value
 from t2c_lib.metrics.output import Execution, execute, jaccard_output, pass_at_1
-
-FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
-
-
-def load_fixture(name: str):
-    """The one reader of the metric fixture files."""
-    return yaml.safe_load((FIXTURES / name).read_text(encoding="utf-8"))
-
+from tests.helpers import load_fixture
 
 FIXTURE = load_fixture("equivalence.yaml")
 CASES = FIXTURE["cases"]
@@ -50,8 +40,9 @@ def test_jaccard_output(case):
     assert jaccard_output(gold, gen) == pytest.approx(case["jaccard_output"], abs=1e-12)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "error" not in c["gold"] and "error" not in c["generated"]],
-                         ids=lambda c: c["name"])
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if "error" not in c["gold"] and "error" not in c["generated"]], ids=lambda c: c["name"]
+)
 def test_equivalence_is_symmetric_without_order(case):
     if is_ordered(case):
         pytest.skip("ordered comparison follows the gold query")
@@ -62,8 +53,21 @@ def test_equivalence_is_symmetric_without_order(case):
 
 def test_fixture_covers_the_required_situations():
     names = " | ".join(c["name"] for c in CASES)
-    for needle in ("permuted columns", "renamed columns", "duplicate", "ORDER BY present", "ORDER BY absent",
-                   "NULL", "tolerance", "nested", "nodes", "both empty", "errored", "tie", "LIMIT cuts"):
+    for needle in (
+        "permuted columns",
+        "renamed columns",
+        "duplicate",
+        "ORDER BY present",
+        "ORDER BY absent",
+        "NULL",
+        "tolerance",
+        "nested",
+        "nodes",
+        "both empty",
+        "errored",
+        "tie",
+        "LIMIT cuts",
+    ):
         assert needle in names, needle
 
 

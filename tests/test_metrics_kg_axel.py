@@ -10,20 +10,37 @@ from t2c_lib.metrics.scoring import SCORING_PRESETS, KgValid, ScoringPreset, get
 
 # gold | generated -> BLEU, ROUGE-L F1, Jaro-Winkler, token Jaccard, exactly as the thesis stored them
 VECTORS = [
-    ("MATCH (n:MK {nama: 'Aljabar Linear'}) RETURN n.sks",
-     "MATCH (m:MK) WHERE m.nama = 'Aljabar Linear' RETURN m.sks",
-     9.460044053305668e-155, 0.7, 0.8899454343522141, 0.6363636363636364),
-    ("MATCH (m1:MK)-[:PREREQUISITE*2]->(m3:MK {nama: 'Persamaan Differensial'}) RETURN DISTINCT m1.nama",
-     "MATCH (m:MK {nama: 'Persamaan Differensial'})-[:PREREQUISITE]->(p:MK) RETURN p",
-     0.48703174148057843, 0.48, 0.8750931223553251, 0.5384615384615384),
-    ("UNWIND ['Aljabar Linear', 'Statistika'] AS namaMK MATCH (t:topic {MK: namaMK}) "
-     "RETURN namaMK, COLLECT(t.deskripsi) AS daftarTopik",
-     'MATCH (t:topic)-[:PURSUED_IN]->(m:MK {nama: "Aljabar Linear" OR nama: "Statistika"}) RETURN t.deskripsi',
-     0.2089685256289425, 0.4118, 0.7270717038639601, 0.2857142857142857),
+    (
+        "MATCH (n:MK {nama: 'Aljabar Linear'}) RETURN n.sks",
+        "MATCH (m:MK) WHERE m.nama = 'Aljabar Linear' RETURN m.sks",
+        9.460044053305668e-155,
+        0.7,
+        0.8899454343522141,
+        0.6363636363636364,
+    ),
+    (
+        "MATCH (m1:MK)-[:PREREQUISITE*2]->(m3:MK {nama: 'Persamaan Differensial'}) RETURN DISTINCT m1.nama",
+        "MATCH (m:MK {nama: 'Persamaan Differensial'})-[:PREREQUISITE]->(p:MK) RETURN p",
+        0.48703174148057843,
+        0.48,
+        0.8750931223553251,
+        0.5384615384615384,
+    ),
+    (
+        "UNWIND ['Aljabar Linear', 'Statistika'] AS namaMK MATCH (t:topic {MK: namaMK}) "
+        "RETURN namaMK, COLLECT(t.deskripsi) AS daftarTopik",
+        'MATCH (t:topic)-[:PURSUED_IN]->(m:MK {nama: "Aljabar Linear" OR nama: "Statistika"}) RETURN t.deskripsi',
+        0.2089685256289425,
+        0.4118,
+        0.7270717038639601,
+        0.2857142857142857,
+    ),
 ]
 
 
-@pytest.mark.parametrize("gold, generated, bleu, rouge, jw, jaccard", VECTORS, ids=["property", "prereq-path", "unwind"])
+@pytest.mark.parametrize(
+    "gold, generated, bleu, rouge, jw, jaccard", VECTORS, ids=["property", "prereq-path", "unwind"]
+)
 def test_thesis_vectors(gold, generated, bleu, rouge, jw, jaccard):
     assert kg_axel.bleu(gold, generated) == pytest.approx(bleu, rel=1e-12)
     assert round(kg_axel.rouge_l_f1(gold, generated), 4) == round(rouge, 4)  # the thesis stored some at 4 decimals
@@ -43,8 +60,10 @@ def test_forms():
     q = "MATCH (a:MK)-[:P]->(b) WHERE a.x<=3 RETURN b"
     assert kg_axel.spaced(q) == "MATCH ( a : MK ) - [ : P ] -> ( b ) WHERE a . x < =3 RETURN b"
     assert kg_axel.stripped(q) == "MATCH a MK P b WHERE a x =3 RETURN b"
-    assert kg_axel.upper_keywords("match (n) return n order by n.x desc, tofloat(1)") == \
-        "MATCH (n) RETURN n ORDER BY n.x DESC, TOFLOAT(1)"
+    assert (
+        kg_axel.upper_keywords("match (n) return n order by n.x desc, tofloat(1)")
+        == "MATCH (n) RETURN n ORDER BY n.x DESC, TOFLOAT(1)"
+    )
     assert kg_axel.upper_keywords("matches inner") == "matches inner"  # whole words only
 
 
@@ -97,9 +116,14 @@ def test_first_maximum_wins_in_alignment():
 
 
 def test_registry_takes_a_third_preset_with_one_registration():
-    third = ScoringPreset(name="test-third", description="a stand-in preset for this test",
-                          text_scores=get_scoring("t2c").text_scores, output_scores=get_scoring("t2c").output_scores,
-                          llmetric_kg_valid=KgValid.STRUCTURAL, settings=("x:1",))
+    third = ScoringPreset(
+        name="test-third",
+        description="a stand-in preset for this test",
+        text_scores=get_scoring("t2c").text_scores,
+        output_scores=get_scoring("t2c").output_scores,
+        llmetric_kg_valid=KgValid.STRUCTURAL,
+        settings=("x:1",),
+    )
     register_scoring(third)
     try:
         assert get_scoring("test-third") is third

@@ -29,12 +29,16 @@ def count(store, where: str) -> int:
     return store.query(f"MATCH (m:MK) WHERE {where} RETURN count(m)").rows[0][0]
 
 
+@pytest.mark.slow
 def test_every_gold_query_scored_against_itself_is_perfect(ds, store, tmp_path):
     cache = GoldCache(ds.hash, tmp_path)
     scores = [score_question(q.cypher, q.cypher, store, ALL_OK, cache, question_id=q.id) for q in ds.questions]
     assert len(scores) == 52
-    bad = [(s.question_id, s.pass_at_1, s.jaccard_output, s.bleu, s.error) for s in scores
-           if (s.pass_at_1, s.jaccard_output, s.bleu) != (1.0, 1.0, 1.0)]
+    bad = [
+        (s.question_id, s.pass_at_1, s.jaccard_output, s.bleu, s.error)
+        for s in scores
+        if (s.pass_at_1, s.jaccard_output, s.bleu) != (1.0, 1.0, 1.0)
+    ]
     assert bad == []
     summary = summarize(scores)
     assert summary["pass_at_1"] == 1.0 and summary["llmetric"] == pytest.approx(1.0)
@@ -44,12 +48,18 @@ def test_every_gold_query_scored_against_itself_is_perfect(ds, store, tmp_path):
 ALL_CHAIN_OK = [ValidationResult(step, True) for step in (*KG_VALID_STEPS, "execution", "non_empty")]
 
 
+@pytest.mark.slow
 def test_every_gold_query_scored_against_itself_is_perfect_under_kg_axel(ds, store, tmp_path):
     cache = GoldCache(ds.hash, tmp_path)
-    scores = [score_question(q.cypher, q.cypher, store, ALL_CHAIN_OK, cache, scoring="kg-axel", question_id=q.id)
-              for q in ds.questions]
-    bad = [(s.question_id, s.pass_at_1, s.jaccard_output, s.bleu, s.jaccard_tokens) for s in scores
-           if (s.pass_at_1, s.jaccard_output, s.bleu, s.jaccard_tokens, s.kg_valid_chain) != (1.0,) * 5]
+    scores = [
+        score_question(q.cypher, q.cypher, store, ALL_CHAIN_OK, cache, scoring="kg-axel", question_id=q.id)
+        for q in ds.questions
+    ]
+    bad = [
+        (s.question_id, s.pass_at_1, s.jaccard_output, s.bleu, s.jaccard_tokens)
+        for s in scores
+        if (s.pass_at_1, s.jaccard_output, s.bleu, s.jaccard_tokens, s.kg_valid_chain) != (1.0,) * 5
+    ]
     assert bad == []
     summary = summarize(scores)
     assert summary["scoring"] == "kg-axel" and summary["llmetric"] == pytest.approx(1.0)
@@ -99,7 +109,11 @@ def test_order_matters_only_when_gold_sorts(store):
     desc = "MATCH (m:MK) WHERE m.semester = 1 RETURN m.nama ORDER BY m.nama DESC"
     unsorted = "MATCH (m:MK) WHERE m.semester = 1 RETURN m.nama"
     sorted_vs_reversed = execution_scores(asc, desc, store)
-    assert (sorted_vs_reversed.ordered, sorted_vs_reversed.pass_at_1, sorted_vs_reversed.jaccard_output) == (True, 0.0, 1.0)
+    assert (sorted_vs_reversed.ordered, sorted_vs_reversed.pass_at_1, sorted_vs_reversed.jaccard_output) == (
+        True,
+        0.0,
+        1.0,
+    )
     assert execution_scores(unsorted, desc, store).pass_at_1 == 1.0
 
 
@@ -110,9 +124,13 @@ def test_int_and_double_sums_are_equal(store):
 
 def test_nodes_equal_when_found_two_ways(store):
     kode = store.query("MATCH (m:MK {nama: 'Basis Data'}) RETURN m.kode").rows[0][0]
-    ex = execution_scores("MATCH (m:MK {nama: 'Basis Data'}) RETURN m", f"MATCH (m:MK) WHERE m.kode = '{kode}' RETURN m", store)
+    ex = execution_scores(
+        "MATCH (m:MK {nama: 'Basis Data'}) RETURN m", f"MATCH (m:MK) WHERE m.kode = '{kode}' RETURN m", store
+    )
     assert ex.pass_at_1 == 1.0
-    other = execution_scores("MATCH (m:MK {nama: 'Basis Data'}) RETURN m", "MATCH (m:MK {nama: 'Struktur Data'}) RETURN m", store)
+    other = execution_scores(
+        "MATCH (m:MK {nama: 'Basis Data'}) RETURN m", "MATCH (m:MK {nama: 'Struktur Data'}) RETURN m", store
+    )
     assert other.pass_at_1 == 0.0
 
 
@@ -148,9 +166,21 @@ def test_empty_generated_query_scores_zero_everywhere(ds, store):
     q = ds.questions[0]
     s = score_question(q.cypher, "", store, [])
     assert s.error == "generated query failed: empty query"
-    assert all(getattr(s, f) == 0.0 for f in ("bleu", "rouge_l_f1", "jaro_winkler", "jaccard_tokens",
-                                             "pass_at_1", "jaccard_output", "kg_valid_structural", "kg_valid_chain", "jarou",
-                                             "llmetric_q"))
+    assert all(
+        getattr(s, f) == 0.0
+        for f in (
+            "bleu",
+            "rouge_l_f1",
+            "jaro_winkler",
+            "jaccard_tokens",
+            "pass_at_1",
+            "jaccard_output",
+            "kg_valid_structural",
+            "kg_valid_chain",
+            "jarou",
+            "llmetric_q",
+        )
+    )
     assert execute(store, None).error == "empty query"
 
 
@@ -178,7 +208,9 @@ def test_gold_results_are_cached_per_engine_fingerprint(ds, store, tmp_path, mon
     slot = store_slot(store)
     assert cache.get(slot, gold).rows == first.result.rows and len(list(tmp_path.rglob("*.json"))) == 1
     real = fingerprint._module_digest
-    monkeypatch.setattr(fingerprint, "_module_digest", lambda name: "edited" if name.endswith("dialect") else real(name))
+    monkeypatch.setattr(
+        fingerprint, "_module_digest", lambda name: "edited" if name.endswith("dialect") else real(name)
+    )
     assert fingerprint.engine_fingerprint(store) != slot.split("-", 1)[1]
     assert execute_gold(store, gold, GoldCache(ds.hash, tmp_path)).result.rows == first.result.rows
     assert len(list(tmp_path.rglob("*.json"))) == 2  # stored again under the new fingerprint

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 
 import pytest
 import yaml
 from nltk.translate.bleu_score import SmoothingFunction
 
 from t2c_lib.metrics import registry, text
+from tests.helpers import METRIC_FIXTURES as FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 TEXT_CASES = yaml.safe_load((FIXTURES / "text.yaml").read_text(encoding="utf-8"))
 METRIC_NAMES = ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens")
 

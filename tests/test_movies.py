@@ -14,16 +14,20 @@ import pytest
 
 from t2c_lib import config
 from t2c_lib.datasets import load_dataset
-from t2c_lib.study.screen import DropKind, screen_gold
 from t2c_lib.graph.ladybug import LadybugStore
+from t2c_lib.study.screen import DropKind, screen_gold
 
 MOVIES_DIR = config.DATA_DIR / "movies"
 SOURCE_DIR = MOVIES_DIR / "source"
 SCRIPT = SOURCE_DIR / "movies.cypher"
 SHARED_SOURCE = Path("/work/shared/benchmarks/movies")
 TYPES = [
-    "Simple Retrieval Queries", "Complex Retrieval Queries", "Simple Aggregation Queries",
-    "Complex Aggregation Queries", "Pathfinding Queries", "Verbose query",
+    "Simple Retrieval Queries",
+    "Complex Retrieval Queries",
+    "Simple Aggregation Queries",
+    "Complex Aggregation Queries",
+    "Pathfinding Queries",
+    "Verbose query",
 ]
 
 
@@ -84,14 +88,24 @@ def test_store_holds_the_scripts_typed_values(movies_store, script_text):
 def test_conversion_reproduces_the_committed_files(tmp_path):
     out = tmp_path / "movies"
     done = subprocess.run(
-        [sys.executable, str(config.PROJECT_ROOT / "tools" / "convert_movies.py"), "--source", str(SOURCE_DIR), "--out", str(out)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            str(config.PROJECT_ROOT / "tools" / "convert_movies.py"),
+            "--source",
+            str(SOURCE_DIR),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "Movie 38, Person 133" in done.stdout
     written = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     committed = sorted(
-        p.relative_to(MOVIES_DIR).as_posix() for p in MOVIES_DIR.rglob("*")
+        p.relative_to(MOVIES_DIR).as_posix()
+        for p in MOVIES_DIR.rglob("*")
         if p.is_file() and p.parts[len(MOVIES_DIR.parts)] in ("nodes", "rels")
     )
     assert committed == [w for w in written if w.startswith(("nodes/", "rels/"))]
@@ -106,8 +120,17 @@ def test_conversion_reports_unsupported_script_lines(tmp_path):
     (source / "movies.cypher").write_text("CREATE (a:Movie {title: 'X'})\nCREATE (a)-[:LIKES]->(b)\n", encoding="utf-8")
     (source / "questions.csv").write_text("question,cypher,type\n", encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, str(config.PROJECT_ROOT / "tools" / "convert_movies.py"), "--source", str(source), "--out", str(tmp_path / "o")],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            str(config.PROJECT_ROOT / "tools" / "convert_movies.py"),
+            "--source",
+            str(source),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 1
     assert "line 2: (b) refers to a node that was not created before" in done.stderr
@@ -129,7 +152,9 @@ def test_dataset_settings_and_ground_truth(movies):
         raw = list(csv.DictReader(handle))
     assert len(movies.questions) == len(raw) == 474
     assert Counter(q.strata["type"] for q in movies.questions) == Counter(r["type"] for r in raw)
-    assert [(q.question, q.cypher) for q in movies.questions] == [(r["question"].strip(), r["cypher"].strip()) for r in raw]
+    assert [(q.question, q.cypher) for q in movies.questions] == [
+        (r["question"].strip(), r["cypher"].strip()) for r in raw
+    ]
     assert (MOVIES_DIR / "ground_truth.csv").read_bytes() == (SOURCE_DIR / "questions.csv").read_bytes()
 
 
@@ -142,6 +167,7 @@ def test_examples_are_held_out_and_run(movies, movies_store):
         assert movies_store.query(example.cypher).rows, example.cypher
 
 
+@pytest.mark.slow
 def test_gold_screen_on_the_embedded_store(movies, movies_store, tmp_path):
     screen = screen_gold(movies, movies_store, timeout_s=10)
     assert screen.total == 474 and len(screen.kept) + len(screen.dropped) == 474

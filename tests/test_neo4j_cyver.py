@@ -7,13 +7,12 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from neo4j_fixtures import neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
 from t2c_lib.agent import KG_VALID_STEPS, ErrorType
 from t2c_lib.errors import UnsafeQuery
 from t2c_lib.validation import build_chain, make_context, run_chain
 from t2c_lib.validation.chain import STEP_NAMES, chain_names
 from t2c_lib.validation.cyver import CyVerPropertiesStep, CyVerSchemaStep, CyVerSyntaxStep, cyver_steps
-from test_guard import read_cases
+from tests.helpers import read_cases
 
 pytestmark = pytest.mark.neo4j
 
@@ -87,7 +86,9 @@ def test_verdicts_repeat(neo4j_chain):
     first = [r.to_dict() for r in run_chain(query, chain, ctx)]
     for _ in range(3):
         again = [r.to_dict() for r in run_chain(query, chain, ctx)]
-        assert [(r["validator"], r["ok"], r["message"]) for r in again] == [(r["validator"], r["ok"], r["message"]) for r in first]
+        assert [(r["validator"], r["ok"], r["message"]) for r in again] == [
+            (r["validator"], r["ok"], r["message"]) for r in first
+        ]
 
 
 def test_cyver_driver_cannot_write(neo4j_chain, neo4j_kurikulum):
@@ -113,7 +114,9 @@ def test_cyver_queries_carry_the_time_limit(neo4j_chain):
     driver.t2c_timeout_s = 0.5
     try:
         with pytest.raises(neo4j.exceptions.ClientError, match="(?i)terminated|timed out"):
-            driver.execute_query("UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y WITH x, y WHERE x + y < 0 RETURN count(*)")
+            driver.execute_query(
+                "UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y WITH x, y WHERE x + y < 0 RETURN count(*)"
+            )
     finally:
         driver.t2c_timeout_s = old
 
@@ -121,6 +124,7 @@ def test_cyver_queries_carry_the_time_limit(neo4j_chain):
 def test_a_cyver_crash_falls_back_to_the_builtin_step(neo4j_kurikulum, monkeypatch):
     syntax, schema, properties = cyver_steps(neo4j_kurikulum)
     try:
+
         def broken(query, database_name=None):
             raise ValueError("regex trouble")
 

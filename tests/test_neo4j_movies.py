@@ -19,19 +19,26 @@ import time
 
 import pytest
 
-from neo4j_fixtures import open_neo4j
 from t2c_lib.datasets import load_dataset
-from t2c_lib.study.screen import DropKind, OrderProbe, screen_gold
 from t2c_lib.graph.base import QueryError
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
+from t2c_lib.schema import SchemaFormat
+from t2c_lib.study.screen import DropKind, OrderProbe, screen_gold
+from tests.helpers.neo4j import open_neo4j
 
 pytestmark = pytest.mark.neo4j
 
 # The counts of data/movies/source/movies.cypher (test_movies.py checks them against the script).
 SCRIPT_COUNTS = {
-    "Movie": 38, "Person": 133, "ACTED_IN": 172, "DIRECTED": 44, "PRODUCED": 15, "WROTE": 10, "REVIEWED": 9, "FOLLOWS": 3,
+    "Movie": 38,
+    "Person": 133,
+    "ACTED_IN": 172,
+    "DIRECTED": 44,
+    "PRODUCED": 15,
+    "WROTE": 10,
+    "REVIEWED": 9,
+    "FOLLOWS": 3,
 }
 TIMEOUT_S = 10.0
 PREFIX = "differs between ladybug and neo4j: "
@@ -146,14 +153,17 @@ DIALECT = [
         # Neo4j never binds one relationship twice within a MATCH; LadybugDB does.
         "relationship uniqueness",
         "MATCH (a:Person)-[:FOLLOWS]->(b:Person)<-[:FOLLOWS]-(a) RETURN count(*)",
-        [[SCRIPT_COUNTS["FOLLOWS"]]], [[0]],
+        [[SCRIPT_COUNTS["FOLLOWS"]]],
+        [[0]],
         r"\((\w+)[^()]*\)-\[:(\w+)\]->\([^()]*\)<-\[:\2\]-\(\1\)",
     ),
 ]
 
 
 @pytest.mark.parametrize("name,probe,on_ladybug,on_neo4j,uses", DIALECT, ids=[d[0] for d in DIALECT])
-def test_dialect_difference_drops_the_gold_that_uses_it(movies, stores, embedded_screen, cross_screen, name, probe, on_ladybug, on_neo4j, uses):
+def test_dialect_difference_drops_the_gold_that_uses_it(
+    movies, stores, embedded_screen, cross_screen, name, probe, on_ladybug, on_neo4j, uses
+):
     embedded, server, _ = stores
     assert embedded.query(probe).rows == on_ladybug
     assert server.query(probe).rows == on_neo4j
@@ -182,7 +192,11 @@ def test_size_of_a_pattern_is_refused_by_neo4j_and_counted_on_ladybug(stores, em
     assert refused.value.kind == "semantic" and "COUNT" in str(refused.value)
     matches = embedded.query("MATCH (:Person {name: 'Paul Blythe'})-[:FOLLOWS]->(q:Person) RETURN count(q)").rows[0][0]
     assert embedded.query(probe).rows == [[matches]]
-    uses = [q.id for q in embedded_screen.kept + [d for d in embedded_screen.dropped] if re.search(r"size\s*\(\s*\(", q.cypher)]
+    uses = [
+        q.id
+        for q in embedded_screen.kept + [d for d in embedded_screen.dropped]
+        if re.search(r"size\s*\(\s*\(", q.cypher)
+    ]
     assert uses
     dropped = {d.id: d for d in embedded_screen.dropped}
     for qid in uses:  # excluded (movies-192), or, now that the matches are counted, empty (only 3 FOLLOWS)
@@ -195,7 +209,9 @@ def test_screen_on_neo4j(movies, embedded_screen, server_screen, cross_screen):
         for value, counts in cells.items():
             embedded = embedded_screen.stratum_counts()[column][value]
             both = cross_screen.stratum_counts()[column][value]
-            print(f"  {value}: kept neo4j {counts['kept']}, ladybug {embedded['kept']}, both (equivalent) {both['kept']}")
+            print(
+                f"  {value}: kept neo4j {counts['kept']}, ladybug {embedded['kept']}, both (equivalent) {both['kept']}"
+            )
     assert server_screen.total == len(movies.questions)
     assert all(c["kept"] > 0 for c in server_screen.stratum_counts()["type"].values())
     # what is equivalent on both stores runs and returns something on Neo4j alone too
@@ -205,8 +221,10 @@ def test_screen_on_neo4j(movies, embedded_screen, server_screen, cross_screen):
     shorthand = {q.id for q in movies.questions if re.search(r"(exists|count)\s*\{\s*\(", q.cypher, re.I)}
     kept_on_neo4j = shorthand & {i.id for i in server_screen.kept}
     agree = kept_on_neo4j & {i.id for i in cross_screen.kept}
-    print(f"  exists/count shorthand: {len(shorthand)} gold pairs, {len(kept_on_neo4j)} kept on neo4j, "
-          f"{len(agree)} of those equivalent on ladybug")
+    print(
+        f"  exists/count shorthand: {len(shorthand)} gold pairs, {len(kept_on_neo4j)} kept on neo4j, "
+        f"{len(agree)} of those equivalent on ladybug"
+    )
     assert len(agree) >= 15
 
 

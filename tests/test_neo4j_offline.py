@@ -8,7 +8,7 @@ import pytest
 
 from t2c_lib import config
 from t2c_lib.graph.base import StoreUnavailable, value_bytes
-from t2c_lib.graph.neo4j import Neo4jStore, _unquote_rel_type, _map_types
+from t2c_lib.graph.neo4j import Neo4jStore, _map_types, _unquote_rel_type
 from t2c_lib.schema import PropType
 
 
@@ -56,13 +56,20 @@ def test_the_local_servers_password_is_read_for_loopback_only(tmp_path, monkeypa
     monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
     # no launcher running: whatever listens on the port gets no password
     assert config.neo4j_password("bolt://127.0.0.1:7687") is None
-    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "t2c.neo4j.Launcher", "home", "7687"])
+    stand_in = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "t2c.neo4j.Launcher", "home", "7687"]
+    )
     try:
         (tmp_path / "neo4j.pid").write_text(f"{stand_in.pid}\n")
         for uri in ("bolt://127.0.0.1:7687", "neo4j://localhost", "bolt://[::1]:7687", "bolt://127.0.1.1"):
             assert config.neo4j_password(uri) == "generated-password-0123456789abc", uri
-        for uri in ("bolt://db.example.org:7687", "neo4j+s://abcd.databases.neo4j.io", "bolt://10.0.0.5:7687", "not a uri",
-                    "bolt://127.0.0.1:7999"):  # another port: not the launcher's
+        for uri in (
+            "bolt://db.example.org:7687",
+            "neo4j+s://abcd.databases.neo4j.io",
+            "bolt://10.0.0.5:7687",
+            "not a uri",
+            "bolt://127.0.0.1:7999",
+        ):  # another port: not the launcher's
             assert config.neo4j_password(uri) is None, uri
         monkeypatch.setenv("NEO4J_PASSWORD", "from-the-environment")
         assert config.neo4j_password("bolt://127.0.0.1:7687") == "from-the-environment"

@@ -13,7 +13,6 @@ from urllib.parse import urlsplit
 import neo4j
 import pytest
 
-from neo4j_fixtures import neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
 from t2c_lib import config
 
 pytestmark = pytest.mark.neo4j
@@ -81,8 +80,13 @@ def test_start_stop_status_on_a_second_port(tmp_path: Path, monkeypatch):
     port = free_port()
     uri = f"bolt://127.0.0.1:{port}"
     home = tmp_path / "n4j"
-    env = {"T2C_NEO4J_DIR": str(home), "NEO4J_PORT": str(port), "NEO4J_HEAP": "512m", "NEO4J_PAGECACHE": "64m",
-           "NEO4J_USER": "neo4j"}
+    env = {
+        "T2C_NEO4J_DIR": str(home),
+        "NEO4J_PORT": str(port),
+        "NEO4J_HEAP": "512m",
+        "NEO4J_PAGECACHE": "64m",
+        "NEO4J_USER": "neo4j",
+    }
     monkeypatch.delenv("NEO4J_PASSWORD", raising=False)
     assert run_script("status", env=env).returncode == 3
     started = run_script("start", env=env)
@@ -139,11 +143,15 @@ WEBSOCKET_UPGRADE = (
 )
 
 
-@pytest.mark.parametrize("request_text", [
-    WEBSOCKET_UPGRADE.replace("{origin}", "https://attacker.example"),
-    WEBSOCKET_UPGRADE.replace("{origin}", "http://127.0.0.1:{port}"),
-    "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n",
-], ids=["websocket-cross-origin", "websocket-same-origin", "plain-http"])
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        WEBSOCKET_UPGRADE.replace("{origin}", "https://attacker.example"),
+        WEBSOCKET_UPGRADE.replace("{origin}", "http://127.0.0.1:{port}"),
+        "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n",
+    ],
+    ids=["websocket-cross-origin", "websocket-same-origin", "plain-http"],
+)
 def test_http_and_websocket_are_refused_on_the_bolt_port(neo4j_kurikulum, request_text):
     """Neo4j 5.26 would switch any HTTP request on the Bolt port to Bolt-over-WebSocket (no setting
     turns it off, no Origin is checked); the launcher answers 403 and closes instead."""
@@ -162,8 +170,13 @@ def test_http_and_websocket_are_refused_on_the_bolt_port(neo4j_kurikulum, reques
 
 
 def test_start_that_times_out_fails_with_the_log(tmp_path: Path):
-    env = {"T2C_NEO4J_DIR": str(tmp_path / "n4j"), "NEO4J_PORT": str(free_port()), "NEO4J_START_TIMEOUT": "1",
-           "NEO4J_HEAP": "512m", "NEO4J_PAGECACHE": "64m"}
+    env = {
+        "T2C_NEO4J_DIR": str(tmp_path / "n4j"),
+        "NEO4J_PORT": str(free_port()),
+        "NEO4J_START_TIMEOUT": "1",
+        "NEO4J_HEAP": "512m",
+        "NEO4J_PAGECACHE": "64m",
+    }
     result = run_script("start", env=env)
     assert result.returncode != 0
     assert "did not answer" in result.stderr and "tail of" in result.stderr

@@ -6,14 +6,21 @@ import time
 
 import pytest
 
-from neo4j_fixtures import gate_bypassed, neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
-from t2c_lib.graph.base import StoreError
 from t2c_lib.agent import ErrorType
-from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryError, QueryTimeout, ResultTooLarge, StoreUnavailable, UnsafeQuery
-from t2c_lib.graph.ladybug import LadybugStore
+from t2c_lib.graph.base import (
+    GraphNode,
+    GraphPath,
+    GraphRel,
+    QueryError,
+    QueryTimeout,
+    ResultTooLarge,
+    StoreError,
+    StoreUnavailable,
+    UnsafeQuery,
+)
 from t2c_lib.graph.neo4j import Neo4jStore
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.metrics.equivalence import has_order_by, results_equivalent
+from t2c_lib.schema import SchemaFormat
 from t2c_lib.validation.base import ValidationContext
 from t2c_lib.validation.steps import ExecutionStep
 
@@ -39,6 +46,7 @@ def fingerprint(store: Neo4jStore) -> tuple:
 
 
 # --- parity with the embedded store ---------------------------------------------------------
+
 
 def test_counts_match_the_dataset(neo4j_kurikulum, kurikulum):
     assert neo4j_kurikulum.counts() == kurikulum.expected_counts()
@@ -96,12 +104,13 @@ def test_graph_values_are_store_neutral(neo4j_kurikulum):
 
 # --- read-only walls -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("gate", ["with the gate", "gate bypassed"])
 def test_write_corpus_leaves_the_graph_unchanged(neo4j_kurikulum, request, gate):
     """Every write/admin case of the guard's corpus, sent to the store; without the gate the EXPLAIN wall refuses."""
     if gate == "gate bypassed":
         request.getfixturevalue("gate_bypassed")
-    from test_guard import WRITE_CASES
+    from tests.helpers import WRITE_CASES
 
     before = fingerprint(neo4j_kurikulum)
     ran = []
@@ -118,7 +127,7 @@ def test_write_corpus_leaves_the_graph_unchanged(neo4j_kurikulum, request, gate)
 
 def test_write_corpus_bypassing_explain_is_refused_by_the_server(neo4j_kurikulum):
     """The READ transaction alone (no guard, no EXPLAIN wall) still changes nothing."""
-    from test_guard import WRITE_CASES
+    from tests.helpers import WRITE_CASES
 
     data_writes = ("CREATE", "MERGE", "SET", "DELETE", "DETACH DELETE", "REMOVE", "FOREACH")
     before = fingerprint(neo4j_kurikulum)
@@ -142,17 +151,20 @@ def test_server_refuses_a_write_in_a_read_transaction(neo4j_kurikulum):
     assert "Intruder" not in neo4j_kurikulum.counts()
 
 
-@pytest.mark.parametrize("query,why", [
-    ("CREATE (n:Intruder) RETURN n", "query type"),
-    ("MATCH (m:MK) SET m.sks = 0", "query type"),
-    ("LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line", "operator LoadCSV"),
-    ("LOAD CSV FROM 'http://127.0.0.1:9/x.csv' AS line RETURN line", "operator LoadCSV"),
-    ("TERMINATE TRANSACTIONS 'neo4j-transaction-1'", "operator TerminateTransactions"),
-    ("SHOW INDEXES", "operator ShowIndexes"),
-    ("SHOW DATABASES", "query type"),
-    ("CALL db.info()", "operator ProcedureCall"),
-    ("CALL { MATCH (m:MK) RETURN m.nama AS n } IN TRANSACTIONS RETURN n", "operator"),
-])
+@pytest.mark.parametrize(
+    "query,why",
+    [
+        ("CREATE (n:Intruder) RETURN n", "query type"),
+        ("MATCH (m:MK) SET m.sks = 0", "query type"),
+        ("LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line", "operator LoadCSV"),
+        ("LOAD CSV FROM 'http://127.0.0.1:9/x.csv' AS line RETURN line", "operator LoadCSV"),
+        ("TERMINATE TRANSACTIONS 'neo4j-transaction-1'", "operator TerminateTransactions"),
+        ("SHOW INDEXES", "operator ShowIndexes"),
+        ("SHOW DATABASES", "query type"),
+        ("CALL db.info()", "operator ProcedureCall"),
+        ("CALL { MATCH (m:MK) RETURN m.nama AS n } IN TRANSACTIONS RETURN n", "operator"),
+    ],
+)
 def test_explain_wall_refuses_before_execution(neo4j_kurikulum, monkeypatch, query, why):
     """The gate refuses each first; with the gate bypassed, the EXPLAIN plan wall refuses it on its own."""
     with pytest.raises(UnsafeQuery, match="refused before the database"):
@@ -177,15 +189,19 @@ def test_a_runaway_result_is_capped_on_neo4j(neo4j_kurikulum):
 
 # --- errors and time limits ----------------------------------------------------------------
 
-@pytest.mark.parametrize("query,kind", [
-    ("MATCH (m:MK {nama: 'Basis Data' RETURN m.sks", "syntax"),
-    ("MATCH (m:MK) RETURN m.nama; MATCH (t:topic) RETURN t", "syntax"),
-    ("MATCH (m:MK) RETURN x.sks", "semantic"),
-    ("MATCH (m:MK) RETURN fooBar(m.sks)", "semantic"),
-    ("CALL db.noSuchProcedure()", "semantic"),
-    ("RETURN 1 / 0", "runtime"),
-    ("RETURN toInteger([1, 2])", "runtime"),
-])
+
+@pytest.mark.parametrize(
+    "query,kind",
+    [
+        ("MATCH (m:MK {nama: 'Basis Data' RETURN m.sks", "syntax"),
+        ("MATCH (m:MK) RETURN m.nama; MATCH (t:topic) RETURN t", "syntax"),
+        ("MATCH (m:MK) RETURN x.sks", "semantic"),
+        ("MATCH (m:MK) RETURN fooBar(m.sks)", "semantic"),
+        ("CALL db.noSuchProcedure()", "semantic"),
+        ("RETURN 1 / 0", "runtime"),
+        ("RETURN toInteger([1, 2])", "runtime"),
+    ],
+)
 def test_errors_map_to_kinds(neo4j_kurikulum, gate_bypassed, query, kind):
     """The server's own errors, classified (the gate bypassed: it refuses two statements and unknown procedures first)."""
     with pytest.raises(QueryError) as info:
@@ -216,6 +232,7 @@ def test_timeout_is_reported_as_timeout_by_the_chain(neo4j_kurikulum):
 
 
 # --- construction ----------------------------------------------------------------------------
+
 
 def test_constructed_from_the_environment_alone(neo4j_kurikulum, kurikulum, monkeypatch):
     monkeypatch.setenv("NEO4J_URI", neo4j_kurikulum.uri)

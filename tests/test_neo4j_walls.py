@@ -13,7 +13,6 @@ import tracemalloc
 
 import pytest
 
-from neo4j_fixtures import gate_bypassed, neo4j_kurikulum, neo4j_session_store  # noqa: F401  (fixtures)
 from t2c_lib.graph.base import QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreUnavailable
 from t2c_lib.graph.neo4j_limits import GRACE_S, METADATA_KEY
 
@@ -45,6 +44,7 @@ def still_serving(store) -> None:
 
 # --- 1. a client-side deadline on every call --------------------------------------------------
 
+
 def test_work_inside_one_expression_is_cut_at_the_deadline(neo4j_kurikulum, gate_bypassed):
     """The server's timeout does not stop a backtracking regex (it ran 29 s under a 5 s limit);
     the client's deadline answers QueryTimeout at the limit plus the grace, naming the time taken."""
@@ -75,8 +75,10 @@ def test_the_server_transaction_is_terminated(neo4j_kurikulum, gate_bypassed):
 def test_a_parser_stack_overflow_does_not_hang_the_client(neo4j_kurikulum, gate_bypassed):
     """1,500 nested parentheses overflow the server parser's stack and the server never answers;
     query and explain both return at the deadline."""
-    for call in (lambda: neo4j_kurikulum.query(nested_parens(1500), timeout_s=1.0),
-                 lambda: neo4j_kurikulum.explain(nested_parens(1500), timeout_s=1.0)):
+    for call in (
+        lambda: neo4j_kurikulum.query(nested_parens(1500), timeout_s=1.0),
+        lambda: neo4j_kurikulum.explain(nested_parens(1500), timeout_s=1.0),
+    ):
         started = time.perf_counter()
         with pytest.raises(QueryTimeout):
             call()
@@ -103,6 +105,7 @@ def test_the_servers_own_timeout_still_answers_first(neo4j_kurikulum):
 
 
 # --- 2. a result byte budget -------------------------------------------------------------------
+
 
 def test_one_huge_value_never_reaches_the_client(neo4j_kurikulum):
     """One row holding a 64 MiB string (built in one expression, which the transaction memory limit does
@@ -149,12 +152,15 @@ def test_the_budget_comes_from_the_environment(neo4j_kurikulum, kurikulum, monke
 
 # --- 3. server memory ----------------------------------------------------------------------------
 
+
 def test_operator_memory_is_bounded_per_transaction(neo4j_kurikulum):
     """collect() is tracked: db.memory.transaction.max (256 MiB on the local server) stops it in
     seconds with a classified error; the server's timeouts hold right after."""
     started = time.perf_counter()
     with pytest.raises(ResourceLimit) as info:
-        neo4j_kurikulum.query("UNWIND range(1, 1000000) AS x UNWIND range(1, 100) AS y RETURN size(collect(x)) AS n", timeout_s=60.0)
+        neo4j_kurikulum.query(
+            "UNWIND range(1, 1000000) AS x UNWIND range(1, 100) AS y RETURN size(collect(x)) AS n", timeout_s=60.0
+        )
     took = time.perf_counter() - started
     print(f"collect of 100M: {info.value.kind} after {took:.1f} s: {info.value}")
     assert info.value.kind == "resource" and "db.memory.transaction.max" in str(info.value)
@@ -168,9 +174,13 @@ def test_a_heap_filling_expression_leaves_timeouts_working(neo4j_kurikulum):
     right after it, the server still enforces transaction timeouts (a full heap once left it
     without them). The client gets QueryTimeout instead if the heap takes longer than 120 s to fill."""
     started = time.perf_counter()
-    with pytest.raises((ResourceLimit, QueryTimeout, StoreUnavailable)) as info:  # a string doubled 40 times: the gate allows it
+    with pytest.raises(
+        (ResourceLimit, QueryTimeout, StoreUnavailable)
+    ) as info:  # a string doubled 40 times: the gate allows it
         neo4j_kurikulum.query("RETURN size(reduce(s = 'ab', i IN range(1, 40) | s + s)) AS n", timeout_s=120.0)
-    print(f"list comprehension of 100M: {type(info.value).__name__} after {time.perf_counter() - started:.1f} s: {info.value}")
+    print(
+        f"list comprehension of 100M: {type(info.value).__name__} after {time.perf_counter() - started:.1f} s: {info.value}"
+    )
     if isinstance(info.value, ResourceLimit):
         assert info.value.kind == "resource"
     deadline = time.monotonic() + 120  # a server busy collecting its heap may drop connections for a while
@@ -191,6 +201,7 @@ def test_a_heap_filling_expression_leaves_timeouts_working(neo4j_kurikulum):
 
 
 # --- 4. errors classified --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("depth", [100, 3000])
 def test_a_deeply_nested_result_is_a_query_error(neo4j_kurikulum, depth):

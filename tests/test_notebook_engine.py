@@ -7,22 +7,57 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # subprocesses: papermill
+
 NOTEBOOK = {
-    "cells": [{"cell_type": "code", "execution_count": None, "id": "c1", "metadata": {"tags": ["parameters"]},
-               "outputs": [], "source": ["value = 1"]},
-              {"cell_type": "code", "execution_count": None, "id": "c2", "metadata": {}, "outputs": [],
-               "source": ["print('value', value * 2)"]}],
+    "cells": [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "c1",
+            "metadata": {"tags": ["parameters"]},
+            "outputs": [],
+            "source": ["value = 1"],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "c2",
+            "metadata": {},
+            "outputs": [],
+            "source": ["print('value', value * 2)"],
+        },
+    ],
     "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-    "nbformat": 4, "nbformat_minor": 5,
+    "nbformat": 4,
+    "nbformat_minor": 5,
 }
 
 
 def test_papermill_through_the_ipc_engine_runs_without_the_tcp_warning(tmp_path: Path) -> None:
     source, out = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
     source.write_text(json.dumps(NOTEBOOK))
-    done = subprocess.run([sys.executable, "-m", "t2c_lib.study.notebook_engine", "--no-progress-bar", "--log-output",
-                           "-k", "python3", str(source), str(out), "-p", "value", "21"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "t2c_lib.study.notebook_engine",
+            "--no-progress-bar",
+            "--log-output",
+            "-k",
+            "python3",
+            str(source),
+            str(out),
+            "-p",
+            "value",
+            "21",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "without encryption" not in done.stdout + done.stderr
     outputs = json.loads(out.read_text())["cells"][-1]["outputs"]
@@ -36,7 +71,9 @@ def test_engine_start_skips_the_slow_optional_iri_checker() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; import t2c_lib.study.notebook_engine; import nbformat; "
-            "nbformat.validate(nbformat.v4.new_notebook()); print(sys.modules.get('rfc3987_syntax', 'absent'))")
+    code = (
+        "import sys; import t2c_lib.study.notebook_engine; import nbformat; "
+        "nbformat.validate(nbformat.v4.new_notebook()); print(sys.modules.get('rfc3987_syntax', 'absent'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["None"]  # blocked, not imported

@@ -18,23 +18,39 @@ from pathlib import Path
 import pytest
 import yaml
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from llm_fault_server import FaultServer, free_port, hang, ok, status  # noqa: E402
 from t2c_lib.llm.base import LLMConfigError, LLMUnavailableError, Message  # noqa: E402
 from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy  # noqa: E402
+from tests.helpers import ROOT
+from tests.helpers.fault_server import FaultServer, free_port, hang, ok, status
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # subprocesses: the t2c command against a loopback endpoint
+
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.05, max_delay_s=0.1, max_total_wait_s=5, timeout_s=0.5)
 MESSAGES = [Message("user", "List all courses.")]
-PARAMS = {"run_id": "outage", "dataset": "kurikulum", "store": "ladybug", "model": "fault-model",
-          "prompt_types": ["Few-Shot"], "schema_formats": ["nodes_paths"], "strategies": ["single-pass", "feedback"],
-          "max_iterations": 2, "limit": 2, "max_tokens": 64, "test_suite_copies": 0}
+PARAMS = {
+    "run_id": "outage",
+    "dataset": "kurikulum",
+    "store": "ladybug",
+    "model": "fault-model",
+    "prompt_types": ["Few-Shot"],
+    "schema_formats": ["nodes_paths"],
+    "strategies": ["single-pass", "feedback"],
+    "max_iterations": 2,
+    "limit": 2,
+    "max_tokens": 64,
+    "test_suite_copies": 0,
+}
 
 
 def t2c(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **env}, cwd=ROOT, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=ROOT,
+        timeout=600,
+    )
 
 
 def records(path: Path) -> list[dict]:
@@ -42,6 +58,7 @@ def records(path: Path) -> list[dict]:
 
 
 # --- the client names an outage as such ------------------------------------------------------
+
 
 def test_a_refused_connection_is_an_outage_that_asks_whether_the_server_runs() -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
@@ -72,14 +89,22 @@ def test_a_401_stays_a_configuration_error_not_an_outage() -> None:
 
 # --- the study stops, keeps what it has, and the resumed run asks again ------------------------
 
+
 @pytest.fixture()
 def study(tmp_path: Path) -> tuple[Path, dict[str, str], int]:
     params = tmp_path / "outage.yaml"
     params.write_text(yaml.safe_dump(PARAMS))
     port = free_port()
-    env = {"T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_RESULTS_DIR": str(tmp_path / "results"),
-           "T2C_FIGURES_DIR": str(tmp_path / "figures"), "T2C_LLM_BASE_URL": f"http://127.0.0.1:{port}/v1",
-           "T2C_MODEL": "", "T2C_LLM_MAX_ATTEMPTS": "2", "T2C_LLM_MAX_WAIT": "5", "T2C_LLM_TIMEOUT": "5"}
+    env = {
+        "T2C_CACHE_DIR": str(tmp_path / "cache"),
+        "T2C_RESULTS_DIR": str(tmp_path / "results"),
+        "T2C_FIGURES_DIR": str(tmp_path / "figures"),
+        "T2C_LLM_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "T2C_MODEL": "",
+        "T2C_LLM_MAX_ATTEMPTS": "2",
+        "T2C_LLM_MAX_WAIT": "5",
+        "T2C_LLM_TIMEOUT": "5",
+    }
     return params, env, port
 
 
@@ -124,20 +149,34 @@ def test_an_outage_mid_run_keeps_the_finished_question_and_asks_only_the_other(s
 
 def test_an_outage_an_older_run_recorded_as_an_answer_is_set_aside_and_asked_again(tiny_dataset, tmp_path) -> None:
     from t2c_lib.study.layout import OUTAGES_FILE, Cell
+    from t2c_lib.study.params import params_from_dict
     from t2c_lib.study.runlog import is_outage_record
     from t2c_lib.study.runner import run_cell
-    from t2c_lib.study.params import params_from_dict
 
     cell = Cell("feedback", "Zero-Shot", "full_schema")
     directory = cell.directory(tmp_path)
     directory.mkdir(parents=True)
-    old_outage = {"question_id": "tiny-002", "status": "FAILED", "success": False, "iterations": 0, "final_query": "",
-                  "error": "LLMError: model 'x' at custom (http://127.0.0.1:9/v1) failed after 6 attempt(s): "
-                           "no HTTP status: connection failed: Connection error."}
-    real_failure = {"question_id": "tiny-001", "status": "FAILED", "success": False, "iterations": 3,
-                    "final_query": "MATCH (n) RETURN n", "error": None}
+    old_outage = {
+        "question_id": "tiny-002",
+        "status": "FAILED",
+        "success": False,
+        "iterations": 0,
+        "final_query": "",
+        "error": "LLMError: model 'x' at custom (http://127.0.0.1:9/v1) failed after 6 attempt(s): "
+        "no HTTP status: connection failed: Connection error.",
+    }
+    real_failure = {
+        "question_id": "tiny-001",
+        "status": "FAILED",
+        "success": False,
+        "iterations": 3,
+        "final_query": "MATCH (n) RETURN n",
+        "error": None,
+    }
     other_error = {"question_id": "tiny-003", "status": "FAILED", "error": "RuntimeError: store closed"}
-    (directory / "questions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (real_failure, old_outage, other_error)))
+    (directory / "questions.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in (real_failure, old_outage, other_error))
+    )
     (directory / "attempts.jsonl").write_text(json.dumps({"question_id": "tiny-002", "iteration": 1}) + "\n")
     assert [is_outage_record(r) for r in (real_failure, old_outage, other_error)] == [False, True, False]
 
@@ -145,11 +184,23 @@ def test_an_outage_an_older_run_recorded_as_an_answer_is_set_aside_and_asked_aga
 
     def scripted_solve_stand_in(item, on_attempt):
         asked.append(item.id)
-        return {"status": "SUCCESS", "success": True, "kg_valid": True, "iterations": 1, "final_query": "RETURN 1",
-                "error": None}
+        return {
+            "status": "SUCCESS",
+            "success": True,
+            "kg_valid": True,
+            "iterations": 1,
+            "final_query": "RETURN 1",
+            "error": None,
+        }
 
-    report = run_cell(cell, params_from_dict({"run_id": "t"}), tiny_dataset.questions, scripted_solve_stand_in,
-                      tmp_path, progress=False)
+    report = run_cell(
+        cell,
+        params_from_dict({"run_id": "t"}),
+        tiny_dataset.questions,
+        scripted_solve_stand_in,
+        tmp_path,
+        progress=False,
+    )
     assert asked == ["tiny-002"] and report.outages_set_aside == 1 and report.dropped_partial_attempts == 1
     assert "1 outage(s) an older run recorded as answers, asked again" in report.line()
     now = {r["question_id"]: r for r in records(directory / "questions.jsonl")}

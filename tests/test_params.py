@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from t2c_lib.study.params import ParamsError, load_params, params_from_dict
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "params").glob("*.yaml")))
@@ -95,9 +92,21 @@ def test_strategies_replace_modes_and_the_old_key_is_mapped():
 def test_grid_order_puts_feedback_first_and_vote_last():
     from t2c_lib.study.layout import expand_grid
 
-    params = params_from_dict({"strategies": ["vote", "single-pass", "verifier", "history", "feedback", "raw-error"],
-                               "prompt_types": ["CoT"], "schema_formats": ["full_schema"]})
-    assert [c.strategy for c in expand_grid(params)] == ["feedback", "history", "raw-error", "verifier", "single-pass", "vote"]
+    params = params_from_dict(
+        {
+            "strategies": ["vote", "single-pass", "verifier", "history", "feedback", "raw-error"],
+            "prompt_types": ["CoT"],
+            "schema_formats": ["full_schema"],
+        }
+    )
+    assert [c.strategy for c in expand_grid(params)] == [
+        "feedback",
+        "history",
+        "raw-error",
+        "verifier",
+        "single-pass",
+        "vote",
+    ]
 
 
 def test_shipped_params_files_keep_the_thesis_grid_and_add_the_strategies_grid():
@@ -105,4 +114,10 @@ def test_shipped_params_files_keep_the_thesis_grid_and_add_the_strategies_grid()
 
     assert load_params(ROOT / "params" / "thesis.yaml").strategies == ("single-pass", "feedback")
     assert set(load_params(ROOT / "params" / "strategies.yaml").strategies) == {
-        "single-pass", "feedback", "history", "raw-error", "verifier", "vote"}
+        "single-pass",
+        "feedback",
+        "history",
+        "raw-error",
+        "verifier",
+        "vote",
+    }

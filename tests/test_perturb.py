@@ -9,9 +9,9 @@ import pytest
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
+from t2c_lib.metrics.perturb import KINDS, Perturbation, copy_plan, name_property, perturb, variant_name
 from t2c_lib.metrics.scores import score_question, summarize
 from t2c_lib.metrics.testsuite import TestSuite
-from t2c_lib.metrics.perturb import KINDS, Perturbation, copy_plan, name_property, perturb, variant_name
 
 
 @pytest.fixture(scope="module")
@@ -73,14 +73,19 @@ def test_drop_removes_a_share_and_leaves_no_dangling_relationship(movies):
 
 def test_jitter_moves_every_number_a_little(movies):
     copy = perturb(movies, Perturbation.JITTER, 0)
-    born = [(a.properties["born"], b.properties["born"]) for a, b in zip(movies.nodes["Person"], copy.nodes["Person"])
-            if "born" in a.properties]
+    born = [
+        (a.properties["born"], b.properties["born"])
+        for a, b in zip(movies.nodes["Person"], copy.nodes["Person"])
+        if "born" in a.properties
+    ]
     spread = max(x for x, _ in born) - min(x for x, _ in born)
     assert all(x != y and abs(x - y) <= max(1, int(spread * 0.1)) and isinstance(y, int) for x, y in born)
     for a, b in zip(movies.nodes["Movie"], copy.nodes["Movie"]):
         assert a.properties.get("title") == b.properties.get("title")  # text stays
         assert a.properties.get("tagline") == b.properties.get("tagline")
-    ratings = [(a.properties["rating"], b.properties["rating"]) for a, b in zip(movies.rels["REVIEWED"], copy.rels["REVIEWED"])]
+    ratings = [
+        (a.properties["rating"], b.properties["rating"]) for a, b in zip(movies.rels["REVIEWED"], copy.rels["REVIEWED"])
+    ]
     assert any(x != y for x, y in ratings)
 
 
@@ -94,7 +99,9 @@ def test_swap_exchanges_names_within_a_label(movies):
         changed = sum(a.properties[prop] != b.properties[prop] for a, b in zip(rows, swapped))
         assert changed >= len(rows) - 1  # every node but an odd one out has another name
         for a, b in zip(rows, swapped):
-            assert {k: v for k, v in a.properties.items() if k != prop} == {k: v for k, v in b.properties.items() if k != prop}
+            assert {k: v for k, v in a.properties.items() if k != prop} == {
+                k: v for k, v in b.properties.items() if k != prop
+            }
     assert copy.rels == movies.rels
 
 
@@ -115,6 +122,7 @@ def movies_store(movies, tmp_path_factory):
 GOLD = "MATCH (m:Movie {title: 'The Matrix'}) RETURN m.released"
 
 
+@pytest.mark.slow
 def test_suite_builds_each_kind_once_and_caches_it(suite, movies, tmp_path_factory):
     assert [n.split("-")[3] for n in suite.names] == [k.value for k in KINDS]
     root = suite.copies[0][1].root.parent
@@ -126,12 +134,14 @@ def test_suite_builds_each_kind_once_and_caches_it(suite, movies, tmp_path_facto
         again.close()
 
 
+@pytest.mark.slow
 def test_suite_accepts_the_gold_and_an_equivalent_rewrite(suite):
     assert suite.check(GOLD, GOLD).passed
     verdict = suite.check(GOLD, "MATCH (m:Movie) WHERE m.title = 'The Matrix' RETURN m.released AS year")
     assert verdict.passed and len(verdict.checked) >= 3
 
 
+@pytest.mark.slow
 def test_suite_catches_a_coincidental_match(suite, movies_store):
     constant = "RETURN 1999"
     assert movies_store.query(constant).rows == movies_store.query(GOLD).rows  # right on the original graph
@@ -139,13 +149,17 @@ def test_suite_catches_a_coincidental_match(suite, movies_store):
     assert not verdict.passed and any("jitter" in n for n in verdict.failed)
 
 
+@pytest.mark.slow
 def test_copies_where_the_gold_has_no_answer_are_skipped(suite):
     verdict = suite.check("MATCH (p:Person {name: 'Keanu Reeves'})-[:FOLLOWS]->(q) RETURN q.name", "RETURN 1")
     assert set(verdict.checked) < set(suite.names) or not verdict.checked
 
 
+@pytest.mark.slow
 def test_scores_and_summary_report_test_suite_accuracy(suite, movies_store):
-    right = score_question(GOLD, "MATCH (m:Movie) WHERE m.title = 'The Matrix' RETURN m.released", movies_store, [], suite=suite)
+    right = score_question(
+        GOLD, "MATCH (m:Movie) WHERE m.title = 'The Matrix' RETURN m.released", movies_store, [], suite=suite
+    )
     lucky = score_question(GOLD, "RETURN 1999", movies_store, [], suite=suite)
     wrong = score_question(GOLD, "RETURN 2000", movies_store, [], suite=suite)
     assert (right.pass_at_1, right.pass_at_1_ts) == (1.0, 1.0)

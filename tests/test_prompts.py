@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts import Configuration, PromptBuilder, PromptType, all_configurations, prompt_hash, template_hashes
 from t2c_lib.prompts import templates as prompt_templates
+from t2c_lib.schema import SchemaFormat
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +52,16 @@ def test_system_message_is_a_stable_prefix(config, schema, kurikulum):
 
 
 def test_zero_shot_has_no_examples(schema, kurikulum):
-    builder = PromptBuilder(Configuration.from_name("Zero-Shot_Full"), schema.render("full_schema"), "id", kurikulum.examples)
+    builder = PromptBuilder(
+        Configuration.from_name("Zero-Shot_Full"), schema.render("full_schema"), "id", kurikulum.examples
+    )
     assert [m.role for m in builder.initial("q")] == ["system", "user"]
 
 
 def test_few_shot_examples_alternate(schema, kurikulum):
-    builder = PromptBuilder(Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"), "id", kurikulum.examples)
+    builder = PromptBuilder(
+        Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"), "id", kurikulum.examples
+    )
     messages = builder.initial("q")
     n = len(kurikulum.examples)
     assert [m.role for m in messages] == ["system"] + ["user", "assistant"] * n + ["user"]
@@ -67,7 +71,9 @@ def test_few_shot_examples_alternate(schema, kurikulum):
 
 
 def test_cot_examples_carry_reasoning(schema, kurikulum):
-    builder = PromptBuilder(Configuration.from_name("CoT_Nodes+Paths"), schema.render("nodes_paths"), "id", kurikulum.examples)
+    builder = PromptBuilder(
+        Configuration.from_name("CoT_Nodes+Paths"), schema.render("nodes_paths"), "id", kurikulum.examples
+    )
     messages = builder.initial("q")
     first = kurikulum.examples[0]
     assert messages[2].content == f"<think>{first.reasoning}</think>\n<cypher>{first.cypher}</cypher>"
@@ -76,7 +82,9 @@ def test_cot_examples_carry_reasoning(schema, kurikulum):
 
 def test_refinement_carries_question_query_and_feedback(schema):
     builder = PromptBuilder(Configuration.from_name("Zero-Shot_Only-Paths"), schema.render("only_paths"), "id")
-    messages = builder.refinement("Berapa SKS 'Basis Data'?", "MATCH (m:Matkul) RETURN m.sks", "Label `Matkul` tidak ada.")
+    messages = builder.refinement(
+        "Berapa SKS 'Basis Data'?", "MATCH (m:Matkul) RETURN m.sks", "Label `Matkul` tidak ada."
+    )
     assert [m.role for m in messages] == ["system", "user"]
     text = messages[1].content
     for part in ("Berapa SKS 'Basis Data'?", "MATCH (m:Matkul) RETURN m.sks", "Label `Matkul` tidak ada.", "<cypher>"):
@@ -85,7 +93,9 @@ def test_refinement_carries_question_query_and_feedback(schema):
 
 
 def test_few_shot_refinement_keeps_the_examples(schema, kurikulum):
-    builder = PromptBuilder(Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"), "id", kurikulum.examples)
+    builder = PromptBuilder(
+        Configuration.from_name("Few-Shot_Full"), schema.render("full_schema"), "id", kurikulum.examples
+    )
     initial = builder.initial("q")
     refine = builder.refinement("q", "MATCH (m:Matkul) RETURN m", "Label `Matkul` tidak ada.")
     assert refine[:-1] == initial[:-1]  # same system and examples: the KV cache reuses them
@@ -110,8 +120,13 @@ def test_unknown_language_is_an_error(schema):
 
 def test_template_hashes_cover_every_file_and_follow_content(tmp_path, monkeypatch):
     hashes = template_hashes("id")
-    assert {"prompts/id/zero_shot.txt", "prompts/id/few_shot.txt", "prompts/id/cot.txt", "prompts/id/refine.txt",
-            "feedback/id/SCHEMA_ERROR.txt"} <= set(hashes)
+    assert {
+        "prompts/id/zero_shot.txt",
+        "prompts/id/few_shot.txt",
+        "prompts/id/cot.txt",
+        "prompts/id/refine.txt",
+        "feedback/id/SCHEMA_ERROR.txt",
+    } <= set(hashes)
     assert all(len(h) == 64 for h in hashes.values())
     assert template_hashes("id") == hashes and template_hashes("en") != hashes
     # a copy with one edited file hashes differently, only for that file

@@ -9,14 +9,17 @@ import os
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import click
+import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 sys.path.insert(0, str(ROOT / "tools"))
 
 from readme_commands import readme_commands  # noqa: E402
+
+pytestmark = pytest.mark.slow  # subprocesses: the README's t2c commands
 
 
 def parse_like_the_shell(args: list[str]) -> click.Context:
@@ -26,7 +29,9 @@ def parse_like_the_shell(args: list[str]) -> click.Context:
     ctx = main.make_context("t2c", list(args))
     command: click.Command = main
     while isinstance(command, click.Group):
-        rest = [*ctx._protected_args, *ctx.args] if hasattr(ctx, "_protected_args") else [*ctx.protected_args, *ctx.args]
+        rest = (
+            [*ctx._protected_args, *ctx.args] if hasattr(ctx, "_protected_args") else [*ctx.protected_args, *ctx.args]
+        )
         name, command, rest = command.resolve_command(ctx, rest)
         ctx = command.make_context(name, rest, parent=ctx)
     return ctx
@@ -51,10 +56,27 @@ def test_every_t2c_line_of_the_readme_parses() -> None:
 
 def test_quick_readme_commands_run_as_printed(tmp_path) -> None:
     env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, str(ROOT / "tools" / "readme_commands.py"), "--only", "t2c db load",
-                           "--only", "t2c db schema", "--only", "t2c db query", "--only", "t2c validate",
-                           "--skip", "t2c db load --store neo4j"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "readme_commands.py"),
+            "--only",
+            "t2c db load",
+            "--only",
+            "t2c db schema",
+            "--only",
+            "t2c db query",
+            "--only",
+            "t2c validate",
+            "--skip",
+            "t2c db load --store neo4j",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     import re
 

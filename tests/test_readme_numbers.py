@@ -18,14 +18,17 @@ import re
 import shlex
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow  # recomputes the README's numbers: gold screens, benchmarks, the t2c command
+
 DOCS = ("README.md", "data/README.md")
 
 NUMBER = re.compile(r"(?<![\w.@])(?<!\w-)\d+(?:[.,]\d+)*(?![\w@])")
@@ -45,6 +48,7 @@ def is_measurement(block: str) -> bool:
 
 # --- what the files say now -------------------------------------------------------------------
 
+
 def csv_rows(path: Path) -> list[dict[str, str]]:
     import csv
 
@@ -57,9 +61,14 @@ def kurikulum_facts() -> dict[str, object]:
     mk, lo, lg = (csv_rows(folder / "nodes" / f"{label}.csv") for label in ("MK", "LO", "LG"))
     per_course = Counter(row["MK"] for row in lo)
     assert len(lg) == len(mk) and set(Counter(row["MK"] for row in lg).values()) == {1}, "one learning goal per course"
-    return {"courses": len(mk), "so": len(csv_rows(folder / "nodes" / "SO.csv")), "lo_min": min(per_course.values()),
-            "lo_max": max(per_course.values()), "topics": len(csv_rows(folder / "nodes" / "topic.csv")),
-            "questions": len(csv_rows(folder / "ground_truth.csv"))}
+    return {
+        "courses": len(mk),
+        "so": len(csv_rows(folder / "nodes" / "SO.csv")),
+        "lo_min": min(per_course.values()),
+        "lo_max": max(per_course.values()),
+        "topics": len(csv_rows(folder / "nodes" / "topic.csv")),
+        "questions": len(csv_rows(folder / "ground_truth.csv")),
+    }
 
 
 def movies_facts() -> dict[str, object]:
@@ -75,12 +84,18 @@ def movies_facts() -> dict[str, object]:
     finally:
         store.close()
     kinds = screen.kind_counts()
-    return {"movies": len(csv_rows(folder / "nodes" / "Movie.csv")), "people": len(csv_rows(folder / "nodes" / "Person.csv")),
-            "rel_types": len(yaml.safe_load((folder / "schema.yaml").read_text(encoding="utf-8"))["relationships"]),
-            "pairs": len(dataset.questions), "kept": len(screen.kept), "empty": kinds.get("empty", 0),
-            "unparsed": sum(n for k, n in kinds.items() if k.startswith("error:")), "order": kinds.get("order", 0),
-            "excluded": kinds.get("excluded", 0),
-            "sample": yaml.safe_load((ROOT / "params" / "movies.yaml").read_text(encoding="utf-8"))["limit"]}
+    return {
+        "movies": len(csv_rows(folder / "nodes" / "Movie.csv")),
+        "people": len(csv_rows(folder / "nodes" / "Person.csv")),
+        "rel_types": len(yaml.safe_load((folder / "schema.yaml").read_text(encoding="utf-8"))["relationships"]),
+        "pairs": len(dataset.questions),
+        "kept": len(screen.kept),
+        "empty": kinds.get("empty", 0),
+        "unparsed": sum(n for k, n in kinds.items() if k.startswith("error:")),
+        "order": kinds.get("order", 0),
+        "excluded": kinds.get("excluded", 0),
+        "sample": yaml.safe_load((ROOT / "params" / "movies.yaml").read_text(encoding="utf-8"))["limit"],
+    }
 
 
 def conversation_facts() -> dict[str, object]:
@@ -90,9 +105,16 @@ def conversation_facts() -> dict[str, object]:
     turns = [t for d in dialogues for t in d.turns]
     intents = Counter(t.intent for t in turns)
     lengths = sorted({len(d.turns) for d in dialogues})
-    return {"dialogues": len(dialogues), "min_turns": lengths[0], "max_turns": lengths[-1], "turns": len(turns),
-            "new": intents["EXECUTE_QUERY"], "follow_ups": intents["REQUEST_MODIFICATION"],
-            "thanks": intents["ACKNOWLEDGE"], "unclear": intents["UNKNOWN"]}
+    return {
+        "dialogues": len(dialogues),
+        "min_turns": lengths[0],
+        "max_turns": lengths[-1],
+        "turns": len(turns),
+        "new": intents["EXECUTE_QUERY"],
+        "follow_ups": intents["REQUEST_MODIFICATION"],
+        "thanks": intents["ACKNOWLEDGE"],
+        "unclear": intents["UNKNOWN"],
+    }
 
 
 def code_facts() -> dict[str, object]:
@@ -112,19 +134,37 @@ def code_facts() -> dict[str, object]:
 
     defaults = StudyParams()
     quick = load_params(ROOT / "params" / "quick.yaml")
-    return {"prompt_types": len(PROMPT_TYPES), "schema_formats": len(THESIS_SCHEMA_FORMATS),
-            "max_iterations": defaults.max_iterations, "vote_temperature": defaults.vote_temperature,
-            "corrections": MAX_CORRECTIONS, "verifier_calls": 1 + MAX_CORRECTIONS,
-            "suite_copies": defaults.test_suite_copies, "weights": _KG_AXEL, "display_limit": ChatSettings().display_limit,
-            "max_rows": f"{DEFAULT_MAX_ROWS:,}", "k": DEFAULT_K, "rel_k": DEFAULT_REL_K, "shortlist": SHORTLIST,
-            "query_chars": f"{QueryLimits.max_chars:,}", "query_tokens": f"{QueryLimits.max_tokens:,}",
-            "query_depth": QueryLimits.max_depth, "grace": f"{GRACE_S:g}", "query_memory": f"{DEFAULT_QUERY_MEMORY // 2 ** 20:,}",
-            "parts": MAX_CROSS_PRODUCTS + 1, "range_values": f"{MAX_RANGE_VALUES:,}", "buffer_pool": BUFFER_POOL_BYTES // 2 ** 20,
-            "result_mib": DEFAULT_MAX_RESULT_BYTES // 2 ** 20, "secret_chars": MIN_SECRET_CHARS,
-            "refine_temperature": defaults.temperature_refine, "preview_rows": PREVIEW_ROWS, "quick_limit": quick.limit,
-            "python": re.search(r"python=(\d+\.\d+)", (ROOT / "environment.yml").read_text()).group(1),
-            "java": re.search(r"<maven.compiler.release>(\d+)<", (ROOT / "tools/neo4j/pom.xml").read_text()).group(1),
-            "neo4j_port": re.search(r'NEO4J_PORT:-(\d+)', (ROOT / "tools/neo4j/neo4j.sh").read_text()).group(1)}
+    return {
+        "prompt_types": len(PROMPT_TYPES),
+        "schema_formats": len(THESIS_SCHEMA_FORMATS),
+        "max_iterations": defaults.max_iterations,
+        "vote_temperature": defaults.vote_temperature,
+        "corrections": MAX_CORRECTIONS,
+        "verifier_calls": 1 + MAX_CORRECTIONS,
+        "suite_copies": defaults.test_suite_copies,
+        "weights": _KG_AXEL,
+        "display_limit": ChatSettings().display_limit,
+        "max_rows": f"{DEFAULT_MAX_ROWS:,}",
+        "k": DEFAULT_K,
+        "rel_k": DEFAULT_REL_K,
+        "shortlist": SHORTLIST,
+        "query_chars": f"{QueryLimits.max_chars:,}",
+        "query_tokens": f"{QueryLimits.max_tokens:,}",
+        "query_depth": QueryLimits.max_depth,
+        "grace": f"{GRACE_S:g}",
+        "query_memory": f"{DEFAULT_QUERY_MEMORY // 2**20:,}",
+        "parts": MAX_CROSS_PRODUCTS + 1,
+        "range_values": f"{MAX_RANGE_VALUES:,}",
+        "buffer_pool": BUFFER_POOL_BYTES // 2**20,
+        "result_mib": DEFAULT_MAX_RESULT_BYTES // 2**20,
+        "secret_chars": MIN_SECRET_CHARS,
+        "refine_temperature": defaults.temperature_refine,
+        "preview_rows": PREVIEW_ROWS,
+        "quick_limit": quick.limit,
+        "python": re.search(r"python=(\d+\.\d+)", (ROOT / "environment.yml").read_text()).group(1),
+        "java": re.search(r"<maven.compiler.release>(\d+)<", (ROOT / "tools/neo4j/pom.xml").read_text()).group(1),
+        "neo4j_port": re.search(r"NEO4J_PORT:-(\d+)", (ROOT / "tools/neo4j/neo4j.sh").read_text()).group(1),
+    }
 
 
 def embedding_weights_mb() -> int:
@@ -138,6 +178,7 @@ def embedding_weights_mb() -> int:
 
 
 # --- the sentences that quote them ------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Fact:
@@ -153,35 +194,62 @@ class Fact:
 
 K, M, C, X = kurikulum_facts, movies_facts, conversation_facts, code_facts
 FACTS = (
-    Fact("README.md", "across {} prompt types x {} schema formats", lambda: (X()["prompt_types"], X()["schema_formats"])),
-    Fact("README.md", "`params/thesis.yaml` ({} prompt types x {} schema formats x {single-pass, feedback}, "
-         "`max_iterations: {}`)", lambda: (X()["prompt_types"], X()["schema_formats"], X()["max_iterations"])),
+    Fact(
+        "README.md", "across {} prompt types x {} schema formats", lambda: (X()["prompt_types"], X()["schema_formats"])
+    ),
+    Fact(
+        "README.md",
+        "`params/thesis.yaml` ({} prompt types x {} schema formats x {single-pass, feedback}, `max_iterations: {}`)",
+        lambda: (X()["prompt_types"], X()["schema_formats"], X()["max_iterations"]),
+    ),
     Fact("README.md", "Python {}, `make`", lambda: (X()["python"],)),
     Fact("README.md", "Java {} and Maven", lambda: (X()["java"],)),
     Fact("README.md", "They add {} MB to the environment", lambda: (embedding_weights_mb(),)),
-    Fact("README.md", "({} courses `MK`, {} student outcomes `SO`, one learning goal `LG` and {}-{} learning outcomes "
-         "`LO` per course, {} `topic`s) with {} gold questions",
-         lambda: tuple(K()[k] for k in ("courses", "so", "lo_min", "lo_max", "topics", "questions"))),
-    Fact("README.md", "({} `Movie`, {} `Person`, {} relationship types) with the {} question/gold pairs",
-         lambda: tuple(M()[k] for k in ("movies", "people", "rel_types", "pairs"))),
+    Fact(
+        "README.md",
+        "({} courses `MK`, {} student outcomes `SO`, one learning goal `LG` and {}-{} learning outcomes "
+        "`LO` per course, {} `topic`s) with {} gold questions",
+        lambda: tuple(K()[k] for k in ("courses", "so", "lo_min", "lo_max", "topics", "questions")),
+    ),
+    Fact(
+        "README.md",
+        "({} `Movie`, {} `Person`, {} relationship types) with the {} question/gold pairs",
+        lambda: tuple(M()[k] for k in ("movies", "people", "rel_types", "pairs")),
+    ),
     Fact("README.md", "`data/README.md`): {} pairs can serve as ground truth here", lambda: (M()["kept"],)),
-    Fact("README.md", "({} return nothing on this graph, {} fail to parse or bind on LadybugDB",
-         lambda: (M()["empty"], M()["unparsed"])),
-    Fact("README.md", "{} have answers that depend on row order; {} are excluded by the dataset",
-         lambda: (M()["order"], M()["excluded"])),
+    Fact(
+        "README.md",
+        "({} return nothing on this graph, {} fail to parse or bind on LadybugDB",
+        lambda: (M()["empty"], M()["unparsed"]),
+    ),
+    Fact(
+        "README.md",
+        "{} have answers that depend on row order; {} are excluded by the dataset",
+        lambda: (M()["order"], M()["excluded"]),
+    ),
     Fact("README.md", "draws a seeded, type-stratified sample of {} of them", lambda: (M()["sample"],)),
     Fact("README.md", "on {} curriculum questions, so every table and figure", lambda: (X()["quick_limit"],)),
     Fact("README.md", "runs the {} gold queries (and the examples)", lambda: (K()["questions"],)),
     Fact("README.md", "k samples at `vote_temperature` ({})", lambda: (X()["vote_temperature"],)),
     Fact("README.md", "at most {} corrections; each candidate", lambda: (X()["corrections"],)),
     Fact("README.md", "attempts of kind `verify` | 1..{} |", lambda: (X()["verifier_calls"],)),
-    Fact("README.md", "`test_suite_copies` seeded perturbed copies of the graph, default {}", lambda: (X()["suite_copies"],)),
-    Fact("README.md", "LLMetric-Q = {} Pass@1 + {} KG-valid + {} Jaccard output + {} JaRou",
-         lambda: tuple(X()["weights"][k] for k in ("pass_at_1", "kg_valid", "jaccard_output", "jarou"))),
+    Fact(
+        "README.md",
+        "`test_suite_copies` seeded perturbed copies of the graph, default {}",
+        lambda: (X()["suite_copies"],),
+    ),
+    Fact(
+        "README.md",
+        "LLMetric-Q = {} Pass@1 + {} KG-valid + {} Jaccard output + {} JaRou",
+        lambda: tuple(X()["weights"][k] for k in ("pass_at_1", "kg_valid", "jaccard_output", "jarou")),
+    ),
     Fact("README.md", "its first {} rows and the row count", lambda: (X()["preview_rows"],)),
     Fact("README.md", "(default {}; refused before a row is fetched)", lambda: (X()["max_rows"],)),
-    Fact("README.md", "texts over {} characters, {} tokens or {} levels of brackets/CASE",
-         lambda: (X()["query_chars"], X()["query_tokens"], X()["query_depth"])),
+    Fact(
+        "README.md",
+        "texts over {} characters, {} tokens or {} levels of brackets/CASE",
+        lambda: (X()["query_chars"], X()["query_tokens"], X()["query_depth"]),
+    ),
     Fact("README.md", "killed past the time limit plus {} s", lambda: (X()["grace"],)),
     Fact("README.md", "a `range()` of literal bounds over {} values", lambda: (X()["range_values"],)),
     Fact("README.md", "over `T2C_QUERY_MEMORY_MB` (default {}) of resident memory", lambda: (X()["query_memory"],)),
@@ -190,12 +258,18 @@ FACTS = (
     Fact("README.md", "more than `T2C_MAX_RESULT_BYTES` (default {} MiB)", lambda: (X()["result_mib"],)),
     Fact("README.md", "the value of an environment variable ({}+ characters)", lambda: (X()["secret_chars"],)),
     Fact("README.md", "The rows follow, {} at most", lambda: (X()["display_limit"],)),
-    Fact("README.md", "the top `linking_k` ({}) are kept plus the `linking_rel_k` ({})", lambda: (X()["k"], X()["rel_k"])),
+    Fact(
+        "README.md", "the top `linking_k` ({}) are kept plus the `linking_rel_k` ({})", lambda: (X()["k"], X()["rel_k"])
+    ),
     Fact("README.md", "(`NEO4J_PORT`, default {})", lambda: (X()["neo4j_port"],)),
-    Fact("README.md", "holds {} hand-written dialogues of {}-{} turns ({} turns: {} new questions, {} follow-ups, "
-         "{} acknowledgements, {} unclear messages",
-         lambda: tuple(C()[k] for k in ("dialogues", "min_turns", "max_turns", "turns", "new", "follow_ups", "thanks",
-                                         "unclear"))),
+    Fact(
+        "README.md",
+        "holds {} hand-written dialogues of {}-{} turns ({} turns: {} new questions, {} follow-ups, "
+        "{} acknowledgements, {} unclear messages",
+        lambda: tuple(
+            C()[k] for k in ("dialogues", "min_turns", "max_turns", "turns", "new", "follow_ups", "thanks", "unclear")
+        ),
+    ),
     Fact("data/README.md", "left all {} gold answers unchanged", lambda: (K()["questions"],)),
     Fact("data/README.md", "For movies this keeps {} of {} pairs", lambda: (M()["kept"], M()["pairs"])),
 )
@@ -247,9 +321,13 @@ def test_every_recomputed_number_matches_the_files(checked) -> None:
 
 
 DIALECT = (
-    Fact("README.md", "without them {} of the {} movies pairs pass the gold screen, with them {} ({} gained through the "
-         "`EXISTS` and `COUNT` rules, none lost); the parse and bind failures fall from {} to {}. The curriculum's {} gold "
-         "queries need no rewrite.", tuple),
+    Fact(
+        "README.md",
+        "without them {} of the {} movies pairs pass the gold screen, with them {} ({} gained through the "
+        "`EXISTS` and `COUNT` rules, none lost); the parse and bind failures fall from {} to {}. The curriculum's {} gold "
+        "queries need no rewrite.",
+        tuple,
+    ),
     Fact("README.md", "all {} gained pairs gave Neo4j", tuple),
     Fact("data/README.md", "For movies this keeps {} of {} pairs ({} without the dialect normalisation", tuple),
 )
@@ -261,10 +339,22 @@ def test_the_dialect_normalisation_counts_match_a_fresh_screen() -> None:
     from dialect_gold import measure
 
     movies, kurikulum = measure("movies", False), measure("kurikulum", False)
-    failures = [sum(n for k, n in movies[key].items() if k.startswith("error:")) for key in ("dropped_before", "dropped_after")]
+    failures = [
+        sum(n for k, n in movies[key].items() if k.startswith("error:")) for key in ("dropped_before", "dropped_after")
+    ]
     rules = {rule for applied in movies["gained"].values() for rule in applied}
-    now = [(movies["kept_before"], movies["pairs"], movies["kept_after"], len(movies["gained"]), *failures,
-            kurikulum["pairs"]), (len(movies["gained"]),), (movies["kept_after"], movies["pairs"], movies["kept_before"])]
+    now = [
+        (
+            movies["kept_before"],
+            movies["pairs"],
+            movies["kept_after"],
+            len(movies["gained"]),
+            *failures,
+            kurikulum["pairs"],
+        ),
+        (len(movies["gained"]),),
+        (movies["kept_after"], movies["pairs"], movies["kept_before"]),
+    ]
     for fact, values in zip(DIALECT, now):
         match = fact.pattern().search(" ".join(blocks(fact.doc)))
         assert match, f"{fact.doc}: no sentence like {fact.template!r}"
@@ -291,11 +381,18 @@ def test_every_number_in_the_prose_is_recomputed_dated_or_a_fixed_name(checked) 
             covered += [m.span() for pattern in covering for m in re.finditer(pattern, block)]
             code = [m.span() for m in re.finditer(r"`[^`]*`", block)]
             for number in NUMBER.finditer(block):
-                inside = lambda spans_: any(a <= number.start() and number.end() <= b for a, b in spans_)  # noqa: E731
+
+                def inside(spans_: list[tuple[int, int]], number: re.Match = number) -> bool:
+                    return any(a <= number.start() and number.end() <= b for a, b in spans_)
+
                 if not inside(code) and not inside(covered):
-                    unexplained.append(f"{doc}: {number.group(0)!r} in: {block[max(0, number.start() - 60):number.end() + 40]}")
-    assert not unexplained, ("numbers neither recomputed (FACTS), dated as a measurement, nor a fixed name (FIXED):\n"
-                             + "\n".join(unexplained))
+                    unexplained.append(
+                        f"{doc}: {number.group(0)!r} in: {block[max(0, number.start() - 60) : number.end() + 40]}"
+                    )
+    assert not unexplained, (
+        "numbers neither recomputed (FACTS), dated as a measurement, nor a fixed name (FIXED):\n"
+        + "\n".join(unexplained)
+    )
 
 
 def test_t2c_commands_named_in_parameter_files_exist() -> None:

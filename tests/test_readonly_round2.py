@@ -28,9 +28,13 @@ from t2c_lib.graph.base import QueryError, QueryTimeout, ResourceLimit, ResultTo
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.graph.messages import safe_message
 from t2c_lib.validation.guard import check_read_only
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "guard" / "hostile_round2.yaml").read_text(encoding="utf-8"))["cases"]
+pytestmark = pytest.mark.slow  # hostile queries at their time and memory limits, the t2c command
+
+CASES = yaml.safe_load(
+    (Path(__file__).parent / "fixtures" / "guard" / "hostile_round2.yaml").read_text(encoding="utf-8")
+)["cases"]
 SECRET_MARKER = "t2c-secret-line-4711"
 ENV_SECRET = "t2c-env-secret-0815-do-not-leak"
 BOUND_S = 20.0
@@ -51,8 +55,12 @@ def text_of(case: dict, sandbox: dict[str, Path]) -> str:
     if "repeat" in case:
         prefix, unit, n, middle, closer, m = case["repeat"]
         return prefix + unit * n + middle + closer * m
-    return (case["query"].replace("{secret}", str(sandbox["secret"])).replace("{out}", str(sandbox["out"]))
-            .replace("{environ}", "/proc/self/environ"))
+    return (
+        case["query"]
+        .replace("{secret}", str(sandbox["secret"]))
+        .replace("{out}", str(sandbox["out"]))
+        .replace("{environ}", "/proc/self/environ")
+    )
 
 
 def untouched(sandbox: dict[str, Path]) -> None:
@@ -145,10 +153,17 @@ def test_messages_never_carry_environment_values(monkeypatch) -> None:
 
 def _cli(args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
     def limit_memory() -> None:  # the issue's 4 GB watchdog, as an address-space limit on the CLI and its children
-        resource.setrlimit(resource.RLIMIT_AS, (4 * 1024 ** 3, 4 * 1024 ** 3))
+        resource.setrlimit(resource.RLIMIT_AS, (4 * 1024**3, 4 * 1024**3))
 
-    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=timeout, preexec_fn=limit_memory)
+    return subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=timeout,
+        preexec_fn=limit_memory,
+    )
 
 
 @pytest.mark.slow
@@ -182,9 +197,11 @@ def test_a_hostile_predictions_file_leaks_nothing(sandbox, tmp_path) -> None:
     untouched(sandbox)
 
 
-def test_evaluate_scores_a_refused_attempt_from_its_record(tiny_dataset, tiny_store, tmp_path, sandbox, monkeypatch) -> None:
+def test_evaluate_scores_a_refused_attempt_from_its_record(
+    tiny_dataset, tiny_store, tmp_path, sandbox, monkeypatch
+) -> None:
     """A hostile reply the guard refused during the run is never executed by the evaluation."""
-    from t2c_lib.agent import Attempt, ValidationResult
+    from t2c_lib.agent import Attempt
     from t2c_lib.study.evaluation import evaluate_cell
     from t2c_lib.study.layout import Cell
     from t2c_lib.study.runlog import AttemptLog
@@ -195,11 +212,23 @@ def test_evaluate_scores_a_refused_attempt_from_its_record(tiny_dataset, tiny_st
     cell = Cell("feedback", "Zero-Shot", "full_schema")
     log = AttemptLog(cell.directory(tmp_path / "run"))
     for item in tiny_dataset.questions:
-        log.append_attempt(Attempt(
-            question_id=item.id, iteration=1, prompt_hash="p", raw_response=hostile, query=hostile,
-            validations=[verdict], ok=False, error_type=ErrorType.UNSAFE_QUERY, feedback=None,
-            prompt_tokens=10, completion_tokens=10, mode="feedback", kind="generate",
-        ))
+        log.append_attempt(
+            Attempt(
+                question_id=item.id,
+                iteration=1,
+                prompt_hash="p",
+                raw_response=hostile,
+                query=hostile,
+                validations=[verdict],
+                ok=False,
+                error_type=ErrorType.UNSAFE_QUERY,
+                feedback=None,
+                prompt_tokens=10,
+                completion_tokens=10,
+                mode="feedback",
+                kind="generate",
+            )
+        )
         log.append_question({"question_id": item.id, "status": "FAILED", "llm_calls": 1})
     sent: list[str] = []
     real_query = tiny_store.query
@@ -219,18 +248,25 @@ def test_evaluate_scores_a_refused_attempt_from_its_record(tiny_dataset, tiny_st
 def test_hostile_model_replies_through_t2c_run_and_evaluate_leak_nothing(sandbox, tmp_path) -> None:
     """Replies that read files, smuggle code past the rewriter or blow up the parser: refused in the run,
     never executed by the evaluation, and no output holds a byte of the file or of an environment secret."""
-    from llm_fault_server import FaultServer, ok
+    from tests.helpers.fault_server import FaultServer, ok
 
     hostile = [text_of(c, sandbox) for c in CASES if c["expect"] == "gate"]
     params = tmp_path / "hostile.yaml"
     params.write_text(
         "run_id: hostile\ndataset: kurikulum\nstore: ladybug\nmodel: loopback-model\nprompt_types: [Zero-Shot]\n"
         "schema_formats: [full_schema]\nstrategies: [feedback]\nmax_iterations: 3\nlimit: 3\nmax_tokens: 64\n"
-        "weights: kg-axel\nscoring: t2c\n", encoding="utf-8",
+        "weights: kg-axel\nscoring: t2c\n",
+        encoding="utf-8",
     )
     results = tmp_path / "results"
-    env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_RESULTS_DIR": str(results),
-           "T2C_FIGURES_DIR": str(tmp_path / "figures"), "T2C_TEST_API_KEY": ENV_SECRET, "T2C_MODEL": ""}
+    env = {
+        **os.environ,
+        "T2C_CACHE_DIR": str(tmp_path / "cache"),
+        "T2C_RESULTS_DIR": str(results),
+        "T2C_FIGURES_DIR": str(tmp_path / "figures"),
+        "T2C_TEST_API_KEY": ENV_SECRET,
+        "T2C_MODEL": "",
+    }
     with FaultServer() as server:
         server.queue(*(ok(f"<cypher>{hostile[i % len(hostile)]}</cypher>") for i in range(9)))
         env.update({"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key"})
@@ -240,6 +276,8 @@ def test_hostile_model_replies_through_t2c_run_and_evaluate_leak_nothing(sandbox
     assert evaluated.returncode == 0, evaluated.stderr[-800:]
     written = [p for p in results.rglob("*") if p.is_file()]
     assert any(p.name == "metrics.csv" for p in written)
-    for text in [run.stdout, run.stderr, evaluated.stdout, evaluated.stderr] + [p.read_text(errors="replace") for p in written]:
+    for text in [run.stdout, run.stderr, evaluated.stdout, evaluated.stderr] + [
+        p.read_text(errors="replace") for p in written
+    ]:
         assert SECRET_MARKER not in text and ENV_SECRET not in text and "test-key" not in text
     untouched(sandbox)

@@ -24,8 +24,8 @@ from t2c_lib.graph.base import QueryError, ResultTooLarge, UnsafeQuery
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.validation import build_chain, make_context
 from t2c_lib.validation.guard import check_read_only
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(__file__).parent / "fixtures" / "guard" / "bypasses.yaml"
 CASES = yaml.safe_load(FIXTURE.read_text(encoding="utf-8"))["cases"]
 SECRET_MARKER = "t2c-secret-line-4711"
@@ -70,7 +70,9 @@ def test_the_database_wall_alone_refuses_each_bypass(case: dict, sandbox, kuriku
     with pytest.raises(UnsafeQuery, match="refused before the database"):  # the gate in front of every store query
         kurikulum_store.query(query, timeout_s=5)
     with pytest.raises(QueryError) as caught:  # the query process with the gate skipped: prepare and plan alone
-        kurikulum_store._worker().call({"op": "run", "text": query, "max_rows": 100, "max_bytes": 1 << 20}, time.perf_counter(), 5.0)
+        kurikulum_store._worker().call(
+            {"op": "run", "text": query, "max_rows": 100, "max_bytes": 1 << 20}, time.perf_counter(), 5.0
+        )
     if case["db"] in ("several", "plan"):
         assert isinstance(caught.value, UnsafeQuery), str(caught.value)
         assert ("more than one statement" if case["db"] == "several" else "not a read") in str(caught.value)
@@ -148,9 +150,10 @@ def test_the_row_cap_is_a_setting(kurikulum, tmp_path, monkeypatch) -> None:
         LadybugStore(kurikulum, root=tmp_path / "cap")
 
 
+@pytest.mark.slow
 def test_hostile_model_replies_through_t2c_ask_run_nothing(tmp_path, sandbox) -> None:
     """A loopback OpenAI-compatible server answers with hostile Cypher: each attempt is UNSAFE_QUERY, the loop goes on."""
-    from llm_fault_server import FaultServer, ok
+    from tests.helpers.fault_server import FaultServer, ok
 
     hostile = [_fill(c["query"], sandbox) for c in CASES if c["effect"] in ("read", "write")][:3]
     env = {**os.environ, "T2C_CACHE_DIR": str(tmp_path / "cache"), "T2C_LLM_BASE_URL": "", "T2C_MODEL": ""}
@@ -158,9 +161,24 @@ def test_hostile_model_replies_through_t2c_ask_run_nothing(tmp_path, sandbox) ->
         server.queue(*(ok(f"<cypher>{q}</cypher>") for q in hostile))
         env.update({"T2C_LLM_BASE_URL": server.base_url, "T2C_LLM_API_KEY": "test-key"})
         done = subprocess.run(
-            [sys.executable, "-m", "t2c_lib.cli", "ask", "--json", "--model", "loopback-model", "--no-cache",
-             "--max-iterations", "3", "Berapa SKS mata kuliah 'Basis Data'?"],
-            capture_output=True, text=True, env=env, cwd=ROOT, timeout=600,
+            [
+                sys.executable,
+                "-m",
+                "t2c_lib.cli",
+                "ask",
+                "--json",
+                "--model",
+                "loopback-model",
+                "--no-cache",
+                "--max-iterations",
+                "3",
+                "Berapa SKS mata kuliah 'Basis Data'?",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=600,
         )
         requests = list(server.requests)
     assert done.returncode == 1, done.stderr

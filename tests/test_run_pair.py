@@ -19,11 +19,21 @@ def _cell(run: Path, mode: str, configuration: str, no_query: int, valid: int, r
     rows = []
     for i, qid in enumerate(QUESTIONS):
         error = "NO_QUERY" if i < no_query else ("" if i < no_query + valid else "SYNTAX_ERROR")
-        rows.append({"question_id": qid, "mode": mode, "configuration": configuration, "first_error_type": error,
-                     "final_error_type": error, "kg_valid_chain_final": int(no_query <= i < no_query + valid),
-                     "pass_at_1_final__kg_axel": int(no_query <= i < no_query + right),
-                     "pass_at_1_final__t2c": int(no_query <= i < no_query + right), "llm_calls": calls,
-                     "model_calls": calls, "completion_tokens": 40 * calls})
+        rows.append(
+            {
+                "question_id": qid,
+                "mode": mode,
+                "configuration": configuration,
+                "first_error_type": error,
+                "final_error_type": error,
+                "kg_valid_chain_final": int(no_query <= i < no_query + valid),
+                "pass_at_1_final__kg_axel": int(no_query <= i < no_query + right),
+                "pass_at_1_final__t2c": int(no_query <= i < no_query + right),
+                "llm_calls": calls,
+                "model_calls": calls,
+                "completion_tokens": 40 * calls,
+            }
+        )
     directory = run / mode / configuration
     directory.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(directory / "metrics.csv", index=False)
@@ -33,18 +43,29 @@ def _run(root: Path, name: str, decoding: str, cells: dict[tuple[str, str], tupl
     run = root / name
     for (mode, configuration), numbers in cells.items():
         _cell(run, mode, configuration, *numbers)
-    manifest = {"run_id": name, "parameters": {"run_id": name, "decoding": decoding, "max_iterations": 3},
-                "cells": {"x": f"t2c:0|model:local/gemma|config:{configuration}"}}
+    manifest = {
+        "run_id": name,
+        "parameters": {"run_id": name, "decoding": decoding, "max_iterations": 3},
+        "cells": {"x": f"t2c:0|model:local/gemma|config:{configuration}"},
+    }
     (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return run
 
 
 @pytest.fixture
 def runs(tmp_path):
-    free = _run(tmp_path, "thesis", "free", {("single-pass", "Zero-Shot_Full"): (20, 0, 0, 1),
-                                               ("feedback", "Zero-Shot_Full"): (20, 0, 0, 3)})
-    constrained = _run(tmp_path, "thesis-constrained", "constrained", {("single-pass", "Zero-Shot_Full"): (0, 4, 1, 1),
-                                                                       ("feedback", "Zero-Shot_Full"): (0, 14, 1, 2)})
+    free = _run(
+        tmp_path,
+        "thesis",
+        "free",
+        {("single-pass", "Zero-Shot_Full"): (20, 0, 0, 1), ("feedback", "Zero-Shot_Full"): (20, 0, 0, 3)},
+    )
+    constrained = _run(
+        tmp_path,
+        "thesis-constrained",
+        "constrained",
+        {("single-pass", "Zero-Shot_Full"): (0, 4, 1, 1), ("feedback", "Zero-Shot_Full"): (0, 14, 1, 2)},
+    )
     return free, constrained
 
 
@@ -63,13 +84,17 @@ def test_rates_tests_and_loop_gain(runs):
     assert (row["no_query_first_free"], row["no_query_first_constrained"]) == (1.0, 0.0)
     assert (row["kg_valid_chain_final_free"], row["kg_valid_chain_final_constrained"]) == (0.0, 0.7)
     assert row["pass_at_1_final__kg_axel_constrained"] == pytest.approx(0.05)
-    assert row["kg_valid_chain_final_mcnemar_p"] == pytest.approx(2 * 0.5 ** 14)  # 14 discordant pairs, all one way
+    assert row["kg_valid_chain_final_mcnemar_p"] == pytest.approx(2 * 0.5**14)  # 14 discordant pairs, all one way
     assert row["llm_calls_free"] == 3 and row["llm_calls_constrained"] == 2
     assert pair.differences == {"decoding": ("free", "constrained")}
     gain = pair.loop_gain.set_index("run").loc["constrained"]
-    assert gain["kg_valid_chain_final_gain"] == pytest.approx(0.5) and gain["kg_valid_chain_final_mcnemar_p"] == pytest.approx(2 * 0.5 ** 10)
+    assert gain["kg_valid_chain_final_gain"] == pytest.approx(0.5) and gain[
+        "kg_valid_chain_final_mcnemar_p"
+    ] == pytest.approx(2 * 0.5**10)
     text = pair.markdown()
-    assert "`decoding`: 'free' -> 'constrained'" in text and "| Zero-Shot_Full | feedback | 20 | 1.000 -> 0.000 |" in text
+    assert (
+        "`decoding`: 'free' -> 'constrained'" in text and "| Zero-Shot_Full | feedback | 20 | 1.000 -> 0.000 |" in text
+    )
 
 
 def test_runs_without_common_cells_or_equal_labels_are_refused(runs, tmp_path):
@@ -80,15 +105,26 @@ def test_runs_without_common_cells_or_equal_labels_are_refused(runs, tmp_path):
         compare_runs(runs[0], lone)
 
 
+@pytest.mark.slow
 def test_cli_writes_tables_and_figure(runs, tmp_path):
     from t2c_lib.cli import main
 
     out, figures = tmp_path / "tables", tmp_path / "figures"
-    result = CliRunner().invoke(main, ["study", "compare", str(runs[0]), str(runs[1]), "--out", str(out), "--figures", str(figures)])
+    result = CliRunner().invoke(
+        main, ["study", "compare", str(runs[0]), str(runs[1]), "--out", str(out), "--figures", str(figures)]
+    )
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == ["constrained_vs_free.csv", "constrained_vs_free.md", "constrained_vs_free_loop_gain.csv"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "constrained_vs_free.csv",
+        "constrained_vs_free.md",
+        "constrained_vs_free_loop_gain.csv",
+    ]
     assert sorted(p.suffix for p in figures.iterdir()) == [".pdf", ".png", ".svg"]
     first = (figures / "constrained_vs_free.svg").read_bytes()
-    assert CliRunner().invoke(main, ["study", "compare", str(runs[0]), str(runs[1]), "--out", str(out),
-                                     "--figures", str(figures)]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(main, ["study", "compare", str(runs[0]), str(runs[1]), "--out", str(out), "--figures", str(figures)])
+        .exit_code
+        == 0
+    )
     assert (figures / "constrained_vs_free.svg").read_bytes() == first  # same runs, same bytes

@@ -10,15 +10,19 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
+pytestmark = pytest.mark.slow  # subprocesses: the t2c command
+
 VECTOR_GOLD = "MATCH (n:MK {nama: 'Aljabar Linear'}) RETURN n.sks"
 VECTOR_PRED = "MATCH (m:MK) WHERE m.nama = 'Aljabar Linear' RETURN m.sks"
 
 
 def t2c(*args: str, cache_dir: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "T2C_CACHE_DIR": str(cache_dir)}
-    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300
+    )
 
 
 def write_pairs(path: Path, rows: list[dict[str, str]], bom: bool = False) -> Path:
@@ -31,13 +35,20 @@ def write_pairs(path: Path, rows: list[dict[str, str]], bom: bool = False) -> Pa
 
 @pytest.fixture()
 def pairs(tmp_path) -> Path:
-    return write_pairs(tmp_path / "pairs.csv", [
-        {"id": "v1", "ref": VECTOR_GOLD, "sys": VECTOR_PRED},
-        {"id": "same", "ref": "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks",
-         "sys": "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks AS sks"},
-        {"id": "write", "ref": "MATCH (m:MK) RETURN count(m)", "sys": "CREATE (n:MK {nama: 'x'}) RETURN n"},
-        {"id": "none", "ref": "MATCH (m:MK) RETURN count(m)", "sys": ""},
-    ], bom=True)
+    return write_pairs(
+        tmp_path / "pairs.csv",
+        [
+            {"id": "v1", "ref": VECTOR_GOLD, "sys": VECTOR_PRED},
+            {
+                "id": "same",
+                "ref": "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks",
+                "sys": "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks AS sks",
+            },
+            {"id": "write", "ref": "MATCH (m:MK) RETURN count(m)", "sys": "CREATE (n:MK {nama: 'x'}) RETURN n"},
+            {"id": "none", "ref": "MATCH (m:MK) RETURN count(m)", "sys": ""},
+        ],
+        bom=True,
+    )
 
 
 def read(path: Path) -> list[dict[str, str]]:
@@ -48,8 +59,19 @@ def read(path: Path) -> list[dict[str, str]]:
 def test_text_only_needs_no_database(pairs, tmp_path):
     out = tmp_path / "scored.csv"
     cache = tmp_path / "empty-cache"
-    run = t2c("score", str(pairs), "--gold-column", "ref", "--pred-column", "sys", "--preset", "kg-axel",
-              "--output", str(out), cache_dir=cache)
+    run = t2c(
+        "score",
+        str(pairs),
+        "--gold-column",
+        "ref",
+        "--pred-column",
+        "sys",
+        "--preset",
+        "kg-axel",
+        "--output",
+        str(out),
+        cache_dir=cache,
+    )
     assert run.returncode == 0, run.stderr
     assert "4 pairs scored with preset kg-axel" in run.stdout and "jaccard_cypher" in run.stdout
     rows = read(out)
@@ -64,8 +86,19 @@ def test_text_only_needs_no_database(pairs, tmp_path):
 
 def test_with_a_dataset_runs_both_queries(pairs, tmp_path):
     out = tmp_path / "scored.csv"
-    run = t2c("score", str(pairs), "--gold-column", "ref", "--pred-column", "sys", "--dataset", "kurikulum",
-              "--output", str(out), cache_dir=tmp_path / "cache")
+    run = t2c(
+        "score",
+        str(pairs),
+        "--gold-column",
+        "ref",
+        "--pred-column",
+        "sys",
+        "--dataset",
+        "kurikulum",
+        "--output",
+        str(out),
+        cache_dir=tmp_path / "cache",
+    )
     assert run.returncode == 0, run.stderr
     rows = {r["id"]: r for r in read(out)}
     assert [rows["v1"][c] for c in ("pass_at_1", "jaccard_output", "kg_valid")] == ["1.0", "1.0", "1.0"]
@@ -79,8 +112,19 @@ def test_presets_differ_on_text_metrics(pairs, tmp_path):
     outs = {}
     for preset in ("t2c", "kg-axel"):
         outs[preset] = tmp_path / f"{preset}.csv"
-        run = t2c("score", str(pairs), "--gold-column", "ref", "--pred-column", "sys", "--preset", preset,
-                  "-o", str(outs[preset]), cache_dir=tmp_path / "c")
+        run = t2c(
+            "score",
+            str(pairs),
+            "--gold-column",
+            "ref",
+            "--pred-column",
+            "sys",
+            "--preset",
+            preset,
+            "-o",
+            str(outs[preset]),
+            cache_dir=tmp_path / "c",
+        )
         assert run.returncode == 0, run.stderr
     assert read(outs["t2c"])[0]["bleu"] != read(outs["kg-axel"])[0]["bleu"]
 

@@ -12,10 +12,9 @@ import pytest
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
 from t2c_lib.study.analysis import analyze_run, write_tables
 from t2c_lib.study.evaluation import evaluate_cell, write_gold_audit
-from t2c_lib.study.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE
-from t2c_lib.study.layout import Cell
-from t2c_lib.study.runlog import AttemptLog
+from t2c_lib.study.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, Cell
 from t2c_lib.study.plots import FIGURES, export_figures
+from t2c_lib.study.runlog import AttemptLog
 
 STEPS = ("guard", "syntax", "schema", "properties", "execution", "non_empty")
 WRONG = "MATCH (m:Movie) RETURN m.title"
@@ -30,9 +29,21 @@ def recorded(qid: str, iteration: int, query: str, fails_at: str | None = None, 
         validations.append(ValidationResult(step, step != fails_at, error if step == fails_at else None))
         if step == fails_at:
             break
-    return Attempt(question_id=qid, iteration=iteration, prompt_hash="p", raw_response=query, query=query,
-                   validations=validations, ok=fails_at is None, error_type=error, feedback=None,
-                   prompt_tokens=100, completion_tokens=10, mode="", kind=kind)
+    return Attempt(
+        question_id=qid,
+        iteration=iteration,
+        prompt_hash="p",
+        raw_response=query,
+        query=query,
+        validations=validations,
+        ok=fails_at is None,
+        error_type=error,
+        feedback=None,
+        prompt_tokens=100,
+        completion_tokens=10,
+        mode="",
+        kind=kind,
+    )
 
 
 @pytest.fixture()
@@ -41,20 +52,30 @@ def strategy_run(tiny_dataset, tiny_store, tmp_path):
     run_dir = tmp_path / "run"
     plans = {
         # single-pass: q1 broken, q2 right, q3 wrong
-        "single-pass": {q1.id: [recorded(q1.id, 1, BROKEN, "syntax")], q2.id: [recorded(q2.id, 1, q2.cypher)],
-                        q3.id: [recorded(q3.id, 1, WRONG)]},
+        "single-pass": {
+            q1.id: [recorded(q1.id, 1, BROKEN, "syntax")],
+            q2.id: [recorded(q2.id, 1, q2.cypher)],
+            q3.id: [recorded(q3.id, 1, WRONG)],
+        },
         # feedback: recovers q1 at attempt 2
-        "feedback": {q1.id: [recorded(q1.id, 1, BROKEN, "syntax"), recorded(q1.id, 2, q1.cypher)],
-                     q2.id: [recorded(q2.id, 1, q2.cypher)], q3.id: [recorded(q3.id, 1, WRONG)]},
+        "feedback": {
+            q1.id: [recorded(q1.id, 1, BROKEN, "syntax"), recorded(q1.id, 2, q1.cypher)],
+            q2.id: [recorded(q2.id, 1, q2.cypher)],
+            q3.id: [recorded(q3.id, 1, WRONG)],
+        },
         # verifier: on q2 "corrects" the right query into a wrong one (harm); the schema
         # validator wrongly rejects q3's right query (a false rejection)
-        "verifier": {q1.id: [recorded(q1.id, 1, BROKEN, "syntax")],
-                     q2.id: [recorded(q2.id, 1, q2.cypher), recorded(q2.id, 2, WRONG, kind="verify")],
-                     q3.id: [recorded(q3.id, 1, q3.cypher, "schema"), recorded(q3.id, 2, q3.cypher, "schema", kind="verify")]},
+        "verifier": {
+            q1.id: [recorded(q1.id, 1, BROKEN, "syntax")],
+            q2.id: [recorded(q2.id, 1, q2.cypher), recorded(q2.id, 2, WRONG, kind="verify")],
+            q3.id: [recorded(q3.id, 1, q3.cypher, "schema"), recorded(q3.id, 2, q3.cypher, "schema", kind="verify")],
+        },
         # vote: 3 samples; q1's answer is sample 2 (the winner), not the last
-        "vote": {q1.id: [recorded(q1.id, 1, WRONG), recorded(q1.id, 2, q1.cypher), recorded(q1.id, 3, WRONG)],
-                 q2.id: [recorded(q2.id, i, q2.cypher) for i in (1, 2, 3)],
-                 q3.id: [recorded(q3.id, i, WRONG) for i in (1, 2, 3)]},
+        "vote": {
+            q1.id: [recorded(q1.id, 1, WRONG), recorded(q1.id, 2, q1.cypher), recorded(q1.id, 3, WRONG)],
+            q2.id: [recorded(q2.id, i, q2.cypher) for i in (1, 2, 3)],
+            q3.id: [recorded(q3.id, i, WRONG) for i in (1, 2, 3)],
+        },
     }
     finals = {"vote": {q1.id: 2}}
     for strategy, plan in plans.items():
@@ -76,7 +97,11 @@ def strategy_run(tiny_dataset, tiny_store, tmp_path):
 def test_evaluation_scores_every_attempt_and_follows_the_chosen_one(strategy_run, tiny_dataset):
     q1 = tiny_dataset.questions[0].id
     vote = pd.read_csv(strategy_run / "vote" / "Zero-Shot_Full" / "metrics.csv").set_index("question_id")
-    assert vote.loc[q1, "final_iteration"] == 2 and vote.loc[q1, "pass_at_1_final__t2c"] == 1.0 and vote.loc[q1, "llm_calls"] == 3
+    assert (
+        vote.loc[q1, "final_iteration"] == 2
+        and vote.loc[q1, "pass_at_1_final__t2c"] == 1.0
+        and vote.loc[q1, "llm_calls"] == 3
+    )
     attempts = pd.read_csv(strategy_run / "verifier" / "Zero-Shot_Full" / ATTEMPT_SCORES_FILE)
     assert list(attempts["kind"]) == ["generate", "generate", "verify", "generate", "verify"]
     assert list(attempts["result_correct"]) == [0, 1, 0, 1, 1]
@@ -90,13 +115,18 @@ def test_strategy_table(strategy_run, tiny_dataset):
     assert rows.loc["feedback", "pass_at_1_final"] == pytest.approx(2 / 3)
     assert rows.loc["feedback", "llm_calls"] == pytest.approx(4 / 3)
     assert rows.loc["feedback", "tokens"] == pytest.approx(4 / 3 * 110)
-    assert rows.loc["verifier", "pass_at_1_final"] == pytest.approx(1 / 3)  # q3 is right but rejected: counts as correct rows
+    assert rows.loc["verifier", "pass_at_1_final"] == pytest.approx(
+        1 / 3
+    )  # q3 is right but rejected: counts as correct rows
     assert rows.loc["verifier", "harm_rate"] == pytest.approx(1 / 3)  # q2: right at attempt 1, wrong at the end
     assert rows.loc["verifier", "oracle_at_n"] == pytest.approx(2 / 3)
     assert rows.loc["verifier", "kg_valid_structural"] == pytest.approx(1 / 3)
     assert rows.loc["vote", "pass_at_1_final"] == pytest.approx(2 / 3) and rows.loc["vote", "llm_calls"] == 3
     # feedback vs single-pass: one discordant pair in feedback's favour
-    assert rows.loc["feedback", "pass_at_1_final_mcnemar_b"] == 0 and rows.loc["feedback", "pass_at_1_final_mcnemar_c"] == 1
+    assert (
+        rows.loc["feedback", "pass_at_1_final_mcnemar_b"] == 0
+        and rows.loc["feedback", "pass_at_1_final_mcnemar_c"] == 1
+    )
     assert rows.loc["feedback", "pass_at_1_final_mcnemar_p_value"] == pytest.approx(1.0)
     assert pd.isna(rows.loc["single-pass", "pass_at_1_final_mcnemar_p_value"])
     assert (table["pass_at_1_final_mcnemar_p_holm"].dropna() >= table["pass_at_1_final_mcnemar_p_value"].dropna()).all()
@@ -122,6 +152,7 @@ def test_validator_audit_counts_false_and_gold_rejections(strategy_run, tiny_dat
     assert (audit["gold_rejections"] == 0).all() and (audit["gold_n"] == 3).all()
 
 
+@pytest.mark.slow
 def test_strategy_figure_and_tables_are_written(strategy_run, tiny_dataset, tmp_path):
     tables = analyze_run(strategy_run, tiny_dataset.strata_columns)
     names = {p.name for p in write_tables(tables, strategy_run)}

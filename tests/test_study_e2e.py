@@ -18,21 +18,30 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 pytestmark = pytest.mark.slow
 
 PARAMS = {
-    "run_id": "e2e", "dataset": "kurikulum", "store": "ladybug", "model": "local/gemma-3-270m",
-    "prompt_types": ["Zero-Shot"], "schema_formats": ["only_paths"], "modes": ["agentic", "single-pass"],  # the old key and name: agentic = feedback
-    "max_iterations": 2, "limit": 3, "max_tokens": 48,
+    "run_id": "e2e",
+    "dataset": "kurikulum",
+    "store": "ladybug",
+    "model": "local/gemma-3-270m",
+    "prompt_types": ["Zero-Shot"],
+    "schema_formats": ["only_paths"],
+    "modes": ["agentic", "single-pass"],  # the old key and name: agentic = feedback
+    "max_iterations": 2,
+    "limit": 3,
+    "max_tokens": 48,
 }
 
 
 def t2c(args: list[str], env: dict[str, str], **kwargs) -> subprocess.Popen | subprocess.CompletedProcess:
     command = [sys.executable, "-m", "t2c_lib.cli", *args]
     if kwargs.pop("background", False):
-        return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        return subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True
+        )
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
 
@@ -45,8 +54,12 @@ def setup(tmp_path_factory):
     base = tmp_path_factory.mktemp("study")
     params_file = base / "e2e.yaml"
     params_file.write_text(yaml.safe_dump(PARAMS))
-    env = {**os.environ, "T2C_CACHE_DIR": str(base / "cache"), "T2C_RESULTS_DIR": str(base / "killed"),
-           "T2C_FIGURES_DIR": str(base / "figures")}
+    env = {
+        **os.environ,
+        "T2C_CACHE_DIR": str(base / "cache"),
+        "T2C_RESULTS_DIR": str(base / "killed"),
+        "T2C_FIGURES_DIR": str(base / "figures"),
+    }
     return base, params_file, env
 
 
@@ -85,10 +98,17 @@ def test_killed_run_resumes_to_the_same_results(setup):
     assert run.stdout.count("model calls 0,") == 2, run.stdout  # both modes served from the cache
     for args in (["evaluate"], ["analyze"]):
         assert t2c([*args, "--params", str(params_file)], fresh_env).returncode == 0
-    for relative in ("feedback/Zero-Shot_Only-Paths/metrics.csv", "single-pass/Zero-Shot_Only-Paths/metrics.csv",
-                     "feedback/Zero-Shot_Only-Paths/summary.json", "feedback/Zero-Shot_Only-Paths/attempt_scores.csv",
-                     "gold_audit.csv", "analysis/comparison.csv", "analysis/strata.csv", "analysis/strategies.csv",
-                     "analysis/validator_audit.csv"):
+    for relative in (
+        "feedback/Zero-Shot_Only-Paths/metrics.csv",
+        "single-pass/Zero-Shot_Only-Paths/metrics.csv",
+        "feedback/Zero-Shot_Only-Paths/summary.json",
+        "feedback/Zero-Shot_Only-Paths/attempt_scores.csv",
+        "gold_audit.csv",
+        "analysis/comparison.csv",
+        "analysis/strata.csv",
+        "analysis/strategies.csv",
+        "analysis/validator_audit.csv",
+    ):
         killed = (base / "killed" / "e2e" / relative).read_bytes()
         fresh = (base / "fresh" / "e2e" / relative).read_bytes()
         assert killed == fresh, relative
@@ -98,11 +118,18 @@ def test_killed_run_resumes_to_the_same_results(setup):
 
 def test_single_pass_pairs_with_the_agentic_first_attempt(setup):
     base, _, _ = setup
-    agentic = {a["question_id"]: a for a in lines(base / "fresh" / "e2e" / "feedback" / "Zero-Shot_Only-Paths" / "attempts.jsonl")
-               if a["iteration"] == 1}
+    agentic = {
+        a["question_id"]: a
+        for a in lines(base / "fresh" / "e2e" / "feedback" / "Zero-Shot_Only-Paths" / "attempts.jsonl")
+        if a["iteration"] == 1
+    }
     single = lines(base / "fresh" / "e2e" / "single-pass" / "Zero-Shot_Only-Paths" / "attempts.jsonl")
     assert len(single) == 3
     for attempt in single:
         twin = agentic[attempt["question_id"]]
-        assert (attempt["prompt_hash"], attempt["raw_response"], attempt["query"]) == (twin["prompt_hash"], twin["raw_response"], twin["query"])
+        assert (attempt["prompt_hash"], attempt["raw_response"], attempt["query"]) == (
+            twin["prompt_hash"],
+            twin["raw_response"],
+            twin["query"],
+        )
         assert attempt["cached"]

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 spec = importlib.util.spec_from_file_location("study_grid", ROOT / "benchmarks" / "study_grid.py")
 study_grid = importlib.util.module_from_spec(spec)
 sys.modules["study_grid"] = study_grid  # dataclasses look their module up
@@ -29,17 +30,51 @@ def _attempts(path: Path, rows: list[dict]) -> None:
 def test_measure_splits_busy_time(tmp_path: Path) -> None:
     run = tmp_path / "run"
     # two inference notebooks in parallel (10 s each, overlapping), one evaluation (2 s), the analysis (3 s)
-    _notebook(run / "notebooks" / "01_inference__agentic__a.ipynb", "2026-01-01T00:00:00.000000", "2026-01-01T00:00:10.000000")
-    _notebook(run / "notebooks" / "01_inference__agentic__b.ipynb", "2026-01-01T00:00:01.000000", "2026-01-01T00:00:11.000000")
-    _notebook(run / "notebooks" / "02_evaluation__agentic__a.ipynb", "2026-01-01T00:00:11.000000", "2026-01-01T00:00:13.000000")
-    _notebook(run / "notebooks" / "03_comparative_analysis.ipynb", "2026-01-01T00:00:13.000000", "2026-01-01T00:00:16.000000")
-    _attempts(run / "agentic" / "a" / "attempts.jsonl", [
-        {"cached": False, "model_latency_s": 4.0, "validation_s": 0.5, "prompt_tokens": 100, "completion_tokens": 40},
-        {"cached": True, "model_latency_s": 9.0, "validation_s": 0.25, "prompt_tokens": 100, "completion_tokens": 40},
-    ])
-    _attempts(run / "single-pass" / "b" / "attempts.jsonl", [
-        {"cached": False, "model_latency_s": 6.0, "validation_s": 0.25, "prompt_tokens": 50, "completion_tokens": 60},
-    ])
+    _notebook(
+        run / "notebooks" / "01_inference__agentic__a.ipynb", "2026-01-01T00:00:00.000000", "2026-01-01T00:00:10.000000"
+    )
+    _notebook(
+        run / "notebooks" / "01_inference__agentic__b.ipynb", "2026-01-01T00:00:01.000000", "2026-01-01T00:00:11.000000"
+    )
+    _notebook(
+        run / "notebooks" / "02_evaluation__agentic__a.ipynb",
+        "2026-01-01T00:00:11.000000",
+        "2026-01-01T00:00:13.000000",
+    )
+    _notebook(
+        run / "notebooks" / "03_comparative_analysis.ipynb", "2026-01-01T00:00:13.000000", "2026-01-01T00:00:16.000000"
+    )
+    _attempts(
+        run / "agentic" / "a" / "attempts.jsonl",
+        [
+            {
+                "cached": False,
+                "model_latency_s": 4.0,
+                "validation_s": 0.5,
+                "prompt_tokens": 100,
+                "completion_tokens": 40,
+            },
+            {
+                "cached": True,
+                "model_latency_s": 9.0,
+                "validation_s": 0.25,
+                "prompt_tokens": 100,
+                "completion_tokens": 40,
+            },
+        ],
+    )
+    _attempts(
+        run / "single-pass" / "b" / "attempts.jsonl",
+        [
+            {
+                "cached": False,
+                "model_latency_s": 6.0,
+                "validation_s": 0.25,
+                "prompt_tokens": 50,
+                "completion_tokens": 60,
+            },
+        ],
+    )
     times = study_grid.measure(run)
     assert (times.notebooks, times.wall_s, times.busy_s) == (4, 16.0, 25.0)
     assert (times.inference_s, times.evaluation_s, times.analysis_s) == (20.0, 2.0, 3.0)
@@ -56,7 +91,9 @@ def test_measure_splits_busy_time(tmp_path: Path) -> None:
 def test_unfinished_notebook_is_named(tmp_path: Path) -> None:
     path = tmp_path / "run" / "notebooks" / "01_inference__x.ipynb"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"cells": [], "metadata": {"papermill": {"start_time": "2026-01-01T00:00:00", "end_time": None}}}))
+    path.write_text(
+        json.dumps({"cells": [], "metadata": {"papermill": {"start_time": "2026-01-01T00:00:00", "end_time": None}}})
+    )
     with pytest.raises(ValueError, match="01_inference__x.ipynb: no papermill start/end time"):
         study_grid.measure(tmp_path / "run")
     with pytest.raises(FileNotFoundError, match="no executed notebooks"):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from t2c_lib.study.layout import Cell
-from t2c_lib.study.runlog import AttemptLog
-from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.make import make_rules
 from t2c_lib.study.manifest import _comparable
+from t2c_lib.study.params import params_from_dict
+from t2c_lib.study.runlog import AttemptLog
 from t2c_lib.study.steps import VoteBudgetUnknown, measured_vote_k
 
 
@@ -41,19 +41,39 @@ def test_new_runs_use_the_strategy_folder(tmp_path):
 
 
 def test_an_old_agentic_manifest_resumes_as_feedback():
-    old = {"mode": "agentic", "configuration": "CoT_Full", "git_commit": "a", "signature": "s",
-           "parameters": {"modes": ["single-pass", "agentic"], "max_iterations": 3}}
-    new = {"strategy": "feedback", "configuration": "CoT_Full", "git_commit": "b", "signature": "t",
-           "parameters": {"strategies": ["single-pass", "feedback"], "max_iterations": 3, "vote_k": None,
-                          "vote_temperature": 0.7}}
+    old = {
+        "mode": "agentic",
+        "configuration": "CoT_Full",
+        "git_commit": "a",
+        "signature": "s",
+        "parameters": {"modes": ["single-pass", "agentic"], "max_iterations": 3},
+    }
+    new = {
+        "strategy": "feedback",
+        "configuration": "CoT_Full",
+        "git_commit": "b",
+        "signature": "t",
+        "parameters": {
+            "strategies": ["single-pass", "feedback"],
+            "max_iterations": 3,
+            "vote_k": None,
+            "vote_temperature": 0.7,
+        },
+    }
     assert _comparable(old) == _comparable(new)
     vote = {**new, "strategy": "vote"}
     assert _comparable({**vote, "parameters": {**new["parameters"], "vote_k": 4}}) != _comparable(vote)
 
 
 def test_make_rules_run_every_strategy_after_its_feedback_twin():
-    params = params_from_dict({"run_id": "r", "prompt_types": ["CoT"], "schema_formats": ["full_schema"],
-                               "strategies": ["single-pass", "feedback", "vote", "verifier"]})
+    params = params_from_dict(
+        {
+            "run_id": "r",
+            "prompt_types": ["CoT"],
+            "schema_formats": ["full_schema"],
+            "strategies": ["single-pass", "feedback", "vote", "verifier"],
+        }
+    )
     rules = make_rules(params, "params/s.yaml")
     twin = "results/r/feedback/CoT_Full/.inferred"
     for strategy in ("single-pass", "vote", "verifier"):

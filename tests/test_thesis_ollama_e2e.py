@@ -18,12 +18,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import ROOT
+
 pytestmark = pytest.mark.slow
 
 
@@ -40,9 +40,26 @@ def endpoint():
     from t2c_lib.llm.local import model_path
 
     port = _free_port()
-    cmd = [sys.executable, str(ROOT / "tests" / "llm_llama_server.py"), "--model", str(model_path("local/gemma-3-270m")),
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096", "--n_threads", "2", "--seed", "42",
-           "--model_alias", "qwen2.5-coder:3b", "--verbose", "False"]
+    cmd = [
+        sys.executable,
+        str(ROOT / "tests" / "helpers" / "llama_server.py"),
+        "--model",
+        str(model_path("local/gemma-3-270m")),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--n_threads",
+        "2",
+        "--seed",
+        "42",
+        "--model_alias",
+        "qwen2.5-coder:3b",
+        "--verbose",
+        "False",
+    ]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     log = tempfile.TemporaryFile(mode="w+")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, text=True, env=env)
@@ -69,19 +86,27 @@ def endpoint():
 
 
 def t2c(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "t2c_lib.cli", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=1200)
+    return subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200
+    )
 
 
 def test_thesis_ollama_params_run_against_an_openai_compatible_server(endpoint, tmp_path):
     params = yaml.safe_load((ROOT / "params" / "thesis-ollama.yaml").read_text(encoding="utf-8"))
     assert params["model"] == "qwen2.5-coder:3b" and params["scoring"] == "kg-axel"
-    params.update(run_id="ollama-e2e", prompt_types=["Zero-Shot"], schema_formats=["full_schema"], limit=2,
-                  max_tokens=64)
+    params.update(
+        run_id="ollama-e2e", prompt_types=["Zero-Shot"], schema_formats=["full_schema"], limit=2, max_tokens=64
+    )
     params_file = tmp_path / "thesis-ollama-small.yaml"
     params_file.write_text(yaml.safe_dump(params), encoding="utf-8")
-    env = {**os.environ, "T2C_LLM_BASE_URL": endpoint, "T2C_LLM_MAX_ATTEMPTS": "2", "T2C_CACHE_DIR": str(tmp_path / "cache"),
-           "T2C_RESULTS_DIR": str(tmp_path / "results"), "T2C_FIGURES_DIR": str(tmp_path / "figures")}
+    env = {
+        **os.environ,
+        "T2C_LLM_BASE_URL": endpoint,
+        "T2C_LLM_MAX_ATTEMPTS": "2",
+        "T2C_CACHE_DIR": str(tmp_path / "cache"),
+        "T2C_RESULTS_DIR": str(tmp_path / "results"),
+        "T2C_FIGURES_DIR": str(tmp_path / "figures"),
+    }
     for key in ("T2C_LLM_API_KEY", "T2C_MODEL", "GROQ_API_KEY", "OPENROUTER_API_KEY"):
         env.pop(key, None)
 
@@ -94,7 +119,9 @@ def test_thesis_ollama_params_run_against_an_openai_compatible_server(endpoint, 
     run = tmp_path / "results" / "ollama-e2e"
     manifest = json.loads((run / "feedback" / "Zero-Shot_Full" / "manifest.json").read_text())
     assert "qwen2.5-coder:3b" in json.dumps(manifest)  # the endpoint's model, not the in-process one
-    attempts = [json.loads(line) for line in (run / "feedback" / "Zero-Shot_Full" / "attempts.jsonl").read_text().splitlines()]
+    attempts = [
+        json.loads(line) for line in (run / "feedback" / "Zero-Shot_Full" / "attempts.jsonl").read_text().splitlines()
+    ]
     assert {a["question_id"] for a in attempts} and all(a["prompt_tokens"] > 0 for a in attempts)
     summary = json.loads((run / "feedback" / "Zero-Shot_Full" / "summary.json").read_text())
     assert summary["scoring"] == "kg-axel" and list(summary["by_scoring"]) == ["kg-axel", "t2c", "cypherbench"]

@@ -9,8 +9,7 @@ import pytest
 from t2c_lib.agent import ErrorType
 from t2c_lib.validation import build_chain, make_context, run_chain
 from t2c_lib.validation.chain import STEP_NAMES, chain_names
-
-from test_guard import read_cases
+from tests.helpers import read_cases
 
 CASES = read_cases(Path(__file__).parent / "fixtures" / "validation" / "chain_cases.cypher")
 

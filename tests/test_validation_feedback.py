@@ -88,8 +88,11 @@ def test_feedback_for_a_pass_is_an_error(setup):
 
 def test_no_unfilled_placeholders(setup):
     queries = [
-        "MATCH (m:MK {nama: 'Basis Data' RETURN m", "MATCH (m:MK) WHERE m.nama = 3 RETURN m",
-        "MATCH (m:Matkul) RETURN m", "MATCH (m:MK) RETURN m.x", "MATCH (m:MK {nama: 'x'}) RETURN m",
+        "MATCH (m:MK {nama: 'Basis Data' RETURN m",
+        "MATCH (m:MK) WHERE m.nama = 3 RETURN m",
+        "MATCH (m:Matkul) RETURN m",
+        "MATCH (m:MK) RETURN m.x",
+        "MATCH (m:MK {nama: 'x'}) RETURN m",
     ]
     for query in queries:
         last = failure(setup, query)
@@ -99,18 +102,30 @@ def test_no_unfilled_placeholders(setup):
             assert "\n\n\n" not in text
 
 
-ENGLISH_MARKERS = ("the query", "returned", "row(s)", "does not exist", "did you mean", "closest stored values",
-                   "refused", "ran longer", "has no property", "direction", "is not allowed", "cannot be read")
+ENGLISH_MARKERS = (
+    "the query",
+    "returned",
+    "row(s)",
+    "does not exist",
+    "did you mean",
+    "closest stored values",
+    "refused",
+    "ran longer",
+    "has no property",
+    "direction",
+    "is not allowed",
+    "cannot be read",
+)
 FAILING = [
-    "MATCH (m:MK {nama: 'basis data'}) RETURN m.sks",          # EMPTY_RESULT
-    "MATCH (m:MK)-[:PURSUED_IN]->(t:topic) RETURN t.nama",    # SCHEMA_ERROR (direction)
-    "MATCH (t:Topik) RETURN t.nama",                          # SCHEMA_ERROR (unknown label)
-    "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.semster",     # PROPERTIES_ERROR
-    "MATCH (s:SO) RETURN s.nama",                             # PROPERTIES_ERROR (another label's)
-    "MATCH (m:MK) DETACH DELETE m",                           # UNSAFE_QUERY
-    "MATCH p = (a)-[*1..12]-(b) RETURN count(p)",             # TIMEOUT
-    "MATCH (m:MK {nama: 'Basis Data' RETURN m",               # SYNTAX_ERROR (store's parser)
-    "MATCH (m:MK) WHERE m.nama = 'x RETURN m",                # SYNTAX_ERROR (guard's lexer)
+    "MATCH (m:MK {nama: 'basis data'}) RETURN m.sks",  # EMPTY_RESULT
+    "MATCH (m:MK)-[:PURSUED_IN]->(t:topic) RETURN t.nama",  # SCHEMA_ERROR (direction)
+    "MATCH (t:Topik) RETURN t.nama",  # SCHEMA_ERROR (unknown label)
+    "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.semster",  # PROPERTIES_ERROR
+    "MATCH (s:SO) RETURN s.nama",  # PROPERTIES_ERROR (another label's)
+    "MATCH (m:MK) DETACH DELETE m",  # UNSAFE_QUERY
+    "MATCH p = (a)-[*1..12]-(b) RETURN count(p)",  # TIMEOUT
+    "MATCH (m:MK {nama: 'Basis Data' RETURN m",  # SYNTAX_ERROR (store's parser)
+    "MATCH (m:MK) WHERE m.nama = 'x RETURN m",  # SYNTAX_ERROR (guard's lexer)
 ]
 
 

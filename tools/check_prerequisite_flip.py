@@ -34,7 +34,9 @@ DATASET = Path("data") / "kurikulum"
 
 def export_old(rev: str, target: Path) -> Path:
     """The dataset folder as it was at `rev`, written under `target`."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, str(DATASET)], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, str(DATASET)], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target / DATASET
 
@@ -66,15 +68,19 @@ def main(rev: str = BEFORE_FLIP) -> int:
                 print("the old and new versions differ in their number of questions or examples")
                 return 1
             questions = [(q.id, o.cypher, q.cypher) for o, q in zip(old.questions, new.questions)]
-            examples = [(f"example {i}", o.cypher, e.cypher) for i, (o, e) in enumerate(zip(old.examples, new.examples), 1)]
+            examples = [
+                (f"example {i}", o.cypher, e.cypher) for i, (o, e) in enumerate(zip(old.examples, new.examples), 1)
+            ]
             changed = sum(1 for _, o, n in questions + examples if o != n)
             problems = compare(old_store, new_store, questions + examples)
             rows = sum(len(new_store.query(n).rows) for _, _, n in questions)
         finally:
             old_store.close()
             new_store.close()
-    print(f"{len(questions)} gold queries and {len(examples)} examples ({changed} rewritten), {rows} answer rows: "
-          f"{'all identical' if not problems else f'{len(problems)} differ'}")
+    print(
+        f"{len(questions)} gold queries and {len(examples)} examples ({changed} rewritten), {rows} answer rows: "
+        f"{'all identical' if not problems else f'{len(problems)} differ'}"
+    )
     for problem in problems:
         print(problem)
     return 1 if problems else 0

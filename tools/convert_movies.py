@@ -29,9 +29,10 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "data" / "movies"
@@ -87,6 +88,7 @@ def _unquote(literal: str) -> str:
 
 
 # --- parse ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Node:
@@ -250,6 +252,7 @@ def parse_script(text: str) -> Graph:
 
 # --- types and output -----------------------------------------------------------------------
 
+
 def literal_type(value: Any) -> str:
     """The dataset property type of one literal (`data/README.md`)."""
     if isinstance(value, bool):
@@ -278,8 +281,12 @@ def _merge_types(owner: str, seen: dict[str, str], props: dict[str, Any]) -> Non
         old = seen.setdefault(key, new)
         if old == new:
             continue
-        widened = {("INTEGER", "FLOAT"): "FLOAT", ("FLOAT", "INTEGER"): "FLOAT",
-                   ("LIST<INTEGER>", "LIST<FLOAT>"): "LIST<FLOAT>", ("LIST<FLOAT>", "LIST<INTEGER>"): "LIST<FLOAT>"}
+        widened = {
+            ("INTEGER", "FLOAT"): "FLOAT",
+            ("FLOAT", "INTEGER"): "FLOAT",
+            ("LIST<INTEGER>", "LIST<FLOAT>"): "LIST<FLOAT>",
+            ("LIST<FLOAT>", "LIST<INTEGER>"): "LIST<FLOAT>",
+        }
         if (old, new) not in widened:
             raise ScriptError(f"{owner}.{key} is {old} in one place and {new} in another")
         seen[key] = widened[(old, new)]
@@ -369,8 +376,12 @@ def render_schema_yaml(schema: Schema, source_note: str) -> str:
     lines.append("relationships:")
     for rel_type, props in schema.rel_props.items():
         pairs = ", ".join(f"[{a}, {b}]" for a, b in schema.endpoints[rel_type])
-        lines += [f"  {rel_type}:", f"    endpoints: [{pairs}]", f"    properties: {_flow_map(props)}",
-                  *_description_lines(rel_type, props)]
+        lines += [
+            f"  {rel_type}:",
+            f"    endpoints: [{pairs}]",
+            f"    properties: {_flow_map(props)}",
+            *_description_lines(rel_type, props),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -383,21 +394,35 @@ def write_dataset(graph: Graph, out: Path, questions: Path) -> dict[str, int]:
                 old.unlink()
     out.mkdir(parents=True, exist_ok=True)
     (out / "schema.yaml").write_text(
-        render_schema_yaml(schema, "The classic Neo4j movies graph (neo4j-graph-examples/movies, scripts/movies.cypher)."),
+        render_schema_yaml(
+            schema, "The classic Neo4j movies graph (neo4j-graph-examples/movies, scripts/movies.cypher)."
+        ),
         encoding="utf-8",
     )
     counts: dict[str, int] = {}
     for label, props in schema.node_props.items():
         members = [n for n in graph.nodes.values() if n.label == label]
-        _write_csv(out / "nodes" / f"{label}.csv", ["id", *props],
-                   ([n.var, *(cell(n.props.get(p), t) for p, t in props.items())] for n in members))
+        _write_csv(
+            out / "nodes" / f"{label}.csv",
+            ["id", *props],
+            ([n.var, *(cell(n.props.get(p), t) for p, t in props.items())] for n in members),
+        )
         counts[label] = len(members)
     for rel_type, props in schema.rel_props.items():
         members = [r for r in graph.rels if r.type == rel_type]
         _write_csv(
-            out / "rels" / f"{rel_type}.csv", ["from_label", "from_id", "to_label", "to_id", *props],
-            ([graph.nodes[r.src].label, r.src, graph.nodes[r.dst].label, r.dst,
-              *(cell(r.props.get(p), t) for p, t in props.items())] for r in members),
+            out / "rels" / f"{rel_type}.csv",
+            ["from_label", "from_id", "to_label", "to_id", *props],
+            (
+                [
+                    graph.nodes[r.src].label,
+                    r.src,
+                    graph.nodes[r.dst].label,
+                    r.dst,
+                    *(cell(r.props.get(p), t) for p, t in props.items()),
+                ]
+                for r in members
+            ),
         )
         counts[rel_type] = len(members)
     shutil.copyfile(questions, out / "ground_truth.csv")
@@ -406,7 +431,9 @@ def write_dataset(graph: Graph, out: Path, questions: Path) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help=f"folder with {SCRIPT_NAME} and {QUESTIONS_NAME}")
+    parser.add_argument(
+        "--source", type=Path, default=DEFAULT_SOURCE, help=f"folder with {SCRIPT_NAME} and {QUESTIONS_NAME}"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="dataset folder to write into")
     args = parser.parse_args(argv)
     script = args.source / SCRIPT_NAME

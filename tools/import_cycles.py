@@ -110,7 +110,10 @@ def main() -> int:
     with_parents = "--with-parents" in sys.argv[1:]
     modules = module_names()
     found = cycles(edges(modules, with_parents))
-    print(f"{len(modules)} modules, {len(found)} import circle(s)" + (" (parent packages counted)" if with_parents else ""))
+    print(
+        f"{len(modules)} modules, {len(found)} import circle(s)"
+        + (" (parent packages counted)" if with_parents else "")
+    )
     for comp in found:
         print("  " + " <-> ".join(comp))
     return 1 if found else 0

@@ -72,7 +72,9 @@ def select(commands: list[Command], only: list[str], skip: list[str]) -> list[Co
 
 def run(command: Command, cwd: Path, timeout: float | None) -> tuple[int, str]:
     env = {**os.environ, "PATH": f"{cwd / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run(["bash", "-c", command.text], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        ["bash", "-c", command.text], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
     return done.returncode, (done.stdout + done.stderr)
 
 
@@ -99,10 +101,16 @@ def main(argv: list[str] | None = None) -> int:
         status, output = run(command, args.cwd.resolve(), args.timeout)
         if status != command.expected_exit:
             failures += 1
-            print(f"README.md:{command.line}: exit {status}, expected {command.expected_exit}\n{output[-3000:]}", flush=True)
+            print(
+                f"README.md:{command.line}: exit {status}, expected {command.expected_exit}\n{output[-3000:]}",
+                flush=True,
+            )
     if not args.list:
         ran = len(commands) - interactive
-        print(f"{ran - failures} of {ran} README commands behaved as printed" + (f" ({interactive} interactive, not run)" if interactive else ""))
+        print(
+            f"{ran - failures} of {ran} README commands behaved as printed"
+            + (f" ({interactive} interactive, not run)" if interactive else "")
+        )
     return 1 if failures else 0
 
 

@@ -25,7 +25,22 @@ from t2c_lib.records import (
 )
 
 __all__ = [
-    "AGENTIC", "FEEDBACK", "KG_VALID_STEPS", "SINGLE_PASS", "STRATEGIES", "STRATEGY_NAMES", "AgentLoop", "AgentState",
-    "AgentStatus", "Attempt", "ErrorType", "Strategy", "ValidationResult", "Verdict", "canonical_strategy",
-    "get_strategy", "log", "mode_name",
+    "AGENTIC",
+    "FEEDBACK",
+    "KG_VALID_STEPS",
+    "SINGLE_PASS",
+    "STRATEGIES",
+    "STRATEGY_NAMES",
+    "AgentLoop",
+    "AgentState",
+    "AgentStatus",
+    "Attempt",
+    "ErrorType",
+    "Strategy",
+    "ValidationResult",
+    "Verdict",
+    "canonical_strategy",
+    "get_strategy",
+    "log",
+    "mode_name",
 ]

@@ -32,23 +32,35 @@ class LoopParts:
     configuration: Configuration
     prompts: PromptBuilder
     feedback: FeedbackBuilder
-    chain: "tuple[Validator, ...]"
-    context: "ValidationContext"
+    chain: tuple[Validator, ...]
+    context: ValidationContext
 
 
 def build_parts(
-    store: "GraphStore", dataset: "Dataset", configuration: Configuration, *, descriptions: bool = False,
-    linking: LinkingSettings | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+    store: GraphStore,
+    dataset: Dataset,
+    configuration: Configuration,
+    *,
+    descriptions: bool = False,
+    linking: LinkingSettings | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> LoopParts:
     """The prompts (schema text of `configuration`), feedback, chain (`build_chain`: guard first) and context for `store`."""
     context = make_context(store, timeout_s=timeout_s)
-    schema_text = schema_text_source(store, dataset.schema_spec.descriptions, configuration.schema_format, dataset.language,
-                                     descriptions=descriptions, settings=linking, timeout_s=timeout_s)
+    schema_text = schema_text_source(
+        store,
+        dataset.schema_spec.descriptions,
+        configuration.schema_format,
+        dataset.language,
+        descriptions=descriptions,
+        settings=linking,
+        timeout_s=timeout_s,
+    )
     prompts = PromptBuilder(configuration, schema_text, dataset.language, dataset.examples)
     feedback = FeedbackBuilder(context.schema, dataset.language, timeout_s)
     return LoopParts(configuration, prompts, feedback, build_chain(store), context)
 
 
-def build_loop(model: "ChatModel", parts: LoopParts, **options: Any) -> AgentLoop:
+def build_loop(model: ChatModel, parts: LoopParts, **options: Any) -> AgentLoop:
     """An `AgentLoop` over `parts`; `options` are the loop's keyword settings (max_iterations, strategy, ...)."""
     return AgentLoop(model, parts.chain, parts.context, parts.prompts, parts.feedback, **options)

@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.strategies import Strategy, get_strategy
-from t2c_lib.records import AgentState, AgentStatus, Attempt, ErrorType, ValidationResult, Verdict, mode_name
+from t2c_lib.errors import InvalidValue
 from t2c_lib.llm.parse import ParsedResponse, parse_response
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.prompts.templates import template_hashes
+from t2c_lib.records import AgentState, AgentStatus, Attempt, ErrorType, ValidationResult, Verdict, mode_name
 from t2c_lib.validation.chain import run_chain
-from t2c_lib.errors import InvalidValue
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.feedback.builder import FeedbackBuilder
@@ -44,11 +45,11 @@ class AgentLoop:
 
     def __init__(
         self,
-        model: "ChatModel",
-        chain: "tuple[Validator, ...]",
-        ctx: "ValidationContext",
-        prompts: "PromptBuilder",
-        feedback: "FeedbackBuilder",
+        model: ChatModel,
+        chain: tuple[Validator, ...],
+        ctx: ValidationContext,
+        prompts: PromptBuilder,
+        feedback: FeedbackBuilder,
         *,
         max_iterations: int = 3,
         temperature: float = 0.0,
@@ -56,7 +57,7 @@ class AgentLoop:
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
         mode: str | None = None,
-        strategy: "str | Strategy | None" = None,
+        strategy: str | Strategy | None = None,
         on_attempt: Callable[[Attempt], None] | None = None,
         on_status: Callable[[AgentState], None] | None = None,
     ) -> None:
@@ -103,44 +104,80 @@ class AgentLoop:
         if self.on_status is not None:
             self.on_status(state)
 
-    def ask(self, state: AgentState, messages: "Sequence[Message]", temperature: float,
-            seed: int | None = None) -> "tuple[Completion, ParsedResponse]":
+    def ask(
+        self, state: AgentState, messages: Sequence[Message], temperature: float, seed: int | None = None
+    ) -> tuple[Completion, ParsedResponse]:
         """One model request, counted in the question's budget; the answer parsed."""
-        log.debug("question %s call %d prompt:\n%s", state.question_id, state.llm_calls + 1,
-                  "\n".join(f"[{m.role}] {m.content}" for m in messages))
+        log.debug(
+            "question %s call %d prompt:\n%s",
+            state.question_id,
+            state.llm_calls + 1,
+            "\n".join(f"[{m.role}] {m.content}" for m in messages),
+        )
         extra = {} if seed is None else {"seed": seed}
-        completion = self.model.complete(messages, temperature=temperature, max_tokens=self.max_tokens, stop=self.stop, **extra)
+        completion = self.model.complete(
+            messages, temperature=temperature, max_tokens=self.max_tokens, stop=self.stop, **extra
+        )
         state.llm_calls += 1
         state.prompt_tokens += completion.usage.prompt_tokens
         state.completion_tokens += completion.usage.completion_tokens
         state.model_time_s += completion.latency_s
         return completion, parse_response(completion.text)
 
-    def judge(self, ctx: "ValidationContext", parsed: ParsedResponse) -> Verdict:
+    def judge(self, ctx: ValidationContext, parsed: ParsedResponse) -> Verdict:
         """The validator chain on a parsed answer (NO_QUERY when there is no query)."""
         started = time.perf_counter()
         ctx.result = None
         if parsed.query:
             validations = run_chain(parsed.query, self.chain, ctx)
         else:
-            validations = [ValidationResult("guard", False, ErrorType.NO_QUERY, parsed.reason or "no query in the response")]
+            validations = [
+                ValidationResult("guard", False, ErrorType.NO_QUERY, parsed.reason or "no query in the response")
+            ]
         ok = len(validations) == len(self.chain) and all(v.ok for v in validations)
         failed = next((v for v in validations if not v.ok), None)
         return Verdict(validations, ok, failed, time.perf_counter() - started, ctx.result if ok else None)
 
-    def record(self, state: AgentState, messages: "Sequence[Message]", completion: "Completion",
-               parsed: ParsedResponse, verdict: Verdict, *, temperature: float, status: AgentStatus,
-               feedback: str | None = None, kind: str = "generate", verdict_json: dict[str, Any] | None = None,
-               seed: int | None = None) -> Attempt:
+    def record(
+        self,
+        state: AgentState,
+        messages: Sequence[Message],
+        completion: Completion,
+        parsed: ParsedResponse,
+        verdict: Verdict,
+        *,
+        temperature: float,
+        status: AgentStatus,
+        feedback: str | None = None,
+        kind: str = "generate",
+        verdict_json: dict[str, Any] | None = None,
+        seed: int | None = None,
+    ) -> Attempt:
         """Append one attempt to the state (the final query follows it) and hand it to `on_attempt`."""
         attempt = Attempt(
-            question_id=state.question_id, iteration=len(state.attempts) + 1, prompt_hash=prompt_hash(messages),
-            raw_response=completion.text, query=parsed.query, validations=verdict.validations, ok=verdict.ok,
-            error_type=None if verdict.ok or verdict.failed is None else verdict.failed.error_type, feedback=feedback,
-            prompt_tokens=completion.usage.prompt_tokens, completion_tokens=completion.usage.completion_tokens,
-            model_latency_s=completion.latency_s, validation_s=verdict.elapsed_s, cached=completion.cached,
-            temperature=temperature, config=state.config, mode=self.mode, parse_note=parsed.reason,
-            status=status.value, reasoning=parsed.reasoning, kind=kind, verdict=verdict_json or {}, seed=seed,
+            question_id=state.question_id,
+            iteration=len(state.attempts) + 1,
+            prompt_hash=prompt_hash(messages),
+            raw_response=completion.text,
+            query=parsed.query,
+            validations=verdict.validations,
+            ok=verdict.ok,
+            error_type=None if verdict.ok or verdict.failed is None else verdict.failed.error_type,
+            feedback=feedback,
+            prompt_tokens=completion.usage.prompt_tokens,
+            completion_tokens=completion.usage.completion_tokens,
+            model_latency_s=completion.latency_s,
+            validation_s=verdict.elapsed_s,
+            cached=completion.cached,
+            temperature=temperature,
+            config=state.config,
+            mode=self.mode,
+            parse_note=parsed.reason,
+            status=status.value,
+            reasoning=parsed.reasoning,
+            kind=kind,
+            verdict=verdict_json or {},
+            seed=seed,
         )
         state.attempts.append(attempt)
         state.validation_time_s += verdict.elapsed_s
@@ -171,8 +208,11 @@ class AgentLoop:
         """Take one question through the strategy."""
         ctx = replace(self.ctx, result=None, shape=None, deferred=None, notes={})  # per-run scratch
         state = AgentState(
-            question=question, question_id=question_id, config=self.prompts.config.name,
-            mode=self.mode, max_iterations=self.max_iterations,
+            question=question,
+            question_id=question_id,
+            config=self.prompts.config.name,
+            mode=self.mode,
+            max_iterations=self.max_iterations,
         )
         started = time.perf_counter()
         self.strategy.solve(self, state, ctx)

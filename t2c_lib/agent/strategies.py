@@ -19,13 +19,23 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from t2c_lib.records import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS, AgentState, AgentStatus, Attempt, Verdict
-from t2c_lib.registry import Registry
 from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
+from t2c_lib.records import (
+    AGENTIC,
+    FEEDBACK,
+    LEGACY_STRATEGY_NAMES,
+    SINGLE_PASS,
+    AgentState,
+    AgentStatus,
+    Attempt,
+    Verdict,
+)
+from t2c_lib.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.llm.base import ChatModel, Completion, Message
@@ -36,21 +46,29 @@ if TYPE_CHECKING:  # pragma: no cover
 class LoopSteps(Protocol):
     """What a strategy uses of the loop (`loop.AgentLoop` implements it; declared here so imports flow one way)."""
 
-    model: "ChatModel"
-    prompts: "PromptBuilder"
+    model: ChatModel
+    prompts: PromptBuilder
     max_iterations: int
     temperature: float
     refine_temperature: float
 
     def set_status(self, state: AgentState, status: AgentStatus) -> None: ...
 
-    def ask(self, state: AgentState, messages: "Sequence[Message]", temperature: float,
-            seed: int | None = None) -> "tuple[Completion, ParsedResponse]": ...
+    def ask(
+        self, state: AgentState, messages: Sequence[Message], temperature: float, seed: int | None = None
+    ) -> tuple[Completion, ParsedResponse]: ...
 
-    def judge(self, ctx: "ValidationContext", parsed: ParsedResponse) -> Verdict: ...
+    def judge(self, ctx: ValidationContext, parsed: ParsedResponse) -> Verdict: ...
 
-    def record(self, state: AgentState, messages: "Sequence[Message]", completion: "Completion",
-               parsed: ParsedResponse, verdict: Verdict, **kwargs: Any) -> Attempt: ...
+    def record(
+        self,
+        state: AgentState,
+        messages: Sequence[Message],
+        completion: Completion,
+        parsed: ParsedResponse,
+        verdict: Verdict,
+        **kwargs: Any,
+    ) -> Attempt: ...
 
     def choose(self, state: AgentState, attempt: Attempt, verdict: Verdict) -> None: ...
 
@@ -63,16 +81,17 @@ class Strategy(Protocol):
 
     name: str
 
-    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: LoopSteps, state: AgentState, ctx: ValidationContext) -> None:
         """Make the attempts for `state.question`, leaving the chosen answer in `state`."""
         ...
 
-    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
+    def signature(self, loop: LoopSteps) -> dict[str, Any]:
         """The strategy's own settings (for manifests)."""
         ...
 
 
 # --- single-pass and the retry family ----------------------------------------------------------
+
 
 class _Retry:
     """Generate, validate, and while it fails (and budget remains) ask again with `retry_messages`."""
@@ -80,10 +99,10 @@ class _Retry:
     name = ""
     templates: tuple[str, ...] = ()
 
-    def attempts(self, loop: "LoopSteps") -> int:
+    def attempts(self, loop: LoopSteps) -> int:
         return loop.max_iterations
 
-    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: LoopSteps, state: AgentState, ctx: ValidationContext) -> None:
         messages = loop.prompts.initial(state.question)
         temperature = loop.temperature
         budget = self.attempts(loop)
@@ -95,21 +114,23 @@ class _Retry:
             note = self.note(loop, state, parsed, verdict)
             last = iteration == budget
             status = AgentStatus.SUCCESS if verdict.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
-            loop.record(state, messages, completion, parsed, verdict, temperature=temperature, status=status, feedback=note)
+            loop.record(
+                state, messages, completion, parsed, verdict, temperature=temperature, status=status, feedback=note
+            )
             if verdict.ok or last:
                 return
             loop.set_status(state, AgentStatus.REFINING)
             messages = self.retry_messages(loop, state, parsed, note or "")
             temperature = loop.refine_temperature
 
-    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
         """What a retry is told about this attempt's failure (recorded as the attempt's `feedback`)."""
         return loop.feedback_text(state, parsed, verdict)
 
-    def retry_messages(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, note: str) -> list:
+    def retry_messages(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, note: str) -> list:
         return loop.prompts.refinement(state.question, parsed.query, note)
 
-    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
+    def signature(self, loop: LoopSteps) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "attempts": self.attempts(loop)}
         if self.templates:
             out["templates"] = strategy_template_hashes(loop.prompts.language, self.templates)
@@ -121,7 +142,7 @@ class SinglePass(_Retry):
 
     name = SINGLE_PASS
 
-    def attempts(self, loop: "LoopSteps") -> int:
+    def attempts(self, loop: LoopSteps) -> int:
         return 1
 
 
@@ -143,7 +164,7 @@ class RawError(_Retry):
 
     name = "raw-error"
 
-    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
         return None if verdict.ok else raw_message(verdict)
 
 
@@ -153,13 +174,13 @@ class History(_Retry):
     name = "history"
     templates = ("history",)
 
-    def note(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
         if verdict.ok or verdict.failed is None:
             return None
         kind = verdict.failed.error_type.value if verdict.failed.error_type else verdict.failed.validator
         return f"{kind}: {raw_message(verdict)}"
 
-    def retry_messages(self, loop: "LoopSteps", state: AgentState, parsed: ParsedResponse, note: str) -> list:
+    def retry_messages(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, note: str) -> list:
         failures = [FailedAttempt(a.query, a.feedback or "") for a in state.attempts if not a.ok]
         return history_messages(loop.prompts, state.question, failures)
 
@@ -181,7 +202,12 @@ def parse_verdict(text: str) -> dict[str, Any]:
         except json.JSONDecodeError:
             data = None
     if not isinstance(data, dict) or not isinstance(data.get("approved"), bool):
-        return {"approved": None, "issues": [], "corrected_query": "", "note": "no JSON verdict with a boolean 'approved'"}
+        return {
+            "approved": None,
+            "issues": [],
+            "corrected_query": "",
+            "note": "no JSON verdict with a boolean 'approved'",
+        }
     issues = data.get("issues")
     corrected = data.get("corrected_query")
     return {
@@ -197,16 +223,20 @@ class Verifier:
 
     name = "verifier"
 
-    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: LoopSteps, state: AgentState, ctx: ValidationContext) -> None:
         messages = loop.prompts.initial(state.question)
         loop.set_status(state, AgentStatus.GENERATING)
         completion, parsed = loop.ask(state, messages, loop.temperature)
         loop.set_status(state, AgentStatus.VALIDATING)
         verdict = loop.judge(ctx, parsed)
         if not parsed.query:  # nothing to audit
-            loop.record(state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.FAILED)
+            loop.record(
+                state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.FAILED
+            )
             return
-        loop.record(state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.REFINING)
+        loop.record(
+            state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.REFINING
+        )
         query = parsed.query
         for correction in range(1, MAX_CORRECTIONS + 1):
             loop.set_status(state, AgentStatus.REFINING)
@@ -220,16 +250,33 @@ class Verifier:
                 verdict = loop.judge(ctx, ParsedResponse(query, source=QuerySource.CYPHER_TAG))
             done = not changes or correction == MAX_CORRECTIONS
             status = (AgentStatus.SUCCESS if verdict.ok else AgentStatus.FAILED) if done else AgentStatus.REFINING
-            shown = ParsedResponse(query, source=QuerySource.CYPHER_TAG, reason="" if changes else "kept: " + (
-                "approved" if judged["approved"] else judged["note"] or "no usable correction"))
-            loop.record(state, audit_messages, audit, shown, verdict if changes else _carry(verdict), temperature=loop.temperature,
-                        status=status, kind="verify", verdict_json={k: v for k, v in judged.items() if k != "note"})
+            shown = ParsedResponse(
+                query,
+                source=QuerySource.CYPHER_TAG,
+                reason=""
+                if changes
+                else "kept: " + ("approved" if judged["approved"] else judged["note"] or "no usable correction"),
+            )
+            loop.record(
+                state,
+                audit_messages,
+                audit,
+                shown,
+                verdict if changes else _carry(verdict),
+                temperature=loop.temperature,
+                status=status,
+                kind="verify",
+                verdict_json={k: v for k, v in judged.items() if k != "note"},
+            )
             if done:
                 return
 
-    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
-        return {"name": self.name, "max_corrections": MAX_CORRECTIONS,
-                "templates": strategy_template_hashes(loop.prompts.language, ("verify",))}
+    def signature(self, loop: LoopSteps) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "max_corrections": MAX_CORRECTIONS,
+            "templates": strategy_template_hashes(loop.prompts.language, ("verify",)),
+        }
 
 
 def _carry(verdict: Verdict) -> Verdict:
@@ -269,10 +316,10 @@ class Vote:
     temperature: float = VOTE_TEMPERATURE
     name: str = field(default="vote", init=False)
 
-    def samples(self, loop: "LoopSteps") -> int:
+    def samples(self, loop: LoopSteps) -> int:
         return self.k if self.k is not None else loop.max_iterations
 
-    def solve(self, loop: "LoopSteps", state: AgentState, ctx: "ValidationContext") -> None:
+    def solve(self, loop: LoopSteps, state: AgentState, ctx: ValidationContext) -> None:
         k = self.samples(loop)
         base = _model_seed(loop.model)
         messages = loop.prompts.initial(state.question)
@@ -286,8 +333,9 @@ class Vote:
             last = i == k - 1
             valid_after = bool(votes) or verdict.ok  # the last sample's status says how the vote ends
             status = AgentStatus.REFINING if not last else (AgentStatus.SUCCESS if valid_after else AgentStatus.FAILED)
-            attempt = loop.record(state, messages, completion, parsed, verdict, temperature=self.temperature,
-                                  status=status, seed=base + i)
+            attempt = loop.record(
+                state, messages, completion, parsed, verdict, temperature=self.temperature, status=status, seed=base + i
+            )
             samples.append((attempt, verdict))
             if verdict.ok:
                 votes.setdefault(result_key(verdict.result), []).append((attempt, verdict))
@@ -297,9 +345,13 @@ class Vote:
         elif samples:
             loop.choose(state, *samples[0])
 
-    def signature(self, loop: "LoopSteps") -> dict[str, Any]:
-        return {"name": self.name, "k": self.samples(loop), "temperature": self.temperature,
-                "seeds": f"model seed + 0..{self.samples(loop) - 1}"}
+    def signature(self, loop: LoopSteps) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "k": self.samples(loop),
+            "temperature": self.temperature,
+            "seeds": f"model seed + 0..{self.samples(loop) - 1}",
+        }
 
 
 def _model_seed(model: Any) -> int:
@@ -310,10 +362,17 @@ def _model_seed(model: Any) -> int:
 # --- the registry -------------------------------------------------------------------------------
 
 STRATEGIES: Registry[Callable[..., Strategy]] = Registry(
-    "strategy", aliases=LEGACY_STRATEGY_NAMES, note=f"{AGENTIC!r} means {FEEDBACK!r}")
+    "strategy", aliases=LEGACY_STRATEGY_NAMES, note=f"{AGENTIC!r} means {FEEDBACK!r}"
+)
 """Strategy name -> constructor (keyword options: `vote` takes `k` and `temperature`)."""
-for _name, _make in ((SINGLE_PASS, SinglePass), (FEEDBACK, Feedback), ("history", History), ("raw-error", RawError),
-                     ("verifier", Verifier), ("vote", Vote)):
+for _name, _make in (
+    (SINGLE_PASS, SinglePass),
+    (FEEDBACK, Feedback),
+    ("history", History),
+    ("raw-error", RawError),
+    ("verifier", Verifier),
+    ("vote", Vote),
+):
     STRATEGIES.register(_name, _make)
 
 STRATEGY_NAMES = STRATEGIES.names()

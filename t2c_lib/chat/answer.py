@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from t2c_lib.chat.numbers import format_value
 from t2c_lib.chat.prompts import load_examples, load_template
@@ -41,10 +42,20 @@ AGGREGATES: dict[str, Callable[[list[float]], float]] = {
 ROWS = "rows"
 MORE = {"id": "dan {n} lainnya", "en": "and {n} more"}
 FALLBACK = {
-    "id": {"empty": "Tidak ada hasil untuk pertanyaan ini.", "value": "Jawabannya: {%s}.", "row": "Hasilnya: %s.",
-           "rows": "Ditemukan {rows} baris; lihat tabel di bawah.", "pair": "%s {%s}"},
-    "en": {"empty": "The query returned no rows.", "value": "The answer is {%s}.", "row": "The result: %s.",
-           "rows": "Found {rows} rows; see the table below.", "pair": "%s {%s}"},
+    "id": {
+        "empty": "Tidak ada hasil untuk pertanyaan ini.",
+        "value": "Jawabannya: {%s}.",
+        "row": "Hasilnya: %s.",
+        "rows": "Ditemukan {rows} baris; lihat tabel di bawah.",
+        "pair": "%s {%s}",
+    },
+    "en": {
+        "empty": "The query returned no rows.",
+        "value": "The answer is {%s}.",
+        "row": "The result: %s.",
+        "rows": "Found {rows} rows; see the table below.",
+        "pair": "%s {%s}",
+    },
 }
 
 
@@ -63,7 +74,7 @@ class FilledAnswer:
 class AnswerWriter:
     """Asks the model for a template (`model` None: the fixed template) and fills it from a result."""
 
-    model: "ChatModel | None"
+    model: ChatModel | None
     language: str
     max_tokens: int = 96
     llm_calls: int = field(default=0, init=False)
@@ -71,7 +82,7 @@ class AnswerWriter:
     completion_tokens: int = field(default=0, init=False)
     elapsed_s: float = field(default=0.0, init=False)
 
-    def write(self, question: str, result: "QueryResult") -> FilledAnswer:
+    def write(self, question: str, result: QueryResult) -> FilledAnswer:
         """A grounded answer to `question` from `result` (the model's template if it is usable)."""
         started = time.perf_counter()
         self.llm_calls = self.prompt_tokens = self.completion_tokens = 0
@@ -79,13 +90,20 @@ class AnswerWriter:
         if self.model is not None and result.rows:
             self.llm_calls = 1
             try:
-                completion = self.model.complete(answer_messages(question, result, self.language), temperature=0.0,
-                                                 max_tokens=self.max_tokens, stop=["\n"])
+                completion = self.model.complete(
+                    answer_messages(question, result, self.language),
+                    temperature=0.0,
+                    max_tokens=self.max_tokens,
+                    stop=["\n"],
+                )
             except LLMError as exc:  # the answer falls back to the fixed template; the turn still succeeds
                 failure = f"model call failed: {exc}"
             else:
                 reply = completion.text
-                self.prompt_tokens, self.completion_tokens = completion.usage.prompt_tokens, completion.usage.completion_tokens
+                self.prompt_tokens, self.completion_tokens = (
+                    completion.usage.prompt_tokens,
+                    completion.usage.completion_tokens,
+                )
         filled = fill_answer(reply, result, self.language)
         if failure:
             filled = FilledAnswer(filled.text, filled.template, False, (failure,), filled.placeholders)
@@ -93,23 +111,31 @@ class AnswerWriter:
         return filled
 
 
-def answer_messages(question: str, result: "QueryResult", language: str) -> list[Message]:
+def answer_messages(question: str, result: QueryResult, language: str) -> list[Message]:
     """Instructions, the few-shot examples as pairs, then the question with the placeholders this result offers (no values)."""
     messages = [Message("system", load_template(language, "answer").template.strip())]
     for example in load_examples(language, "answer_examples"):
         sample = QueryResult([str(c) for c in example["columns"]], [list(example["row"])])
-        messages += [Message("user", _answer_user(str(example["question"]), sample, language)),
-                     Message("assistant", str(example["template"]))]
+        messages += [
+            Message("user", _answer_user(str(example["question"]), sample, language)),
+            Message("assistant", str(example["template"])),
+        ]
     return [*messages, Message("user", _answer_user(question, result, language))]
 
 
-def _answer_user(question: str, result: "QueryResult", language: str) -> str:
-    return load_template(language, "answer_user").substitute(
-        question=" ".join(question.split()), columns=", ".join(result.columns),
-        placeholders=" ".join("{" + n + "}" for n in placeholder_names(result))).strip()
+def _answer_user(question: str, result: QueryResult, language: str) -> str:
+    return (
+        load_template(language, "answer_user")
+        .substitute(
+            question=" ".join(question.split()),
+            columns=", ".join(result.columns),
+            placeholders=" ".join("{" + n + "}" for n in placeholder_names(result)),
+        )
+        .strip()
+    )
 
 
-def placeholder_names(result: "QueryResult") -> list[str]:
+def placeholder_names(result: QueryResult) -> list[str]:
     """Every placeholder `result` can fill: `rows`, each column, and aggregates of its numeric columns."""
     names = [ROWS, *result.columns]
     for index, column in enumerate(result.columns):
@@ -118,7 +144,7 @@ def placeholder_names(result: "QueryResult") -> list[str]:
     return names
 
 
-def placeholder_values(result: "QueryResult", language: str) -> dict[str, str]:
+def placeholder_values(result: QueryResult, language: str) -> dict[str, str]:
     """The table placeholders are looked up in: name -> text, every value formatted for `language`."""
     values = {ROWS: format_value(len(result.rows), language)}
     for index, column in enumerate(result.columns):
@@ -131,7 +157,7 @@ def placeholder_values(result: "QueryResult", language: str) -> dict[str, str]:
     return values
 
 
-def fill_answer(reply: str, result: "QueryResult", language: str) -> FilledAnswer:
+def fill_answer(reply: str, result: QueryResult, language: str) -> FilledAnswer:
     """Fill the model's template from `result`; on any problem, fill the fixed template for the result's shape."""
     values = placeholder_values(result, language)
     template = clean_template(reply)
@@ -187,7 +213,7 @@ def substitute(template: str, values: dict[str, str]) -> tuple[str, list[str]]:
     return PLACEHOLDER.sub(replace, template), used
 
 
-def fallback_template(result: "QueryResult", language: str) -> str:
+def fallback_template(result: QueryResult, language: str) -> str:
     """The fixed template for a result's shape: empty, one value, one row, or many rows."""
     words = FALLBACK.get(language, FALLBACK["en"])
     if not result.rows:
@@ -213,7 +239,7 @@ def _escape(column: str) -> str:
     return column.replace("{", "(").replace("}", ")")
 
 
-def _numbers(result: "QueryResult", index: int) -> list[float] | None:
+def _numbers(result: QueryResult, index: int) -> list[float] | None:
     """The column's numbers when every non-null cell is a number (not a boolean) and one is there, else None."""
     cells = [row[index] for row in result.rows if row[index] is not None]
     if not cells or not all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in cells):

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from t2c_lib.graph.base import to_jsonable
 
@@ -37,8 +38,14 @@ class CheckCode(str, Enum):
     DUPLICATE_ROWS = "DUPLICATE_ROWS"
 
 
-PENALTIES = {CheckCode.EMPTY: 60, CheckCode.NULL_COLUMN: 25, CheckCode.CONSTANT_COLUMN: 5, CheckCode.NEGATIVE_COUNT: 40,
-             CheckCode.TOO_MANY_ROWS: 40, CheckCode.DUPLICATE_ROWS: 10}
+PENALTIES = {
+    CheckCode.EMPTY: 60,
+    CheckCode.NULL_COLUMN: 25,
+    CheckCode.CONSTANT_COLUMN: 5,
+    CheckCode.NEGATIVE_COUNT: 40,
+    CheckCode.TOO_MANY_ROWS: 40,
+    CheckCode.DUPLICATE_ROWS: 10,
+}
 
 MESSAGES = {
     "id": {
@@ -90,16 +97,19 @@ class ResultCheck:
 Finding = tuple[CheckCode, dict[str, object]]
 
 
-def _empty(result: "QueryResult", graph_size: int | None) -> list[Finding]:
+def _empty(result: QueryResult, graph_size: int | None) -> list[Finding]:
     return [(CheckCode.EMPTY, {})] if not result.rows else []
 
 
-def _null_columns(result: "QueryResult", graph_size: int | None) -> list[Finding]:
-    return [(CheckCode.NULL_COLUMN, {"column": c}) for i, c in enumerate(result.columns)
-            if result.rows and all(row[i] is None for row in result.rows)]
+def _null_columns(result: QueryResult, graph_size: int | None) -> list[Finding]:
+    return [
+        (CheckCode.NULL_COLUMN, {"column": c})
+        for i, c in enumerate(result.columns)
+        if result.rows and all(row[i] is None for row in result.rows)
+    ]
 
 
-def _constant_columns(result: "QueryResult", graph_size: int | None) -> list[Finding]:
+def _constant_columns(result: QueryResult, graph_size: int | None) -> list[Finding]:
     if len(result.rows) < 3 or len(result.columns) < 2:
         return []
     found = []
@@ -110,41 +120,52 @@ def _constant_columns(result: "QueryResult", graph_size: int | None) -> list[Fin
     return found
 
 
-def _negative_counts(result: "QueryResult", graph_size: int | None) -> list[Finding]:
+def _negative_counts(result: QueryResult, graph_size: int | None) -> list[Finding]:
     found = []
     for i, column in enumerate(result.columns):
-        if COUNT_NAME.search(column) and any(isinstance(row[i], (int, float)) and not isinstance(row[i], bool) and row[i] < 0
-                                             for row in result.rows):
+        if COUNT_NAME.search(column) and any(
+            isinstance(row[i], (int, float)) and not isinstance(row[i], bool) and row[i] < 0 for row in result.rows
+        ):
             found.append((CheckCode.NEGATIVE_COUNT, {"column": column}))
     return found
 
 
-def _too_many_rows(result: "QueryResult", graph_size: int | None) -> list[Finding]:
+def _too_many_rows(result: QueryResult, graph_size: int | None) -> list[Finding]:
     if graph_size and len(result.rows) > graph_size:
         return [(CheckCode.TOO_MANY_ROWS, {"rows": len(result.rows), "size": graph_size})]
     return []
 
 
-def _duplicate_rows(result: "QueryResult", graph_size: int | None) -> list[Finding]:
+def _duplicate_rows(result: QueryResult, graph_size: int | None) -> list[Finding]:
     keys = [_key(row) for row in result.rows]
     return [(CheckCode.DUPLICATE_ROWS, {})] if len(set(keys)) < len(keys) else []
 
 
-CHECKS: tuple[Callable[["QueryResult", int | None], list[Finding]], ...] = (
-    _empty, _null_columns, _constant_columns, _negative_counts, _too_many_rows, _duplicate_rows,
+CHECKS: tuple[Callable[[QueryResult, int | None], list[Finding]], ...] = (
+    _empty,
+    _null_columns,
+    _constant_columns,
+    _negative_counts,
+    _too_many_rows,
+    _duplicate_rows,
 )
 """The checks, in the order their warnings are listed."""
 
 
-def check_result(result: "QueryResult", language: str = "en", graph_size: int | None = None) -> ResultCheck:
+def check_result(result: QueryResult, language: str = "en", graph_size: int | None = None) -> ResultCheck:
     """Run every check on `result`; `graph_size` (nodes + relationships) enables the row-count check."""
     messages = MESSAGES.get(language, MESSAGES["en"])
     warnings = []
     for check in CHECKS:
         for code, facts in check(result, graph_size):
             column = facts.get("column")
-            warnings.append(ResultWarning(code, messages[code].format(**{k: str(v) for k, v in facts.items()}),
-                                          str(column) if column is not None else None))
+            warnings.append(
+                ResultWarning(
+                    code,
+                    messages[code].format(**{k: str(v) for k, v in facts.items()}),
+                    str(column) if column is not None else None,
+                )
+            )
     quality = max(0, 100 - sum(PENALTIES[w.code] for w in warnings))
     return ResultCheck(tuple(warnings), quality)
 

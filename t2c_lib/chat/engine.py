@@ -11,23 +11,24 @@ query of a conversation meets the same validator chain, read-only guard and wall
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.build import LoopParts, build_loop, build_parts
 from t2c_lib.chat.answer import AnswerWriter
 from t2c_lib.chat.intent import Router, domain_vocabulary
 from t2c_lib.chat.prompts import template_hashes
 from t2c_lib.chat.settings import ChatSettings
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.prompts.config import Configuration, PromptType
+from t2c_lib.schema import SchemaFormat
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.agent.loop import AgentLoop
-    from t2c_lib.records import Attempt
     from t2c_lib.datasets import Dataset
     from t2c_lib.graph.base import GraphStore
     from t2c_lib.llm.base import ChatModel
+    from t2c_lib.records import Attempt
 
 
 @dataclass
@@ -35,9 +36,9 @@ class ChatEngine:
     """Everything a turn needs besides the conversation's own state."""
 
     settings: ChatSettings
-    dataset: "Dataset"
-    store: "GraphStore"
-    model: "ChatModel"
+    dataset: Dataset
+    store: GraphStore
+    model: ChatModel
     parts: LoopParts
     router: Router
     writer: AnswerWriter
@@ -46,8 +47,14 @@ class ChatEngine:
     owns_store: bool = True
 
     @classmethod
-    def open(cls, settings: ChatSettings, *, dataset: "Dataset | None" = None, store: "GraphStore | None" = None,
-             model: "ChatModel | None" = None) -> "ChatEngine":
+    def open(
+        cls,
+        settings: ChatSettings,
+        *,
+        dataset: Dataset | None = None,
+        store: GraphStore | None = None,
+        model: ChatModel | None = None,
+    ) -> ChatEngine:
         """Load the dataset, open the store and the model (behind the response cache) unless given."""
         from t2c_lib.datasets import load_dataset
         from t2c_lib.graph import open_store
@@ -57,13 +64,26 @@ class ChatEngine:
         store = store or open_store(settings.store, dataset)
         try:
             model, route_model, answer_model = (model, model, model) if model is not None else _models(settings)
-            configuration = Configuration(PromptType.parse(settings.prompt_type), SchemaFormat.parse(settings.schema_format))
+            configuration = Configuration(
+                PromptType.parse(settings.prompt_type), SchemaFormat.parse(settings.schema_format)
+            )
             parts = build_parts(store, dataset, configuration, timeout_s=settings.timeout_s)
-            vocabulary = domain_vocabulary([*parts.context.schema.labels, *parts.context.schema.rel_types,
-                                            *dataset.schema_spec.descriptions.values(),
-                                            *(q.question for q in dataset.questions), *(e.question for e in dataset.examples)])
-            router = Router(route_model, dataset.language, vocabulary, use_model=settings.router == "model",
-                            max_tokens=settings.router_max_tokens)
+            vocabulary = domain_vocabulary(
+                [
+                    *parts.context.schema.labels,
+                    *parts.context.schema.rel_types,
+                    *dataset.schema_spec.descriptions.values(),
+                    *(q.question for q in dataset.questions),
+                    *(e.question for e in dataset.examples),
+                ]
+            )
+            router = Router(
+                route_model,
+                dataset.language,
+                vocabulary,
+                use_model=settings.router == "model",
+                max_tokens=settings.router_max_tokens,
+            )
             writer = AnswerWriter(answer_model, dataset.language, settings.answer_max_tokens)
             size = sum(store.counts().values())
         except BaseException:
@@ -77,18 +97,30 @@ class ChatEngine:
     def language(self) -> str:
         return self.dataset.language
 
-    def loop(self, on_attempt: "Callable[[Attempt], None] | None" = None) -> "AgentLoop":
+    def loop(self, on_attempt: Callable[[Attempt], None] | None = None) -> AgentLoop:
         """A loop with the session's strategy and budgets (cheap: the parts are shared)."""
         s = self.settings
-        return build_loop(self.model, self.parts, max_iterations=s.max_iterations, temperature=s.temperature,
-                          refine_temperature=s.refine_temperature, max_tokens=s.max_tokens, strategy=s.strategy,
-                          on_attempt=on_attempt)
+        return build_loop(
+            self.model,
+            self.parts,
+            max_iterations=s.max_iterations,
+            temperature=s.temperature,
+            refine_temperature=s.refine_temperature,
+            max_tokens=s.max_tokens,
+            strategy=s.strategy,
+            on_attempt=on_attempt,
+        )
 
     def signature(self) -> dict[str, Any]:
         """Every setting behind a conversation's answers (for session files and evaluation reports)."""
-        return {"loop": self.loop().signature(), "chat_settings": self.settings.to_dict(),
-                "chat_templates": template_hashes(self.language), "dataset": self.dataset.name,
-                "dataset_hash": self.dataset.hash, "store": self.store.name}
+        return {
+            "loop": self.loop().signature(),
+            "chat_settings": self.settings.to_dict(),
+            "chat_templates": template_hashes(self.language),
+            "dataset": self.dataset.name,
+            "dataset_hash": self.dataset.hash,
+            "store": self.store.name,
+        }
 
     def close(self) -> None:
         """Close the store if this engine opened it."""
@@ -101,7 +133,7 @@ ANSWER_N_CTX = 1536
 """Contexts of the local instances for routing and for answer templates (short prompts; distinct sizes, distinct instances)."""
 
 
-def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel, ChatModel]":
+def _models(settings: ChatSettings) -> tuple[ChatModel, ChatModel, ChatModel]:
     """The models for queries, routing and answers, behind the response cache (see the module docstring)."""
     from t2c_lib.llm.cache import CachedModel, CacheMode
     from t2c_lib.llm.factory import make_model
@@ -113,7 +145,7 @@ def _models(settings: ChatSettings) -> "tuple[ChatModel, ChatModel, ChatModel]":
     if not isinstance(raw, LocalModel):
         return main, main, main
 
-    def sibling(n_ctx: int) -> "ChatModel":
+    def sibling(n_ctx: int) -> ChatModel:
         return CachedModel(raw.variant(n_ctx=n_ctx, grammar=None), mode=mode)
 
     return main, sibling(ROUTE_N_CTX), sibling(ANSWER_N_CTX)

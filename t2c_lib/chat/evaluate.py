@@ -23,15 +23,16 @@ import csv
 import io
 import json
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
+from t2c_lib.datasets import DatasetError
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
-from t2c_lib.datasets import DatasetError
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.chat.engine import ChatEngine
@@ -82,8 +83,11 @@ class ConversationReport:
         dialogues = sorted({t.dialogue_id for t in self.turns})
         solved = [d for d in dialogues if all(t.pass_at_1 == 1.0 for t in query_turns if t.dialogue_id == d)]
         return {
-            "dialogues": len(dialogues), "turns": len(self.turns), "query_turns": len(query_turns),
-            "follow_up_turns": len(follow_ups), "new_question_turns": len(new),
+            "dialogues": len(dialogues),
+            "turns": len(self.turns),
+            "query_turns": len(query_turns),
+            "follow_up_turns": len(follow_ups),
+            "new_question_turns": len(new),
             "intent_accuracy": _share([t.intent_ok for t in self.turns]),
             "turn_pass_at_1": _share([t.pass_at_1 == 1.0 for t in query_turns]),
             "follow_up_success": _share([t.pass_at_1 == 1.0 for t in follow_ups]),
@@ -107,8 +111,12 @@ def _share(flags: Sequence[bool]) -> float | None:
 
 
 def evaluate_conversations(
-    engine: "ChatEngine", dialogues: "Sequence[Dialogue] | None" = None, *, out_dir: Path | None = None,
-    scoring: str = DEFAULT_SCORING, progress: bool = False,
+    engine: ChatEngine,
+    dialogues: Sequence[Dialogue] | None = None,
+    *,
+    out_dir: Path | None = None,
+    scoring: str = DEFAULT_SCORING,
+    progress: bool = False,
 ) -> ConversationReport:
     """Play every dialogue as a fresh session on `engine` and score each turn (sessions under `out_dir/sessions/`)."""
     get_scoring(scoring)
@@ -123,7 +131,7 @@ def evaluate_conversations(
     return ConversationReport(tuple(outcomes), engine.signature(), scoring)
 
 
-def play_dialogue(engine: "ChatEngine", dialogue: "Dialogue", out_dir: Path | None, scoring: str) -> list[TurnOutcome]:
+def play_dialogue(engine: ChatEngine, dialogue: Dialogue, out_dir: Path | None, scoring: str) -> list[TurnOutcome]:
     """One dialogue, turn by turn, in a fresh session; each query turn scored against its gold query."""
     directory = Path(out_dir) / SESSIONS_DIR / dialogue.id if out_dir is not None else _scratch(dialogue.id)
     if directory.exists():
@@ -137,16 +145,34 @@ def play_dialogue(engine: "ChatEngine", dialogue: "Dialogue", out_dir: Path | No
             route = answer.route
             score = None
             if turn.cypher:
-                score = execution_scores(turn.cypher, answer.query if answer.ok else None, engine.store,
-                                         timeout_s=engine.settings.timeout_s, scoring=scoring).pass_at_1
+                score = execution_scores(
+                    turn.cypher,
+                    answer.query if answer.ok else None,
+                    engine.store,
+                    timeout_s=engine.settings.timeout_s,
+                    scoring=scoring,
+                ).pass_at_1
             expected_rule = rule_intent(turn.message, previous_query, engine.router.vocabulary).value
             previous_query = previous_query or turn.intent in QUERY_INTENTS
-            outcomes.append(TurnOutcome(
-                dialogue.id, index, turn.message, turn.intent, answer.intent.value,
-                route.source.value if route else "", answer.intent.value == turn.intent, expected_rule,
-                answer.status.value, turn.cypher, answer.query, score, answer.attempt, answer.quality,
-                answer.error.technical_details if answer.error else "",
-            ))
+            outcomes.append(
+                TurnOutcome(
+                    dialogue.id,
+                    index,
+                    turn.message,
+                    turn.intent,
+                    answer.intent.value,
+                    route.source.value if route else "",
+                    answer.intent.value == turn.intent,
+                    expected_rule,
+                    answer.status.value,
+                    turn.cypher,
+                    answer.query,
+                    score,
+                    answer.attempt,
+                    answer.quality,
+                    answer.error.technical_details if answer.error else "",
+                )
+            )
     finally:
         session.close()
     return outcomes
@@ -176,8 +202,14 @@ def write_report(report: ConversationReport, out_dir: Path) -> dict[str, Path]:
     return {"turns": turns_path, "summary": summary_path}
 
 
-def run_conversations(settings: "ChatSettings", out_dir: Path, *, limit: int | None = None, scoring: str = DEFAULT_SCORING,
-                      progress: bool = True) -> ConversationReport:
+def run_conversations(
+    settings: ChatSettings,
+    out_dir: Path,
+    *,
+    limit: int | None = None,
+    scoring: str = DEFAULT_SCORING,
+    progress: bool = True,
+) -> ConversationReport:
     """Open an engine for `settings`, play the dataset's first `limit` dialogues (all: None), write the report."""
     from t2c_lib.chat.engine import ChatEngine
 

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from t2c_lib.graph.base import to_jsonable
 from t2c_lib.errors import ExportError, user_path
+from t2c_lib.graph.base import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.records import AgentState
     from t2c_lib.graph.base import QueryResult
+    from t2c_lib.records import AgentState
 
 FORMATS = {".csv": "csv", ".json": "json", ".xlsx": "xlsx", ".parquet": "parquet"}
 SIDECAR_SUFFIX = ".meta.json"
@@ -36,7 +36,7 @@ def export_format(path: str | Path) -> str:
     return FORMATS[suffix]
 
 
-def result_frame(result: "QueryResult") -> pd.DataFrame:
+def result_frame(result: QueryResult) -> pd.DataFrame:
     """A query result as a DataFrame: plain values kept, graph values as plain dicts and lists."""
     rows = [[to_jsonable(v) for v in row] for row in result.rows]
     return pd.DataFrame(rows, columns=list(result.columns)) if rows else pd.DataFrame(columns=list(result.columns))
@@ -47,8 +47,9 @@ def flat_frame(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for column in out.columns:
         if out[column].map(lambda v: isinstance(v, (list, dict, tuple))).any():
-            out[column] = out[column].map(lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True)
-                                          if isinstance(v, (list, dict, tuple)) else v)
+            out[column] = out[column].map(
+                lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, (list, dict, tuple)) else v
+            )
     return out
 
 
@@ -62,9 +63,13 @@ class ExportInfo:
     attempts_allowed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "final_query": self.final_query, "attempt": self.attempt,
-                "attempts_allowed": self.attempts_allowed,
-                "outcome": f"succeeded at attempt {self.attempt} of {self.attempts_allowed}"}
+        return {
+            "question": self.question,
+            "final_query": self.final_query,
+            "attempt": self.attempt,
+            "attempts_allowed": self.attempts_allowed,
+            "outcome": f"succeeded at attempt {self.attempt} of {self.attempts_allowed}",
+        }
 
 
 def export_frame(frame: pd.DataFrame, path: str | Path, info: ExportInfo) -> tuple[Path, Path]:
@@ -74,8 +79,13 @@ def export_frame(frame: pd.DataFrame, path: str | Path, info: ExportInfo) -> tup
     table = flat_frame(frame)
     tmp = path.with_name(f".{path.name}.tmp")
     sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
-    meta = {**info.to_dict(), "file": path.name, "format": fmt, "columns": [str(c) for c in table.columns],
-            "rows": len(table)}
+    meta = {
+        **info.to_dict(),
+        "file": path.name,
+        "format": fmt,
+        "columns": [str(c) for c in table.columns],
+        "rows": len(table),
+    }
     with user_path(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "csv":
@@ -104,9 +114,11 @@ def read_export(path: str | Path) -> pd.DataFrame:
     return pd.read_parquet(path, engine="pyarrow")
 
 
-def export_state(state: "AgentState", path: str | Path) -> tuple[Path, Path]:
+def export_state(state: AgentState, path: str | Path) -> tuple[Path, Path]:
     """`t2c ask --export`: the final result of a successful run, with its sidecar."""
     if not state.success or state.result is None:
         raise ExportError("nothing to export: no query passed the validator chain")
-    info = ExportInfo(state.question, state.final_query, state.final_iteration or state.iterations, state.max_iterations)
+    info = ExportInfo(
+        state.question, state.final_query, state.final_iteration or state.iterations, state.max_iterations
+    )
     return export_frame(result_frame(state.result), path, info)

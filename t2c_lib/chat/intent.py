@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from t2c_lib.chat.prompts import load_examples, load_template
 from t2c_lib.llm.base import LLMError, Message
@@ -31,7 +32,7 @@ class Intent(str, Enum):
     UNKNOWN = "UNKNOWN"
 
     @classmethod
-    def parse(cls, text: str) -> "Intent":
+    def parse(cls, text: str) -> Intent:
         """An intent by its name; the error names the valid ones."""
         try:
             return cls(str(text).strip().upper())
@@ -64,17 +65,25 @@ class RouteDecision:
     completion_tokens: int = 0
 
     def to_dict(self) -> dict[str, object]:
-        return {"intent": self.intent.value, "source": self.source.value, "model_reply": self.model_reply,
-                "note": self.note}
+        return {
+            "intent": self.intent.value,
+            "source": self.source.value,
+            "model_reply": self.model_reply,
+            "note": self.note,
+        }
 
 
 # --- the model's reply -----------------------------------------------------------------------
 
 _ALIASES = {
-    "EXECUTE_QUERY": Intent.EXECUTE_QUERY, "EXECUTE": Intent.EXECUTE_QUERY, "NEW_QUERY": Intent.EXECUTE_QUERY,
-    "REQUEST_MODIFICATION": Intent.REQUEST_MODIFICATION, "MODIFICATION": Intent.REQUEST_MODIFICATION,
+    "EXECUTE_QUERY": Intent.EXECUTE_QUERY,
+    "EXECUTE": Intent.EXECUTE_QUERY,
+    "NEW_QUERY": Intent.EXECUTE_QUERY,
+    "REQUEST_MODIFICATION": Intent.REQUEST_MODIFICATION,
+    "MODIFICATION": Intent.REQUEST_MODIFICATION,
     "MODIFY": Intent.REQUEST_MODIFICATION,
-    "ACKNOWLEDGE": Intent.ACKNOWLEDGE, "ACKNOWLEDGEMENT": Intent.ACKNOWLEDGE,
+    "ACKNOWLEDGE": Intent.ACKNOWLEDGE,
+    "ACKNOWLEDGEMENT": Intent.ACKNOWLEDGE,
     "UNKNOWN": Intent.UNKNOWN,
 }
 _WORD = re.compile(r"[A-Z_]+")
@@ -95,15 +104,65 @@ ACK_WORDS = frozenset(
 """Words an acknowledgement is made of (Indonesian and English); every word of the message must be one."""
 
 MODIFY_OPENERS = (
-    "urutkan", "urut", "saring", "filter", "hanya", "cuma", "batasi", "tampilkan juga", "tambahkan", "sertakan",
-    "tanpa", "hilangkan", "hapus", "kecuali", "bagaimana dengan", "kalau", "lalu", "sekarang", "ambil", "pilih",
-    "tampilkan hanya", "sort", "order", "only", "limit", "also", "add", "include", "remove", "drop", "without",
-    "exclude", "kelompokkan", "group", "how about", "what about", "and for", "now", "just", "keep", "show only", "top",
+    "urutkan",
+    "urut",
+    "saring",
+    "filter",
+    "hanya",
+    "cuma",
+    "batasi",
+    "tampilkan juga",
+    "tambahkan",
+    "sertakan",
+    "tanpa",
+    "hilangkan",
+    "hapus",
+    "kecuali",
+    "bagaimana dengan",
+    "kalau",
+    "lalu",
+    "sekarang",
+    "ambil",
+    "pilih",
+    "tampilkan hanya",
+    "sort",
+    "order",
+    "only",
+    "limit",
+    "also",
+    "add",
+    "include",
+    "remove",
+    "drop",
+    "without",
+    "exclude",
+    "kelompokkan",
+    "group",
+    "how about",
+    "what about",
+    "and for",
+    "now",
+    "just",
+    "keep",
+    "show only",
+    "top",
 )
 """How a request to change the previous result usually begins."""
 
-MODIFY_REFERENCES = ("tadi", "tersebut", "hasil itu", "hasilnya", "daftar itu", "di atas", "sebelumnya", "previous",
-                     "the result", "those", "that list", "above")
+MODIFY_REFERENCES = (
+    "tadi",
+    "tersebut",
+    "hasil itu",
+    "hasilnya",
+    "daftar itu",
+    "di atas",
+    "sebelumnya",
+    "previous",
+    "the result",
+    "those",
+    "that list",
+    "above",
+)
 """Words that point back at the previous result."""
 
 QUESTION_WORDS = frozenset(
@@ -123,7 +182,9 @@ def _words(text: str) -> list[str]:
 
 def domain_vocabulary(texts: Iterable[str]) -> frozenset[str]:
     """Content words (4+ letters, no stopwords) of the dataset's schema and questions: what the graph is about."""
-    return frozenset(w for text in texts for w in _words(text) if len(w) >= 4 and w not in STOPWORDS and not w.isdigit())
+    return frozenset(
+        w for text in texts for w in _words(text) if len(w) >= 4 and w not in STOPWORDS and not w.isdigit()
+    )
 
 
 def rule_intent(message: str, has_previous: bool, vocabulary: frozenset[str] = frozenset()) -> Intent:
@@ -134,8 +195,10 @@ def rule_intent(message: str, has_previous: bool, vocabulary: frozenset[str] = f
         return Intent.UNKNOWN
     if "?" not in message and len(words) <= 6 and all(w in ACK_WORDS for w in words):
         return Intent.ACKNOWLEDGE
-    if has_previous and (any(text == o or text.startswith(o + " ") for o in MODIFY_OPENERS)
-                         or any(re.search(rf"\b{re.escape(r)}\b", text) for r in MODIFY_REFERENCES)):
+    if has_previous and (
+        any(text == o or text.startswith(o + " ") for o in MODIFY_OPENERS)
+        or any(re.search(rf"\b{re.escape(r)}\b", text) for r in MODIFY_REFERENCES)
+    ):
         return Intent.REQUEST_MODIFICATION
     about_graph = bool(vocabulary & set(words)) or "'" in message or '"' in message
     asks = "?" in message or words[0] in QUESTION_WORDS or any(w in QUESTION_WORDS for w in words[:3])
@@ -146,11 +209,12 @@ def rule_intent(message: str, has_previous: bool, vocabulary: frozenset[str] = f
 
 # --- routing ---------------------------------------------------------------------------------
 
+
 @dataclass
 class Router:
     """Route messages with a model (`use_model`) and the rule fallback, in one language over one graph's vocabulary."""
 
-    model: "ChatModel | None"
+    model: ChatModel | None
     language: str
     vocabulary: frozenset[str] = field(default_factory=frozenset)
     use_model: bool = True
@@ -162,8 +226,11 @@ class Router:
         out = [Message("system", load_template(self.language, "router").template.strip())]
         for example in load_examples(self.language, "router_examples"):
             pairs = [(str(said), str(query)) for said, query in example.get("history") or []]
-            out += [Message("user", self._user(str(example["message"]), pairs)), Message("assistant", str(example["intent"]))]
-        return [*out, Message("user", self._user(message, list(history)[-self.history_turns:]))]
+            out += [
+                Message("user", self._user(str(example["message"]), pairs)),
+                Message("assistant", str(example["intent"])),
+            ]
+        return [*out, Message("user", self._user(message, list(history)[-self.history_turns :]))]
 
     def _user(self, message: str, history: Sequence[tuple[str, str]]) -> str:
         lines = []
@@ -172,8 +239,11 @@ class Router:
             if query:
                 lines.append(("Kueri: " if self.language == "id" else "Query: ") + " ".join(query.split())[:300])
         empty = "(belum ada)" if self.language == "id" else "(none yet)"
-        return load_template(self.language, "router_user").substitute(
-            history="\n".join(lines) or empty, message=" ".join(message.split())).strip()
+        return (
+            load_template(self.language, "router_user")
+            .substitute(history="\n".join(lines) or empty, message=" ".join(message.split()))
+            .strip()
+        )
 
     def route(self, message: str, history: Sequence[tuple[str, str]], has_previous: bool) -> RouteDecision:
         """Decide the message's intent; the model first (if used), the rules when its reply is unusable."""
@@ -182,8 +252,9 @@ class Router:
         if self.use_model and self.model is not None:
             calls = 1
             try:
-                completion = self.model.complete(self.messages(message, history), temperature=0.0,
-                                                 max_tokens=self.max_tokens, stop=ONE_LINE)
+                completion = self.model.complete(
+                    self.messages(message, history), temperature=0.0, max_tokens=self.max_tokens, stop=ONE_LINE
+                )
             except LLMError as exc:
                 note = f"model call failed ({exc}); rules decided"
             else:
@@ -196,11 +267,23 @@ class Router:
         if chosen is None:
             chosen = rule_intent(message, has_previous, self.vocabulary)
         if chosen is Intent.REQUEST_MODIFICATION and not has_previous:
-            chosen, note = Intent.EXECUTE_QUERY, (note + "; " if note else "") + "no previous query to modify: a new question"
+            chosen, note = (
+                Intent.EXECUTE_QUERY,
+                (note + "; " if note else "") + "no previous query to modify: a new question",
+            )
         return _decision(chosen, source, reply, note, time.perf_counter() - started, calls, usage)
 
 
-def _decision(intent: Intent, source: RouteSource, reply: str, note: str, elapsed: float, calls: int,
-              usage: "Usage | None") -> RouteDecision:
-    return RouteDecision(intent, source, reply.strip()[:200], note, elapsed, calls,
-                         usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0)
+def _decision(
+    intent: Intent, source: RouteSource, reply: str, note: str, elapsed: float, calls: int, usage: Usage | None
+) -> RouteDecision:
+    return RouteDecision(
+        intent,
+        source,
+        reply.strip()[:200],
+        note,
+        elapsed,
+        calls,
+        usage.prompt_tokens if usage else 0,
+        usage.completion_tokens if usage else 0,
+    )

@@ -7,7 +7,7 @@ packaged local one renders every pair as `Question:`/`Cypher:` lines) copies the
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -21,7 +21,7 @@ TEMPLATE_NAMES = ("router", "router_user", "rewrite", "answer", "answer_user")
 EXAMPLE_NAMES = ("router_examples", "answer_examples")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_template(lang: str, name: str) -> Template:
     """`templates/<lang>/<name>.txt` as a `string.Template` (substituted with `substitute`, never `format`)."""
     check_language(lang, "chat templates")
@@ -30,7 +30,7 @@ def load_template(lang: str, name: str) -> Template:
     return Template((TEMPLATE_DIR / lang / f"{name}.txt").read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_examples(lang: str, name: str) -> tuple[dict[str, Any], ...]:
     """`templates/<lang>/<name>.yaml`: a list of example mappings (packaged files, read once)."""
     check_language(lang, "chat templates")
@@ -45,5 +45,8 @@ def load_examples(lang: str, name: str) -> tuple[dict[str, Any], ...]:
 def template_hashes(lang: str) -> dict[str, str]:
     """sha256 of every chat template and example file of `lang`, keyed by relative path (for signatures)."""
     check_language(lang, "chat templates")
-    return {f"chat/{lang}/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted((TEMPLATE_DIR / lang).iterdir()) if p.suffix in (".txt", ".yaml")}
+    return {
+        f"chat/{lang}/{p.name}": hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted((TEMPLATE_DIR / lang).iterdir())
+        if p.suffix in (".txt", ".yaml")
+    }

@@ -6,8 +6,9 @@ debugs it, and suggestions (questions the graph can answer, from the dataset's e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 ACKNOWLEDGEMENTS = {
     "id": "Sama-sama! Silakan ajukan pertanyaan lain tentang graf ini.",
@@ -33,13 +34,19 @@ class ErrorResponse:
     suggestions: tuple[str, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_message": self.user_message, "technical_details": self.technical_details,
-                "suggestions": list(self.suggestions)}
+        return {
+            "user_message": self.user_message,
+            "technical_details": self.technical_details,
+            "suggestions": list(self.suggestions),
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ErrorResponse":
-        return cls(str(data.get("user_message", "")), str(data.get("technical_details", "")),
-                   tuple(str(s) for s in data.get("suggestions") or ()))
+    def from_dict(cls, data: dict[str, Any]) -> ErrorResponse:
+        return cls(
+            str(data.get("user_message", "")),
+            str(data.get("technical_details", "")),
+            tuple(str(s) for s in data.get("suggestions") or ()),
+        )
 
     def text(self, language: str) -> str:
         """The response as chat text: the message, then the suggestions."""

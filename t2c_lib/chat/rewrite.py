@@ -22,7 +22,7 @@ class Context:
     question: str
     query: str
 
-    def followed_by(self, change: str, query: str) -> "Context":
+    def followed_by(self, change: str, query: str) -> Context:
         """The context after a modification: the question grows by the change, the query is the new one."""
         return Context(f"{self.question} ({_flat(change)})", query)
 
@@ -31,9 +31,15 @@ def rewrite_request(context: Context, change: str, language: str) -> str:
     """The text the loop is asked: previous question and query, then "rewrite this query so that <change>"."""
     if not context.query.strip():
         raise ValueError("a modification needs a previous query")
-    return load_template(language, "rewrite").substitute(
-        question=_flat(context.question), query=context.query.strip(), change=_flat(change)[:MAX_CHANGE_CHARS],
-    ).strip()
+    return (
+        load_template(language, "rewrite")
+        .substitute(
+            question=_flat(context.question),
+            query=context.query.strip(),
+            change=_flat(change)[:MAX_CHANGE_CHARS],
+        )
+        .strip()
+    )
 
 
 def same_query(a: str, b: str) -> bool:

@@ -15,10 +15,11 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -31,9 +32,9 @@ from t2c_lib.chat.intent import Intent, RouteDecision, RouteSource
 from t2c_lib.chat.log import InteractionLog, TurnLog
 from t2c_lib.chat.rewrite import Context, rewrite_request, same_query
 from t2c_lib.chat.settings import ChatSettings
+from t2c_lib.errors import ExportError, InvalidValue, SessionError
 from t2c_lib.graph.base import StoreError
 from t2c_lib.llm.base import LLMError
-from t2c_lib.errors import ExportError, InvalidValue, SessionError
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.records import AgentState, Attempt
@@ -44,8 +45,10 @@ STATE_VERSION = 1
 MAX_MESSAGE_CHARS = 2000
 EXECUTION_STEPS = ("execution", "non_empty")
 """Validator steps whose time is the query's execution (the rest is validation)."""
-UNCHANGED = {"id": "Kueri hasil penulisan ulang sama dengan kueri sebelumnya.",
-             "en": "The rewritten query is the same as the previous one."}
+UNCHANGED = {
+    "id": "Kueri hasil penulisan ulang sama dengan kueri sebelumnya.",
+    "en": "The rewritten query is the same as the previous one.",
+}
 
 
 class TurnStatus(str, Enum):
@@ -77,7 +80,7 @@ class Turn:
     template_from_model: bool = False
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Turn":
+    def from_dict(cls, data: dict[str, Any]) -> Turn:
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -100,7 +103,7 @@ class Answer:
     error: replies.ErrorResponse | None = None
     display_limit: int = 20
     route: RouteDecision | None = None
-    state: "AgentState | None" = field(default=None, repr=False)
+    state: AgentState | None = field(default=None, repr=False)
     template: str = ""
     template_from_model: bool = False
 
@@ -146,9 +149,16 @@ def session_dir(session_id: str, results_dir: Path | None = None) -> Path:
 class Session:
     """One conversation over one engine; `ask` answers a message and persists the turn."""
 
-    def __init__(self, engine: ChatEngine, session_id: str, directory: Path, *,
-                 on_attempt: "Callable[[Attempt], None] | None" = None, owns_engine: bool = False,
-                 on_route: Callable[[RouteDecision], None] | None = None) -> None:
+    def __init__(
+        self,
+        engine: ChatEngine,
+        session_id: str,
+        directory: Path,
+        *,
+        on_attempt: Callable[[Attempt], None] | None = None,
+        owns_engine: bool = False,
+        on_route: Callable[[RouteDecision], None] | None = None,
+    ) -> None:
         self.engine = engine
         self.session_id = session_id
         self.directory = Path(directory)
@@ -164,10 +174,18 @@ class Session:
     # --- opening, resuming, saving -------------------------------------------------------------
 
     @classmethod
-    def start(cls, settings: ChatSettings | None = None, *, session_id: str | None = None, results_dir: Path | None = None,
-              directory: Path | None = None, engine: ChatEngine | None = None,
-              on_attempt: "Callable[[Attempt], None] | None" = None,
-              on_route: Callable[[RouteDecision], None] | None = None, **overrides: Any) -> "Session":
+    def start(
+        cls,
+        settings: ChatSettings | None = None,
+        *,
+        session_id: str | None = None,
+        results_dir: Path | None = None,
+        directory: Path | None = None,
+        engine: ChatEngine | None = None,
+        on_attempt: Callable[[Attempt], None] | None = None,
+        on_route: Callable[[RouteDecision], None] | None = None,
+        **overrides: Any,
+    ) -> Session:
         """Start a session, or resume `session_id` if its folder has a `session.json`.
 
         `on_route(decision)` and `on_attempt(attempt)` are called as each happens (the CLI's `--debug`).
@@ -184,10 +202,14 @@ class Session:
                 asked = engine.settings
             changed = sorted(k for k, v in asked.to_dict().items() if chosen.to_dict()[k] != v)
             if changed and (settings is not None or overrides or engine is not None):
-                raise SessionError(f"session {session_id} was started with other settings ({', '.join(changed)} differ); "
-                                 "resume it without them, or start a new session")
+                raise SessionError(
+                    f"session {session_id} was started with other settings ({', '.join(changed)} differ); "
+                    "resume it without them, or start a new session"
+                )
         else:
-            chosen = (engine.settings if engine is not None else (settings or ChatSettings())).with_overrides(**overrides)
+            chosen = (engine.settings if engine is not None else (settings or ChatSettings())).with_overrides(
+                **overrides
+            )
         owns = engine is None
         engine = engine or ChatEngine.open(chosen)
         session = cls(engine, session_id, directory, on_attempt=on_attempt, owns_engine=owns, on_route=on_route)
@@ -207,10 +229,16 @@ class Session:
     def _save(self) -> None:
         """Write `session.json` atomically (temporary file, fsync, rename)."""
         state = {
-            "version": STATE_VERSION, "session_id": self.session_id, "settings": self.engine.settings.to_dict(),
-            "dataset": self.engine.dataset.name, "dataset_hash": self.engine.dataset.hash, "store": self.engine.store.name,
-            "model": getattr(self.engine.model, "model_id", ""), "turns": [asdict(t) for t in self.turns],
-            "context": asdict(self.context) if self.context else None, "pending": self.pending,
+            "version": STATE_VERSION,
+            "session_id": self.session_id,
+            "settings": self.engine.settings.to_dict(),
+            "dataset": self.engine.dataset.name,
+            "dataset_hash": self.engine.dataset.hash,
+            "store": self.engine.store.name,
+            "model": getattr(self.engine.model, "model_id", ""),
+            "turns": [asdict(t) for t in self.turns],
+            "context": asdict(self.context) if self.context else None,
+            "pending": self.pending,
         }
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / SESSION_FILE
@@ -234,7 +262,7 @@ class Session:
         if self._owns_engine:
             self.engine.close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -258,7 +286,9 @@ class Session:
         log.durations["route"] = decision.elapsed_s
         _count(log, decision.llm_calls, decision.prompt_tokens, decision.completion_tokens)
         if decision.intent is Intent.ACKNOWLEDGE:
-            answer = self._reply(number, message, decision, replies.acknowledgement(self.language), TurnStatus.ACKNOWLEDGED)
+            answer = self._reply(
+                number, message, decision, replies.acknowledgement(self.language), TurnStatus.ACKNOWLEDGED
+            )
         elif decision.intent is Intent.UNKNOWN:
             details = f"router: {decision.intent.value} ({decision.source.value}{'; ' + decision.note if decision.note else ''})"
             error = replies.unclear(self.language, self.engine.suggestions, details)
@@ -269,21 +299,54 @@ class Session:
         log.quality = answer.quality
         if answer.error is not None and log.error is None:
             log.error = answer.error.technical_details
-        self.turns.append(Turn(
-            number, message, decision.intent.value, decision.source.value, answer.status.value, answer.text, answer.query,
-            answer.attempt, answer.attempts_allowed, list(answer.warnings), answer.quality,
-            None if answer.result.empty and not len(answer.result.columns) else len(answer.result),
-            answer.error.to_dict() if answer.error else None, decision.note, answer.template, answer.template_from_model,
-        ))
+        self.turns.append(
+            Turn(
+                number,
+                message,
+                decision.intent.value,
+                decision.source.value,
+                answer.status.value,
+                answer.text,
+                answer.query,
+                answer.attempt,
+                answer.attempts_allowed,
+                list(answer.warnings),
+                answer.quality,
+                None if answer.result.empty and not len(answer.result.columns) else len(answer.result),
+                answer.error.to_dict() if answer.error else None,
+                decision.note,
+                answer.template,
+                answer.template_from_model,
+            )
+        )
         self.pending = None
         self._save()
         self._log.append(log)
         return answer
 
-    def _reply(self, number: int, message: str, decision: RouteDecision, text: str, status: TurnStatus,
-               error: replies.ErrorResponse | None = None) -> Answer:
-        return Answer(text, "", pd.DataFrame(), [], None, decision.intent, status, message, number, error=error,
-                      display_limit=self.settings.display_limit, route=decision)
+    def _reply(
+        self,
+        number: int,
+        message: str,
+        decision: RouteDecision,
+        text: str,
+        status: TurnStatus,
+        error: replies.ErrorResponse | None = None,
+    ) -> Answer:
+        return Answer(
+            text,
+            "",
+            pd.DataFrame(),
+            [],
+            None,
+            decision.intent,
+            status,
+            message,
+            number,
+            error=error,
+            display_limit=self.settings.display_limit,
+            route=decision,
+        )
 
     def _query(self, number: int, message: str, decision: RouteDecision, log: TurnLog) -> Answer:
         """A new question or a modification through the loop; a successful result checked and answered."""
@@ -295,19 +358,47 @@ class Session:
         except (LLMError, StoreError) as exc:
             log.error = f"{type(exc).__name__}: {exc}"
             error = replies.failed(self.language, self.engine.suggestions, log.error)
-            return Answer(error.text(self.language), "", pd.DataFrame(), [], None, decision.intent, TurnStatus.FAILED,
-                          question, number, error=error, display_limit=self.settings.display_limit, route=decision)
+            return Answer(
+                error.text(self.language),
+                "",
+                pd.DataFrame(),
+                [],
+                None,
+                decision.intent,
+                TurnStatus.FAILED,
+                question,
+                number,
+                error=error,
+                display_limit=self.settings.display_limit,
+                route=decision,
+            )
         _record_loop(log, state)
         if not state.success or state.result is None:
             last = state.attempts[-1] if state.attempts else None
             failed = next((v for v in last.validations if not v.ok), None) if last else None
-            details = (f"{state.error_type.value if state.error_type else 'FAILED'} after {state.iterations} attempt(s)"
-                       + (f"; {failed.validator}: {failed.message}" if failed else "")
-                       + (f"; last query: {last.query}" if last and last.query else ""))
+            details = (
+                f"{state.error_type.value if state.error_type else 'FAILED'} after {state.iterations} attempt(s)"
+                + (f"; {failed.validator}: {failed.message}" if failed else "")
+                + (f"; last query: {last.query}" if last and last.query else "")
+            )
             error = replies.failed(self.language, self.engine.suggestions, details)
-            return Answer(error.text(self.language), state.final_query or "", pd.DataFrame(), [], None, decision.intent,
-                          TurnStatus.FAILED, question, number, state.final_iteration, state.max_iterations, error,
-                          self.settings.display_limit, decision, state)
+            return Answer(
+                error.text(self.language),
+                state.final_query or "",
+                pd.DataFrame(),
+                [],
+                None,
+                decision.intent,
+                TurnStatus.FAILED,
+                question,
+                number,
+                state.final_iteration,
+                state.max_iterations,
+                error,
+                self.settings.display_limit,
+                decision,
+                state,
+            )
         check = check_result(state.result, self.language, self.engine.graph_size)
         warnings = check.messages
         if modifying and same_query(self.context.query, state.final_query):  # type: ignore[union-attr]
@@ -317,11 +408,30 @@ class Session:
         log.durations["answer"] = writer.elapsed_s
         _count(log, writer.llm_calls, writer.prompt_tokens, writer.completion_tokens)
         log.rows = len(state.result.rows)
-        self.context = (self.context.followed_by(message, state.final_query) if modifying  # type: ignore[union-attr]
-                        else Context(message, state.final_query))
-        return Answer(filled.text, state.final_query, result_frame(state.result), warnings, check.quality, decision.intent,
-                      TurnStatus.ANSWERED, question, number, state.final_iteration, state.max_iterations, None,
-                      self.settings.display_limit, decision, state, filled.template, filled.from_model)
+        self.context = (
+            self.context.followed_by(message, state.final_query)
+            if modifying  # type: ignore[union-attr]
+            else Context(message, state.final_query)
+        )
+        return Answer(
+            filled.text,
+            state.final_query,
+            result_frame(state.result),
+            warnings,
+            check.quality,
+            decision.intent,
+            TurnStatus.ANSWERED,
+            question,
+            number,
+            state.final_iteration,
+            state.max_iterations,
+            None,
+            self.settings.display_limit,
+            decision,
+            state,
+            filled.template,
+            filled.from_model,
+        )
 
 
 def _count(log: TurnLog, calls: int, prompt: int, completion: int) -> None:
@@ -330,7 +440,7 @@ def _count(log: TurnLog, calls: int, prompt: int, completion: int) -> None:
     log.completion_tokens += completion
 
 
-def _record_loop(log: TurnLog, state: "AgentState") -> None:
+def _record_loop(log: TurnLog, state: AgentState) -> None:
     """The loop's share of a turn's log line: time per step, calls, tokens, labels, repair."""
     from t2c_lib.metrics.schema_recall import used_elements
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.errors import InvalidValue
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 
 ROUTERS = ("model", "rules")
 CACHE_MODES = ("use", "refresh", "off")
@@ -49,7 +49,7 @@ class ChatSettings:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ChatSettings":
+    def from_dict(cls, data: dict[str, Any]) -> ChatSettings:
         """Settings from a dict (a session file); unknown keys are an error that names the valid ones."""
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
@@ -57,7 +57,7 @@ class ChatSettings:
             raise InvalidValue(f"unknown chat setting(s) {unknown} (valid: {', '.join(sorted(names))})")
         return cls(**data)
 
-    def with_overrides(self, **overrides: Any) -> "ChatSettings":
+    def with_overrides(self, **overrides: Any) -> ChatSettings:
         """A copy with the given settings changed (None values are ignored)."""
         given = {k: v for k, v in overrides.items() if v is not None}
         unknown = sorted(set(given) - {f.name for f in fields(self)})

@@ -25,8 +25,17 @@ def main(debug: bool) -> None:
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
 
 
-for _command in (db.db, agent.ask, agent.validate, chat.chat, study.run_command, study.evaluate_command,
-                 study.analyze_command, study.study_group, score.score_command):
+for _command in (
+    db.db,
+    agent.ask,
+    agent.validate,
+    chat.chat,
+    study.run_command,
+    study.evaluate_command,
+    study.analyze_command,
+    study.study_group,
+    score.score_command,
+):
     main.add_command(_command)
 
 __all__ = ["main"]

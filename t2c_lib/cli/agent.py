@@ -1,5 +1,4 @@
-"""`t2c ask` (one question through the agentic loop) and `t2c validate` (the validator chain alone).
-"""
+"""`t2c ask` (one question through the agentic loop) and `t2c validate` (the validator chain alone)."""
 
 from __future__ import annotations
 
@@ -11,12 +10,20 @@ from typing import Any
 import click
 
 from t2c_lib.agent import AGENTIC, STRATEGY_NAMES, AgentState, Attempt
-from t2c_lib.cli.common import (POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, TEMPERATURE, TIMEOUT, format_table,
-                                friendly_errors, open_dataset_store)
+from t2c_lib.cli.common import (
+    POSITIVE_INT,
+    PROMPT_TYPE,
+    SCHEMA_FORMAT,
+    TEMPERATURE,
+    TIMEOUT,
+    format_table,
+    friendly_errors,
+    open_dataset_store,
+)
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.prompts import Configuration, PromptType
+from t2c_lib.schema import SchemaFormat
 
 ASK_DEFAULTS = {"prompt_type": "Few-Shot", "schema_format": "only_paths", "max_tokens": 256}
 ASK_DEFAULTS_MEASUREMENT = """Why `t2c ask` defaults to Few-Shot, only_paths and 256 tokens (measured 2026-11-25, issue 25).
@@ -74,11 +81,15 @@ def _echo_attempt(attempt: Attempt) -> None:
     if attempt.kind == "verify":
         approved = attempt.verdict.get("approved")
         issues = "; ".join(attempt.verdict.get("issues") or [])
-        click.echo(f"  verifier:  {'approved' if approved else ('rejected' if approved is False else 'no verdict')}"
-                   + (f" ({issues})" if issues else ""))
+        click.echo(
+            f"  verifier:  {'approved' if approved else ('rejected' if approved is False else 'no verdict')}"
+            + (f" ({issues})" if issues else "")
+        )
     if attempt.reasoning:
         click.echo("  reasoning: " + _indent(attempt.reasoning, 13).lstrip())
-    click.echo("  query:     " + (_indent(attempt.query, 13).lstrip() if attempt.query else f"(none: {attempt.parse_note})"))
+    click.echo(
+        "  query:     " + (_indent(attempt.query, 13).lstrip() if attempt.query else f"(none: {attempt.parse_note})")
+    )
     if not attempt.query:  # show why: what the model wrote instead of a query
         click.echo("  reply:     " + trimmed_reply(attempt.raw_response))
     failed = next((v for v in attempt.validations if not v.ok), None)
@@ -101,9 +112,11 @@ def trimmed_reply(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-VERDICT_NOTE = ("SUCCESS means the query passed every validator (read-only, syntax, schema, properties, runs, "
-                "returns rows); KG-valid means syntax, schema and properties passed. Neither says the answer is "
-                "correct: that needs a gold query (`t2c evaluate` scores a run against the ground truth).")
+VERDICT_NOTE = (
+    "SUCCESS means the query passed every validator (read-only, syntax, schema, properties, runs, "
+    "returns rows); KG-valid means syntax, schema and properties passed. Neither says the answer is "
+    "correct: that needs a gold query (`t2c evaluate` scores a run against the ground truth)."
+)
 
 
 def _indent(text: str, spaces: int) -> str:
@@ -137,50 +150,128 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
     if state.final_query:
         click.echo("final query: " + _indent(state.final_query, 13).lstrip())
     if state.result is not None:
-        click.echo(format_table(state.result, max_rows=rows,
-                                rest="--rows N shows more, --export FILE.csv writes them all, --json prints them all"))
+        click.echo(
+            format_table(
+                state.result,
+                max_rows=rows,
+                rest="--rows N shows more, --export FILE.csv writes them all, --json prints them all",
+            )
+        )
     click.echo(VERDICT_NOTE)
 
 
 @click.command("ask")
 @click.argument("question")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
-@click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database")
-@click.option("--prompt", "-p", "prompt_type", type=PROMPT_TYPE, default=ASK_DEFAULTS["prompt_type"], show_default=True,
-              help="prompt type: Zero-Shot, Few-Shot or CoT (or zero_shot, few_shot, cot)")
-@click.option("--schema", "schema_format", type=SCHEMA_FORMAT, default=ASK_DEFAULTS["schema_format"], show_default=True,
-              help="schema format: full_schema, nodes_paths, only_paths or retrieved (or Full, Nodes+Paths, Only-Paths, Retrieved)")
+@click.option(
+    "--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database"
+)
+@click.option(
+    "--prompt",
+    "-p",
+    "prompt_type",
+    type=PROMPT_TYPE,
+    default=ASK_DEFAULTS["prompt_type"],
+    show_default=True,
+    help="prompt type: Zero-Shot, Few-Shot or CoT (or zero_shot, few_shot, cot)",
+)
+@click.option(
+    "--schema",
+    "schema_format",
+    type=SCHEMA_FORMAT,
+    default=ASK_DEFAULTS["schema_format"],
+    show_default=True,
+    help="schema format: full_schema, nodes_paths, only_paths or retrieved (or Full, Nodes+Paths, Only-Paths, Retrieved)",
+)
 @click.option("--descriptions", is_flag=True, help="render schema.yaml's descriptions into the schema text")
-@click.option("--max-iterations", "-n", default=3, show_default=True, type=POSITIVE_INT,
-              help="attempts of the retry strategies; vote's k; 1 = single-pass baseline")
-@click.option("--strategy", type=click.Choice((*STRATEGY_NAMES, AGENTIC)),
-              default=None, help="how attempts follow one another [default: single-pass for -n 1, else feedback; agentic = feedback]")
-@click.option("--model", "-m", default=None, help="`local` (packaged Qwen2.5-Coder-1.5B-Instruct), local/qwen2.5-coder-0.5b, local/gemma-3-270m, or a model name of the endpoint [default: $T2C_MODEL or local]")
+@click.option(
+    "--max-iterations",
+    "-n",
+    default=3,
+    show_default=True,
+    type=POSITIVE_INT,
+    help="attempts of the retry strategies; vote's k; 1 = single-pass baseline",
+)
+@click.option(
+    "--strategy",
+    type=click.Choice((*STRATEGY_NAMES, AGENTIC)),
+    default=None,
+    help="how attempts follow one another [default: single-pass for -n 1, else feedback; agentic = feedback]",
+)
+@click.option(
+    "--model",
+    "-m",
+    default=None,
+    help="`local` (packaged Qwen2.5-Coder-1.5B-Instruct), local/qwen2.5-coder-0.5b, local/gemma-3-270m, or a model name of the endpoint [default: $T2C_MODEL or local]",
+)
 @click.option("--temperature", default=0.0, show_default=True, type=TEMPERATURE, help="first attempt (0 to 2)")
-@click.option("--refine-temperature", default=0.1, show_default=True, type=TEMPERATURE, help="refinement attempts (0 to 2)")
-@click.option("--max-tokens", default=ASK_DEFAULTS["max_tokens"], show_default=True, type=POSITIVE_INT, help="tokens the model may write per attempt (>= 1)")
-@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=TIMEOUT, help="seconds before a query is stopped (> 0)")
+@click.option(
+    "--refine-temperature", default=0.1, show_default=True, type=TEMPERATURE, help="refinement attempts (0 to 2)"
+)
+@click.option(
+    "--max-tokens",
+    default=ASK_DEFAULTS["max_tokens"],
+    show_default=True,
+    type=POSITIVE_INT,
+    help="tokens the model may write per attempt (>= 1)",
+)
+@click.option(
+    "--timeout",
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    type=TIMEOUT,
+    help="seconds before a query is stopped (> 0)",
+)
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--refresh", is_flag=True, help="call the model and overwrite the cached response")
 @click.option("--json", "as_json", is_flag=True, help="print the whole run (attempts, result) as JSON")
-@click.option("--rows", "rows", default=PREVIEW_ROWS, show_default=True, type=POSITIVE_INT,
-              help="result rows printed (the footer gives the total; --export or --json for all)")
+@click.option(
+    "--rows",
+    "rows",
+    default=PREVIEW_ROWS,
+    show_default=True,
+    type=POSITIVE_INT,
+    help="result rows printed (the footer gives the total; --export or --json for all)",
+)
 @click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
-@click.option("--export", "export", default=None, type=click.Path(dir_okay=False),
-              help="write the result to FILE (.csv, .json, .xlsx or .parquet) with a FILE.meta.json sidecar")
+@click.option(
+    "--export",
+    "export",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="write the result to FILE (.csv, .json, .xlsx or .parquet) with a FILE.meta.json sidecar",
+)
 @friendly_errors
 def ask(
-    question: str, dataset: str, store: str, prompt_type: str, schema_format: str, descriptions: bool, max_iterations: int,
-    strategy: str | None, model: str | None, temperature: float, refine_temperature: float, max_tokens: int, timeout: float,
-    no_cache: bool, refresh: bool, as_json: bool, rows: int, debug: bool, export: str | None,
+    question: str,
+    dataset: str,
+    store: str,
+    prompt_type: str,
+    schema_format: str,
+    descriptions: bool,
+    max_iterations: int,
+    strategy: str | None,
+    model: str | None,
+    temperature: float,
+    refine_temperature: float,
+    max_tokens: int,
+    timeout: float,
+    no_cache: bool,
+    refresh: bool,
+    as_json: bool,
+    rows: int,
+    debug: bool,
+    export: str | None,
 ) -> None:
     """Answer QUESTION with Cypher: generate, validate, feed back, repair; print every attempt and the result."""
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.llm.factory import make_cached_model
 
     if not question.strip():  # before the model is built: an empty question costs no call
-        raise click.BadParameter("the question is empty; write one, e.g. t2c ask \"Berapa SKS mata kuliah 'Basis Data'?\"",
-                                 param_hint="QUESTION")
+        raise click.BadParameter(
+            "the question is empty; write one, e.g. t2c ask \"Berapa SKS mata kuliah 'Basis Data'?\"",
+            param_hint="QUESTION",
+        )
     if export:
         from t2c_lib.chat.export import export_format
 
@@ -192,12 +283,19 @@ def ask(
     try:
         parts = build_parts(graph, ds, config, descriptions=descriptions, timeout_s=timeout)
         loop = build_loop(
-            make_cached_model(model, no_cache=no_cache, refresh=refresh), parts, max_iterations=max_iterations,
-            temperature=temperature, refine_temperature=refine_temperature, max_tokens=max_tokens,
-            strategy=strategy, on_attempt=None if as_json else _echo_attempt,
+            make_cached_model(model, no_cache=no_cache, refresh=refresh),
+            parts,
+            max_iterations=max_iterations,
+            temperature=temperature,
+            refine_temperature=refine_temperature,
+            max_tokens=max_tokens,
+            strategy=strategy,
+            on_attempt=None if as_json else _echo_attempt,
         )
         if not as_json:
-            click.echo(f"{config.name}, {loop.mode}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}")
+            click.echo(
+                f"{config.name}, {loop.mode}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}"
+            )
         state = loop.run(question)
     finally:
         graph.close()
@@ -214,8 +312,16 @@ def ask(
 @click.command("validate")
 @click.argument("cypher")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
-@click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database")
-@click.option("--timeout", default=DEFAULT_TIMEOUT_S, show_default=True, type=TIMEOUT, help="seconds before the query is stopped (> 0)")
+@click.option(
+    "--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database"
+)
+@click.option(
+    "--timeout",
+    default=DEFAULT_TIMEOUT_S,
+    show_default=True,
+    type=TIMEOUT,
+    help="seconds before the query is stopped (> 0)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the list of ValidationResults as JSON")
 @click.option("--feedback", "show_feedback", is_flag=True, help="also print the feedback the model would get")
 @friendly_errors
@@ -242,12 +348,14 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
             mark = "ok  " if r.ok else "FAIL"
             error = f" [{r.error_type.value}]" if r.error_type else ""
             click.echo(f"{mark} {r.validator:<11}{error} {_indent(r.message, 17).lstrip()}")
-        for step in chain[len(results):]:
+        for step in chain[len(results) :]:
             click.echo(f"skip {step.name}")
         if show_feedback and feedback:
             click.echo("feedback:\n" + _indent(feedback.rstrip(), 2))
         if passed and result is not None:
             click.echo(format_table(result, max_rows=PREVIEW_ROWS, rest="t2c db query prints them all"))
-            click.echo("valid: the query passed every step on this graph; whether it answers a question needs a gold query")
+            click.echo(
+                "valid: the query passed every step on this graph; whether it answers a question needs a gold query"
+            )
     if not passed:
         sys.exit(1)

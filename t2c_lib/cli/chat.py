@@ -9,15 +9,16 @@ being answered is answered again).
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import click
 
 from t2c_lib.agent import AGENTIC, STRATEGY_NAMES
 from t2c_lib.cli.agent import _echo_attempt
 from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
-from t2c_lib.graph import STORES
 from t2c_lib.errors import SessionError
+from t2c_lib.graph import STORES
 
 EXIT_WORDS = frozenset({"exit", "quit", "keluar", "selesai", ":q"})
 STRATEGIES = (*STRATEGY_NAMES, AGENTIC)
@@ -44,9 +45,11 @@ def _messages(interactive: bool) -> Iterator[str]:
 
 def _echo_route(route: Any) -> None:
     """`--debug`: the router's decision as soon as it is made."""
-    click.echo(f"[route] {route.intent.value} by {route.source.value}"
-               + (f" (model said {route.model_reply!r})" if route.model_reply else "")
-               + (f"; {route.note}" if route.note else ""))
+    click.echo(
+        f"[route] {route.intent.value} by {route.source.value}"
+        + (f" (model said {route.model_reply!r})" if route.model_reply else "")
+        + (f"; {route.note}" if route.note else "")
+    )
 
 
 def _show(answer: Any, debug: bool) -> None:
@@ -68,43 +71,91 @@ def _show(answer: Any, debug: bool) -> None:
 
 @click.command("chat")
 @click.option("--dataset", "-d", default=None, help="dataset name under data/ or a path [default: kurikulum]")
-@click.option("--store", "-s", type=click.Choice(STORES.names()), default=None, help="graph database [default: ladybug]")
-@click.option("--session", "session_id", default=None,
-              help="resume the saved session with this id (an id nobody saved is an error; add --new to start it)")
+@click.option(
+    "--store", "-s", type=click.Choice(STORES.names()), default=None, help="graph database [default: ladybug]"
+)
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="resume the saved session with this id (an id nobody saved is an error; add --new to start it)",
+)
 @click.option("--new", "new_session", is_flag=True, help="start a new session (named by --session, else a fresh id)")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
-              help="how attempts follow one another [default: feedback; single-pass for -n 1]")
-@click.option("--model", "-m", default=None, help="`local` or a model name of the endpoint [default: $T2C_MODEL or local]")
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGIES),
+    default=None,
+    help="how attempts follow one another [default: feedback; single-pass for -n 1]",
+)
+@click.option(
+    "--model", "-m", default=None, help="`local` or a model name of the endpoint [default: $T2C_MODEL or local]"
+)
 @click.option("--prompt", "-p", "prompt_type", type=PROMPT_TYPE, default=None, help="prompt type [default: Few-Shot]")
-@click.option("--schema", "schema_format", type=SCHEMA_FORMAT, default=None, help="schema format [default: nodes_paths]")
+@click.option(
+    "--schema", "schema_format", type=SCHEMA_FORMAT, default=None, help="schema format [default: nodes_paths]"
+)
 @click.option("--max-iterations", "-n", type=POSITIVE_INT, default=None, help="attempts per query [default: 3]")
-@click.option("--max-tokens", type=POSITIVE_INT, default=None, help="tokens the model may write per query [default: 256]")
-@click.option("--router", type=click.Choice(("model", "rules")), default=None,
-              help="who routes messages: the model (rules when its reply is unusable) or the rules alone [default: model]")
+@click.option(
+    "--max-tokens", type=POSITIVE_INT, default=None, help="tokens the model may write per query [default: 256]"
+)
+@click.option(
+    "--router",
+    type=click.Choice(("model", "rules")),
+    default=None,
+    help="who routes messages: the model (rules when its reply is unusable) or the rules alone [default: model]",
+)
 @click.option("--display-limit", type=POSITIVE_INT, default=None, help="rows shown per answer [default: 20]")
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--debug", is_flag=True, help="show each route decision, generated Cypher and its verdicts")
 @friendly_errors
-def chat(dataset: str | None, store: str | None, session_id: str | None, new_session: bool, strategy: str | None,
-         model: str | None, prompt_type: str | None, schema_format: str | None, max_iterations: int | None,
-         max_tokens: int | None, router: str | None, display_limit: int | None, no_cache: bool, debug: bool) -> None:
+def chat(
+    dataset: str | None,
+    store: str | None,
+    session_id: str | None,
+    new_session: bool,
+    strategy: str | None,
+    model: str | None,
+    prompt_type: str | None,
+    schema_format: str | None,
+    max_iterations: int | None,
+    max_tokens: int | None,
+    router: str | None,
+    display_limit: int | None,
+    no_cache: bool,
+    debug: bool,
+) -> None:
     """Talk with the graph: questions, follow-ups ("urutkan ..."), thanks; every turn saved and logged."""
     from t2c_lib.chat import Session
 
     if session_id is not None:
         check_session_id(session_id, new_session)
 
-    overrides = {"dataset": dataset, "store": store, "strategy": strategy, "model": model, "prompt_type": prompt_type,
-                 "schema_format": schema_format, "max_iterations": max_iterations, "max_tokens": max_tokens,
-                 "router": router, "display_limit": display_limit, "cache": "off" if no_cache else None}
-    session = Session.start(session_id=session_id, on_attempt=_echo_attempt if debug else None,
-                            on_route=_echo_route if debug else None,
-                            **{k: v for k, v in overrides.items() if v is not None})
+    overrides = {
+        "dataset": dataset,
+        "store": store,
+        "strategy": strategy,
+        "model": model,
+        "prompt_type": prompt_type,
+        "schema_format": schema_format,
+        "max_iterations": max_iterations,
+        "max_tokens": max_tokens,
+        "router": router,
+        "display_limit": display_limit,
+        "cache": "off" if no_cache else None,
+    }
+    session = Session.start(
+        session_id=session_id,
+        on_attempt=_echo_attempt if debug else None,
+        on_route=_echo_route if debug else None,
+        **{k: v for k, v in overrides.items() if v is not None},
+    )
     try:
         s = session.settings
         verb = "resumed" if session.resumed else "started"
-        click.echo(f"t2c chat: session {session.session_id} {verb} ({len(session.turns)} turn(s) so far); "
-                   f"dataset {s.dataset}, store {s.store}, model {session.engine.model.model_id}")
+        click.echo(
+            f"t2c chat: session {session.session_id} {verb} ({len(session.turns)} turn(s) so far); "
+            f"dataset {s.dataset}, store {s.store}, model {session.engine.model.model_id}"
+        )
         click.echo(f"resume with: t2c chat --session {session.session_id}; end with 'exit' or Ctrl-D")
         if session.resumed and session.turns:
             last = session.turns[-1]
@@ -129,10 +180,17 @@ def check_session_id(session_id: str, new: bool) -> None:
     directory = session_dir(session_id)
     saved = (directory / SESSION_FILE).is_file()
     if new and saved:
-        raise SessionError(f"session {session_id} already exists ({directory}); resume it without --new, or pick another id")
+        raise SessionError(
+            f"session {session_id} already exists ({directory}); resume it without --new, or pick another id"
+        )
     if not new and not saved:
         others = sorted((p.parent.name for p in directory.parent.glob(f"*/{SESSION_FILE}")), reverse=True)
-        listed = f"saved sessions (newest first): {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}" if others \
+        listed = (
+            f"saved sessions (newest first): {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}"
+            if others
             else "no session is saved there yet"
-        raise SessionError(f"no saved session {session_id!r} in {directory.parent}; {listed}. "
-                         f"To start a new session with this id: t2c chat --session {session_id} --new")
+        )
+        raise SessionError(
+            f"no saved session {session_id!r} in {directory.parent}; {listed}. "
+            f"To start a new session with this id: t2c chat --session {session_id} --new"
+        )

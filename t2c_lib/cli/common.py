@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -44,6 +45,7 @@ def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # --- option types: every command takes the same spellings and checks the same ranges ------------
+
 
 class SchemaFormatType(click.ParamType):
     """A schema format by its snake_case name (`nodes_paths`) or thesis name (`Nodes+Paths`); yields the snake_case name."""
@@ -106,11 +108,15 @@ POSITIVE_INT = click.IntRange(min=1)
 
 
 def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")(func)
+    return click.option(
+        "--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path"
+    )(func)
 
 
 def store_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database")(func)
+    return click.option(
+        "--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database"
+    )(func)
 
 
 def open_dataset_store(dataset: str, store: str, auto_load: bool = True) -> Any:

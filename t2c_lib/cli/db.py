@@ -8,10 +8,16 @@ import time
 import click
 
 from t2c_lib.cli.common import (
-    SCHEMA_FORMAT, TIMEOUT, dataset_option, format_table, friendly_errors, open_dataset_store, store_option,
+    SCHEMA_FORMAT,
+    TIMEOUT,
+    dataset_option,
+    format_table,
+    friendly_errors,
+    open_dataset_store,
+    store_option,
 )
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.errors import StoreError, UnsafeQuery
+from t2c_lib.schema import SchemaFormat
 
 
 @click.group()
@@ -41,30 +47,47 @@ def db_load(dataset: str, store: str) -> None:
 @db.command("schema")
 @dataset_option
 @store_option
-@click.option("--format", "-f", "fmt", type=SCHEMA_FORMAT, default=SchemaFormat.FULL.value, show_default=True,
-              help="full_schema, nodes_paths, only_paths, retrieved (or the thesis names Full, Nodes+Paths, Only-Paths, Retrieved)")
-@click.option("--question", "-q", default=None, help="the question `retrieved` links the schema to (needed by that format only)")
-@click.option("--descriptions", is_flag=True, help="append the descriptions of schema.yaml (the `schema_descriptions` parameter)")
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=SCHEMA_FORMAT,
+    default=SchemaFormat.FULL.value,
+    show_default=True,
+    help="full_schema, nodes_paths, only_paths, retrieved (or the thesis names Full, Nodes+Paths, Only-Paths, Retrieved)",
+)
+@click.option(
+    "--question", "-q", default=None, help="the question `retrieved` links the schema to (needed by that format only)"
+)
+@click.option(
+    "--descriptions", is_flag=True, help="append the descriptions of schema.yaml (the `schema_descriptions` parameter)"
+)
 @click.option("--k", "k", default=None, type=click.IntRange(min=1), help="`retrieved`: elements kept [default: 6]")
-@click.option("--ranking", type=click.Choice(["embedding", "lexical", "hybrid"]), default=None,
-              help="`retrieved`: how elements are ranked [default: embedding]")
+@click.option(
+    "--ranking",
+    type=click.Choice(["embedding", "lexical", "hybrid"]),
+    default=None,
+    help="`retrieved`: how elements are ranked [default: embedding]",
+)
 @friendly_errors
-def db_schema(dataset: str, store: str, fmt: str, question: str | None, descriptions: bool, k: int | None,
-              ranking: str | None) -> None:
+def db_schema(
+    dataset: str, store: str, fmt: str, question: str | None, descriptions: bool, k: int | None, ranking: str | None
+) -> None:
     """Print the schema introspected from the live database in a format (`retrieved`: what QUESTION would get)."""
     from t2c_lib.linking import LinkingSettings, Ranking, schema_text_source
 
     fmt_enum = SchemaFormat.parse(fmt)
     if fmt_enum.per_question and not (question or "").strip():
-        raise click.UsageError(f"--format {fmt} needs --question \"...\" (the schema it prints depends on the question)")
+        raise click.UsageError(f'--format {fmt} needs --question "..." (the schema it prints depends on the question)')
     if question and not fmt_enum.per_question:
         raise click.UsageError(f"--question only applies to --format retrieved, not {fmt}")
     defaults = LinkingSettings()
     settings = LinkingSettings(k=k or defaults.k, ranking=Ranking(ranking) if ranking else defaults.ranking)
     ds, graph = open_dataset_store(dataset, store)
     try:
-        source = schema_text_source(graph, ds.schema_spec.descriptions, fmt_enum, ds.language,
-                                    descriptions=descriptions, settings=settings)
+        source = schema_text_source(
+            graph, ds.schema_spec.descriptions, fmt_enum, ds.language, descriptions=descriptions, settings=settings
+        )
         click.echo(source(question) if callable(source) else source, nl=False)
     finally:
         graph.close()
@@ -74,7 +97,9 @@ def db_schema(dataset: str, store: str, fmt: str, question: str | None, descript
 @dataset_option
 @store_option
 @click.option("--json", "as_json", is_flag=True, help='print {"columns": [...], "rows": [[...], ...]}')
-@click.option("--timeout", default=10.0, show_default=True, type=TIMEOUT, help="seconds before the query is stopped (> 0)")
+@click.option(
+    "--timeout", default=10.0, show_default=True, type=TIMEOUT, help="seconds before the query is stopped (> 0)"
+)
 @click.argument("cypher")
 @friendly_errors
 def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: str) -> None:

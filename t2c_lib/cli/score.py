@@ -1,5 +1,4 @@
-"""`t2c score FILE`: score any CSV of (gold, predicted) Cypher pairs under a scoring preset.
-"""
+"""`t2c score FILE`: score any CSV of (gold, predicted) Cypher pairs under a scoring preset."""
 
 from __future__ import annotations
 
@@ -19,17 +18,42 @@ from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--gold-column", default="gold", show_default=True, help="column holding the gold Cypher")
 @click.option("--pred-column", default="predicted", show_default=True, help="column holding the predicted Cypher")
-@click.option("--preset", type=click.Choice(scoring_names()), default=DEFAULT_SCORING, show_default=True,
-              help="metric definitions: t2c (published equivalence rules) or kg-axel (the thesis's)")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="write the input columns plus the scores to this CSV")
-@click.option("--dataset", "-d", help="also run both queries on this dataset's graph: pass_at_1, jaccard_output, kg_valid")
-@click.option("--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True,
-              help="graph database (with --dataset)")
+@click.option(
+    "--preset",
+    type=click.Choice(scoring_names()),
+    default=DEFAULT_SCORING,
+    show_default=True,
+    help="metric definitions: t2c (published equivalence rules) or kg-axel (the thesis's)",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="write the input columns plus the scores to this CSV",
+)
+@click.option(
+    "--dataset", "-d", help="also run both queries on this dataset's graph: pass_at_1, jaccard_output, kg_valid"
+)
+@click.option(
+    "--store",
+    "-s",
+    type=click.Choice(STORES.names()),
+    default="ladybug",
+    show_default=True,
+    help="graph database (with --dataset)",
+)
 @click.option("--timeout", default=10.0, show_default=True, help="seconds before a query is stopped (with --dataset)")
 @friendly_errors
-def score_command(file: Path, gold_column: str, pred_column: str, preset: str, output: Path | None,
-                  dataset: str | None, store: str, timeout: float) -> None:
+def score_command(
+    file: Path,
+    gold_column: str,
+    pred_column: str,
+    preset: str,
+    output: Path | None,
+    dataset: str | None,
+    store: str,
+    timeout: float,
+) -> None:
     """Score every (gold, predicted) pair of FILE; prints the means.
 
     Without --dataset only the text metrics (bleu, rouge_l_f1, jaro_winkler,

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
-from t2c_lib.study.params import LEGACY_STRATEGY, STRATEGIES
 from t2c_lib.errors import InvalidValue, user_path
+from t2c_lib.study.params import LEGACY_STRATEGY, STRATEGIES
 
 
 def _params(params_file: str, **overrides: object):
@@ -26,25 +26,48 @@ def _cells(params, prompt_type: str | None, schema_format: str | None, strategy:
 
     strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
     where = params_file or "the parameters"
-    for option, value, grid, key in (("--prompt", prompt_type, params.prompt_types, "prompt_types"),
-                                     ("--schema", schema_format, params.schema_formats, "schema_formats"),
-                                     ("--strategy", strategy, params.strategies, "strategies")):
+    for option, value, grid, key in (
+        ("--prompt", prompt_type, params.prompt_types, "prompt_types"),
+        ("--schema", schema_format, params.schema_formats, "schema_formats"),
+        ("--strategy", strategy, params.strategies, "strategies"),
+    ):
         if value is not None and value not in grid:
-            raise InvalidValue(f"{option} {value} is not in the grid of {where} ({key}: {', '.join(grid)}); "
-                             f"pick one of those, or add {value} to {key} in a parameter file of your own")
-    return [c for c in expand_grid(params)
-            if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
-            and (strategy in (None, c.strategy))]
+            raise InvalidValue(
+                f"{option} {value} is not in the grid of {where} ({key}: {', '.join(grid)}); "
+                f"pick one of those, or add {value} to {key} in a parameter file of your own"
+            )
+    return [
+        c
+        for c in expand_grid(params)
+        if (prompt_type in (None, c.prompt_type))
+        and (schema_format in (None, c.schema_format))
+        and (strategy in (None, c.strategy))
+    ]
 
 
-params_option = click.option("--params", "-p", "params_file", default="params/thesis.yaml", show_default=True,
-                             help="parameter file (YAML)")
+params_option = click.option(
+    "--params", "-p", "params_file", default="params/thesis.yaml", show_default=True, help="parameter file (YAML)"
+)
 cell_options = [
-    click.option("--prompt", "prompt_type", type=PROMPT_TYPE, help="only this prompt type (Zero-Shot, Few-Shot, CoT or zero_shot, ...)"),
-    click.option("--schema", "schema_format", type=SCHEMA_FORMAT,
-                 help="only this schema format (full_schema, nodes_paths, only_paths or Full, Nodes+Paths, Only-Paths)"),
-    click.option("--strategy", "--mode", "mode", type=click.Choice((*STRATEGIES, *LEGACY_STRATEGY)),
-                 help="only this strategy (--mode is its old name; agentic = feedback)"),
+    click.option(
+        "--prompt",
+        "prompt_type",
+        type=PROMPT_TYPE,
+        help="only this prompt type (Zero-Shot, Few-Shot, CoT or zero_shot, ...)",
+    ),
+    click.option(
+        "--schema",
+        "schema_format",
+        type=SCHEMA_FORMAT,
+        help="only this schema format (full_schema, nodes_paths, only_paths or Full, Nodes+Paths, Only-Paths)",
+    ),
+    click.option(
+        "--strategy",
+        "--mode",
+        "mode",
+        type=click.Choice((*STRATEGIES, *LEGACY_STRATEGY)),
+        help="only this strategy (--mode is its old name; agentic = feedback)",
+    ),
 ]
 
 
@@ -80,7 +103,9 @@ def run_command(params_file, prompt_type, schema_format, mode, store, model, lim
         click.echo(report.line())
 
 
-run_id_option = click.option("--run-id", help="the run to use (results/<run_id>/); its recorded parameters replace --params")
+run_id_option = click.option(
+    "--run-id", help="the run to use (results/<run_id>/); its recorded parameters replace --params"
+)
 
 
 def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
@@ -94,9 +119,13 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
         params = _params(params_file)
         pairs = [(cell, params) for cell in _cells(params, None, None, None, params_file)]
     strategy = LEGACY_STRATEGY.get(mode, mode) if mode else None
-    chosen = [(c, p) for c, p in pairs
-              if (prompt_type in (None, c.prompt_type)) and (schema_format in (None, c.schema_format))
-              and (strategy in (None, c.strategy))]
+    chosen = [
+        (c, p)
+        for c, p in pairs
+        if (prompt_type in (None, c.prompt_type))
+        and (schema_format in (None, c.schema_format))
+        and (strategy in (None, c.strategy))
+    ]
     if not chosen:
         raise InvalidValue("no configuration of the run matches --prompt/--schema/--strategy")
     return chosen
@@ -118,11 +147,15 @@ def evaluate_command(params_file, run_id, prompt_type, schema_format, mode):
 
 def summary_line(summary: dict) -> str:
     """One cell's headline numbers, every scoring preset named, Pass@1 by attempt, KG-valid by kind."""
-    parts = [f"{summary.get('strategy', summary['mode'])}/{summary['configuration']}: KG-valid structural {summary['kg_valid_structural_final']:.3f}"
-             f" chain {summary['kg_valid_chain_final']:.3f}"]
+    parts = [
+        f"{summary.get('strategy', summary['mode'])}/{summary['configuration']}: KG-valid structural {summary['kg_valid_structural_final']:.3f}"
+        f" chain {summary['kg_valid_chain_final']:.3f}"
+    ]
     for name, s in summary["by_scoring"].items():
-        parts.append(f"[{name}] Pass@1 first {s['pass_at_1_first']:.3f} final {s['pass_at_1_final']:.3f}"
-                     f" LLMetric {s['llmetric']:.3f}")
+        parts.append(
+            f"[{name}] Pass@1 first {s['pass_at_1_first']:.3f} final {s['pass_at_1_final']:.3f}"
+            f" LLMetric {s['llmetric']:.3f}"
+        )
     model = f"; model {summary['model_id']}" if summary.get("model_id") else ""
     return " | ".join(parts) + f" (weights {summary['weights']}{model})"
 
@@ -149,8 +182,10 @@ def analyze_command(params_file, run_id):
         shown = [c for c in STRATEGY_SUMMARY if c in tables.strategies]
         click.echo(tables.strategies[shown].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     figures = config.FIGURES_DIR / params.run_id
-    click.echo(f"tables: {run_dir_for(params) / ANALYSIS_DIR}/ (CSV, comparison.tex); figures: {figures}/ "
-               f"({len(list(figures.glob('*.png')))} figures as PDF, SVG and PNG, each with its caption in a .txt beside it)")
+    click.echo(
+        f"tables: {run_dir_for(params) / ANALYSIS_DIR}/ (CSV, comparison.tex); figures: {figures}/ "
+        f"({len(list(figures.glob('*.png')))} figures as PDF, SVG and PNG, each with its caption in a .txt beside it)"
+    )
 
 
 @click.group("study")
@@ -160,7 +195,9 @@ def study_group():
 
 @study_group.command("plan")
 @params_option
-@click.option("--makefile", type=click.Path(dir_okay=False, path_type=Path), required=True, help="where to write the rules")
+@click.option(
+    "--makefile", type=click.Path(dir_okay=False, path_type=Path), required=True, help="where to write the rules"
+)
 @friendly_errors
 def plan_command(params_file, makefile):
     """Write the make rules that run the notebooks for every cell of the grid."""
@@ -174,8 +211,12 @@ def plan_command(params_file, makefile):
 
 @study_group.command("progress")
 @params_option
-@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="the run's folder as make names it (results/<run_id>)")
+@click.option(
+    "--run-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="the run's folder as make names it (results/<run_id>)",
+)
 @click.option("--since", type=float, default=None, help="when this make started (seconds since the epoch)")
 @friendly_errors
 def progress_command(params_file, run_dir, since):
@@ -191,11 +232,21 @@ def progress_command(params_file, run_dir, since):
 @study_group.command("compare")
 @click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--labels", nargs=2, help="names of the two runs in the tables (default: the values of the one setting "
-                                       "that differs, e.g. free constrained; else the run directories' names)")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="table directory (default: RUN_B/analysis)")
-@click.option("--figures", "figures_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="figure directory (default: figures/<RUN_B's name>)")
+@click.option(
+    "--labels",
+    nargs=2,
+    help="names of the two runs in the tables (default: the values of the one setting "
+    "that differs, e.g. free constrained; else the run directories' names)",
+)
+@click.option(
+    "--out", type=click.Path(file_okay=False, path_type=Path), help="table directory (default: RUN_B/analysis)"
+)
+@click.option(
+    "--figures",
+    "figures_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="figure directory (default: figures/<RUN_B's name>)",
+)
 @friendly_errors
 def compare_command(run_a, run_b, labels, out, figures_dir):
     """Set two finished runs side by side (e.g. results/thesis vs results/thesis-constrained): NO_QUERY, KG-valid, Pass@1."""

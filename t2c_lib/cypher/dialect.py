@@ -120,7 +120,7 @@ class _Writer:
 
     def gap(self, k: int) -> str:
         """What stands between token k-1 and token k: the whitespace, with any comment turned into a space or line break."""
-        text = self.query[self.tokens[k - 1].end:self.tokens[k].pos]
+        text = self.query[self.tokens[k - 1].end : self.tokens[k].pos]
         if "/" not in text:  # whitespace only (every comment starts with `/`)
             return text
         return "\n" if "\n" in text else " "
@@ -200,7 +200,7 @@ class _Writer:
 
     def _raw(self, k: int) -> str:
         tok = self.tokens[k]
-        return self.query[tok.pos:tok.end]
+        return self.query[tok.pos : tok.end]
 
     def _is(self, k: int, punct: str) -> bool:
         return 0 <= k < len(self.tokens) and self.tokens[k].is_punct(punct)

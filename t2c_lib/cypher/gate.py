@@ -88,13 +88,18 @@ def _judge_text(text: str, limits: QueryLimits, where: str) -> Verdict:
     except LexError as exc:
         if exc.ambiguous:
             return Verdict(
-                text, Refusal.AMBIGUOUS,
+                text,
+                Refusal.AMBIGUOUS,
                 f"{exc} at offset {exc.pos}{where}: the database could read this text differently from the guard, so it is refused",
-                "ambiguous text", exc.pos,
+                "ambiguous text",
+                exc.pos,
             )
         return Verdict(
-            text, Refusal.UNREADABLE,
-            f"{exc} at offset {exc.pos}{where}: the query cannot be read, so it cannot be checked as read-only", None, exc.pos,
+            text,
+            Refusal.UNREADABLE,
+            f"{exc} at offset {exc.pos}{where}: the query cannot be read, so it cannot be checked as read-only",
+            None,
+            exc.pos,
         )
     if not tokens:
         return Verdict(text, Refusal.EMPTY, "the query is empty")

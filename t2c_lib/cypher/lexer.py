@@ -154,7 +154,7 @@ def _scan(text: str, comments: list[tuple[int, int]] | None = None) -> list[Toke
             tokens.append(Token(Kind.WORD, text[i:j], i, j))
             i = j
         elif ch in _ASCII_PUNCT:
-            two = text[i:i + 2]
+            two = text[i : i + 2]
             if two in _MULTI_PUNCT:
                 tokens.append(Token(Kind.PUNCT, two, i, i + 2))
                 i += 2
@@ -164,7 +164,9 @@ def _scan(text: str, comments: list[tuple[int, int]] | None = None) -> list[Toke
         else:
             raise LexError(
                 f"character U+{ord(ch):04X} outside a string literal or backticked name (only ASCII names, "
-                "operators and whitespace are accepted there)", i, ambiguous=True,
+                "operators and whitespace are accepted there)",
+                i,
+                ambiguous=True,
             )
     return tokens
 
@@ -180,7 +182,9 @@ def _line_comment_end(text: str, start: int) -> int:
     cr = text.find("\r", start, stop)
     while cr >= 0:
         if cr + 1 < len(text) and text[cr + 1] != "\n":
-            raise LexError("a carriage return inside a // comment that is not followed by a line feed", cr, ambiguous=True)
+            raise LexError(
+                "a carriage return inside a // comment that is not followed by a line feed", cr, ambiguous=True
+            )
         cr = text.find("\r", cr + 1, stop)
     return stop if end < 0 else end + 1
 
@@ -207,8 +211,10 @@ def _string_end(text: str, start: int) -> int:
         if ch == "\\":
             nxt = text[i + 1] if i + 1 < n else ""
             if nxt in ("u", "U"):
-                digits = 8 if all(c in _HEX for c in text[i + 2:i + 10]) and len(text[i + 2:i + 10]) == 8 else 4
-                if len(text[i + 2:i + 2 + digits]) != digits or not all(c in _HEX for c in text[i + 2:i + 2 + digits]):
+                digits = 8 if all(c in _HEX for c in text[i + 2 : i + 10]) and len(text[i + 2 : i + 10]) == 8 else 4
+                if len(text[i + 2 : i + 2 + digits]) != digits or not all(
+                    c in _HEX for c in text[i + 2 : i + 2 + digits]
+                ):
                     raise LexError("invalid \\u escape in a string literal", i)
                 i += 2 + digits
                 continue
@@ -267,6 +273,7 @@ def _number_end(text: str, start: int, integer_only: bool = False) -> int:
     if i < n and text[i] in _WORD_PART:
         raise LexError(
             f"number {text[start:i]!r} glued to {text[i]!r}: the database would read it differently; put a space between",
-            start, ambiguous=True,
+            start,
+            ambiguous=True,
         )
     return i

@@ -31,9 +31,12 @@ class QueryLimits:
     max_depth: int = 32
 
     @classmethod
-    def from_env(cls) -> "QueryLimits":
+    def from_env(cls) -> QueryLimits:
         """Defaults, with `T2C_MAX_QUERY_CHARS` / `T2C_MAX_QUERY_DEPTH` when set (positive integers)."""
-        return cls(max_chars=_setting("T2C_MAX_QUERY_CHARS", cls.max_chars), max_depth=_setting("T2C_MAX_QUERY_DEPTH", cls.max_depth))
+        return cls(
+            max_chars=_setting("T2C_MAX_QUERY_CHARS", cls.max_chars),
+            max_depth=_setting("T2C_MAX_QUERY_DEPTH", cls.max_depth),
+        )
 
 
 def _setting(name: str, default: int) -> int:
@@ -60,7 +63,9 @@ def nesting_depth(tokens: list[Token]) -> int:
 def text_problem(text: str, limits: QueryLimits) -> str | None:
     """Why a text is too long to read, or None."""
     if len(text) > limits.max_chars:
-        return f"the query is {len(text):,} characters long, over the limit of {limits.max_chars:,} (T2C_MAX_QUERY_CHARS)"
+        return (
+            f"the query is {len(text):,} characters long, over the limit of {limits.max_chars:,} (T2C_MAX_QUERY_CHARS)"
+        )
     return None
 
 
@@ -78,8 +83,10 @@ def regex_problem(tokens: list[Token]) -> str | None:
             return "a regular expression (=~) must be a string literal, so it can be checked before it runs"
         body = pattern.text[1:-1]
         if _NESTED_QUANTIFIER.search(body) or _BACKREFERENCE.search(body):
-            return (f"the regular expression {pattern.text[:60]} repeats a group that itself repeats or alternates "
-                    "(or uses a backreference): such a pattern can backtrack for minutes; write a simpler one")
+            return (
+                f"the regular expression {pattern.text[:60]} repeats a group that itself repeats or alternates "
+                "(or uses a backreference): such a pattern can backtrack for minutes; write a simpler one"
+            )
     return None
 
 
@@ -95,21 +102,34 @@ def range_problem(tokens: list[Token]) -> str | None:
     calls such as `size(xs)`, `+`, `-` and numbers below 1,000 only (no `*`, `^`, `/`, strings or
     large numbers), so `range(0, size(xs) - 1)` passes and `range(1, 10000 * 10000)` does not."""
     for i, tok in enumerate(tokens):
-        if tok.upper != "RANGE" or (i and tokens[i - 1].is_punct(".", ":")) or i + 1 >= len(tokens) or not tokens[i + 1].is_punct("("):
+        if (
+            tok.upper != "RANGE"
+            or (i and tokens[i - 1].is_punct(".", ":"))
+            or i + 1 >= len(tokens)
+            or not tokens[i + 1].is_punct("(")
+        ):
             continue
         args = _call_arguments(tokens, i + 1)
         literal = [_integer(arg) for arg in args[:2]]
         if len(args) >= 2 and None not in literal:
             low, high = literal
             if high - low + 1 > MAX_RANGE_VALUES:
-                return (f"range({low}, {high}) builds a list of {high - low + 1:,} values in one expression, "
-                        f"over the limit of {MAX_RANGE_VALUES:,}")
+                return (
+                    f"range({low}, {high}) builds a list of {high - low + 1:,} values in one expression, "
+                    f"over the limit of {MAX_RANGE_VALUES:,}"
+                )
             continue
         for arg in args[:3]:
-            if any(t.kind is Kind.STRING or t.is_punct("*", "^", "/", "%") or
-                   (t.kind is Kind.NUMBER and (not t.text.isdigit() or int(t.text) >= 1000)) for t in arg):
-                return ("range() with computed bounds may only add and subtract names, properties, calls and numbers "
-                        f"below 1,000 (a list of up to {MAX_RANGE_VALUES:,} values needs literal bounds)")
+            if any(
+                t.kind is Kind.STRING
+                or t.is_punct("*", "^", "/", "%")
+                or (t.kind is Kind.NUMBER and (not t.text.isdigit() or int(t.text) >= 1000))
+                for t in arg
+            ):
+                return (
+                    "range() with computed bounds may only add and subtract names, properties, calls and numbers "
+                    f"below 1,000 (a list of up to {MAX_RANGE_VALUES:,} values needs literal bounds)"
+                )
     return None
 
 
@@ -117,7 +137,7 @@ def _call_arguments(tokens: list[Token], open_at: int) -> list[list[Token]]:
     """The argument token lists of the call whose `(` is at `open_at` (up to its closing bracket)."""
     args: list[list[Token]] = [[]]
     depth = 0
-    for tok in tokens[open_at + 1:]:
+    for tok in tokens[open_at + 1 :]:
         if tok.kind is Kind.PUNCT and tok.text in _OPENERS:
             depth += 1
         elif tok.kind is Kind.PUNCT and tok.text in (")", "]", "}"):
@@ -146,5 +166,7 @@ def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
         return f"the query has {len(tokens):,} tokens, over the limit of {limits.max_tokens:,}"
     depth = nesting_depth(tokens)
     if depth > limits.max_depth:
-        return f"the query nests brackets or CASE {depth} deep, over the limit of {limits.max_depth} (T2C_MAX_QUERY_DEPTH)"
+        return (
+            f"the query nests brackets or CASE {depth} deep, over the limit of {limits.max_depth} (T2C_MAX_QUERY_DEPTH)"
+        )
     return regex_problem(tokens) or range_problem(tokens)

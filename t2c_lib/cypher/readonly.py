@@ -25,33 +25,82 @@ from t2c_lib.cypher.lexer import Kind, Token
 WRITE_CLAUSES = frozenset({"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "FOREACH"})
 """Clauses that change the graph or its schema, rejected wherever they stand."""
 
-ADMIN_ANYWHERE = frozenset({
-    "LOAD",  # LOAD CSV (Neo4j), LOAD FROM / LOAD EXTENSION (LadybugDB): reads files
-    "USE",  # switch database
-    "ALTER", "GRANT", "REVOKE", "DENY", "TERMINATE", "RENAME",
-    "INSTALL", "UNINSTALL", "ATTACH", "EXTENSION", "CHECKPOINT", "COMMIT", "ROLLBACK",
-    "TRANSACTIONS",  # CALL { } IN TRANSACTIONS, SHOW/TERMINATE TRANSACTIONS
-})
+ADMIN_ANYWHERE = frozenset(
+    {
+        "LOAD",  # LOAD CSV (Neo4j), LOAD FROM / LOAD EXTENSION (LadybugDB): reads files
+        "USE",  # switch database
+        "ALTER",
+        "GRANT",
+        "REVOKE",
+        "DENY",
+        "TERMINATE",
+        "RENAME",
+        "INSTALL",
+        "UNINSTALL",
+        "ATTACH",
+        "EXTENSION",
+        "CHECKPOINT",
+        "COMMIT",
+        "ROLLBACK",
+        "TRANSACTIONS",  # CALL { } IN TRANSACTIONS, SHOW/TERMINATE TRANSACTIONS
+    }
+)
 """Admin words that are never part of a read query, rejected wherever they stand."""
 
-ADMIN_LEADING = frozenset({
-    "SHOW", "START", "STOP", "ENABLE", "DISABLE", "BEGIN",
-    "COMMENT", "EXPLAIN", "PROFILE", "DENY", "REALLOCATE", "DEALLOCATE", "DRYRUN",
-})
+ADMIN_LEADING = frozenset(
+    {
+        "SHOW",
+        "START",
+        "STOP",
+        "ENABLE",
+        "DISABLE",
+        "BEGIN",
+        "COMMENT",
+        "EXPLAIN",
+        "PROFILE",
+        "DENY",
+        "REALLOCATE",
+        "DEALLOCATE",
+        "DRYRUN",
+    }
+)
 """Admin words that also make ordinary variable names (`start`, `comment`): rejected only
 where a statement begins (first token, after `{` or after UNION)."""
 
-READ_ONLY_PROCEDURES = frozenset({
-    "db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
-    "db.schema.nodetypeproperties", "db.schema.reltypeproperties",
-    "show_tables", "table_info", "show_connection",
-})
+READ_ONLY_PROCEDURES = frozenset(
+    {
+        "db.labels",
+        "db.relationshiptypes",
+        "db.propertykeys",
+        "db.schema.visualization",
+        "db.schema.nodetypeproperties",
+        "db.schema.reltypeproperties",
+        "show_tables",
+        "table_info",
+        "show_connection",
+    }
+)
 """Procedures a query may CALL (compared case-insensitively): schema introspection only."""
 
 DENIED_FUNCTION_PREFIXES = (
-    "apoc.cypher.", "apoc.do.", "apoc.periodic.", "apoc.create.", "apoc.merge.", "apoc.refactor.",
-    "apoc.nodes.", "apoc.trigger.", "apoc.schema.", "apoc.load.", "apoc.export.", "apoc.import.",
-    "apoc.atomic.", "apoc.lock.", "apoc.systemdb.", "apoc.util.", "dbms.", "gds.",
+    "apoc.cypher.",
+    "apoc.do.",
+    "apoc.periodic.",
+    "apoc.create.",
+    "apoc.merge.",
+    "apoc.refactor.",
+    "apoc.nodes.",
+    "apoc.trigger.",
+    "apoc.schema.",
+    "apoc.load.",
+    "apoc.export.",
+    "apoc.import.",
+    "apoc.atomic.",
+    "apoc.lock.",
+    "apoc.systemdb.",
+    "apoc.util.",
+    "dbms.",
+    "gds.",
 )
 """Namespaced functions that run arbitrary Cypher, write, or reach outside the graph."""
 
@@ -122,8 +171,11 @@ def _in_clause_position(tokens: list[Token], i: int) -> bool:
 
 def _aliases(tokens: list[Token]) -> frozenset[str]:
     """Names the query binds with `AS` (compared as written: variables are case-sensitive)."""
-    return frozenset(tokens[i + 1].text for i in range(len(tokens) - 1)
-                     if tokens[i].upper == "AS" and tokens[i + 1].kind is Kind.WORD)
+    return frozenset(
+        tokens[i + 1].text
+        for i in range(len(tokens) - 1)
+        if tokens[i].upper == "AS" and tokens[i + 1].kind is Kind.WORD
+    )
 
 
 def _alias_used_as_value(tokens: list[Token], i: int, aliases: frozenset[str]) -> bool:
@@ -179,7 +231,7 @@ def _next_upper(tokens: list[Token], i: int) -> str:
 def _admin_phrase(tokens: list[Token], i: int) -> str:
     """The keyword plus the next word when it is one too (`LOAD CSV`, `START DATABASE`)."""
     word = tokens[i].upper
-    if word == "TRANSACTIONS" and any(t.upper == "IN" for t in tokens[max(0, i - 3):i]):
+    if word == "TRANSACTIONS" and any(t.upper == "IN" for t in tokens[max(0, i - 3) : i]):
         return "CALL { } IN TRANSACTIONS"
     nxt = _next_upper(tokens, i)
     return f"{word} {nxt}" if nxt and nxt.isalpha() and nxt not in ("MATCH", "RETURN", "WITH") else word
@@ -216,4 +268,7 @@ def _check_call(tokens: list[Token], i: int) -> tuple[str, str] | None:
     if name.lower() in READ_ONLY_PROCEDURES:
         return None
     allowed = ", ".join(sorted(READ_ONLY_PROCEDURES))
-    return f"CALL {name}", f"CALL {name}: procedure {name} is not allowed; only read-only schema procedures may be called ({allowed})"
+    return (
+        f"CALL {name}",
+        f"CALL {name}: procedure {name} is not allowed; only read-only schema procedures may be called ({allowed})",
+    )

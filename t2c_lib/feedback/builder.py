@@ -10,12 +10,13 @@ closest to a filter literal that matched nothing.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from t2c_lib.records import ErrorType, ValidationResult
-from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
-from t2c_lib.schema import GraphSchema
 from t2c_lib.feedback.templates import load_feedback_template, load_phrases
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
+from t2c_lib.records import ErrorType, ValidationResult
+from t2c_lib.schema import GraphSchema
 
 MAX_PATTERNS = 30
 
@@ -108,13 +109,28 @@ class FeedbackBuilder:
         for wrong, options in suggestions.items():
             if wrong in wrong_props:
                 continue
-            lines.append(self._p("did_you_mean", wrong=wrong, options=self._options(options)) if options else self._p("not_found", wrong=wrong))
+            lines.append(
+                self._p("did_you_mean", wrong=wrong, options=self._options(options))
+                if options
+                else self._p("not_found", wrong=wrong)
+            )
         for entry in wrong_props.values():
             owner = "|".join(entry.get("owners") or []) or entry.get("variable", "?")
             if entry.get("closest"):
-                lines.append(self._p("property_did_you_mean", owner=owner, wrong=entry["property"], options=self._options(entry["closest"])))
+                lines.append(
+                    self._p(
+                        "property_did_you_mean",
+                        owner=owner,
+                        wrong=entry["property"],
+                        options=self._options(entry["closest"]),
+                    )
+                )
             elif entry.get("elsewhere"):
-                lines.append(self._p("belongs_to", owner=owner, wrong=entry["property"], options=self._options(entry["elsewhere"])))
+                lines.append(
+                    self._p(
+                        "belongs_to", owner=owner, wrong=entry["property"], options=self._options(entry["elsewhere"])
+                    )
+                )
             else:
                 lines.append(self._p("property_not_found", owner=owner, wrong=entry["property"]))
         for edge in details.get("bad_edges") or []:

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
 import yaml
 
-from t2c_lib.records import ErrorType
 from t2c_lib.config import check_language
 from t2c_lib.errors import TemplateMissing
+from t2c_lib.records import ErrorType
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -20,7 +20,7 @@ def _check_language(lang: str) -> str:
     return check_language(lang, "feedback templates")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_feedback_template(lang: str, error_type: ErrorType) -> Template:
     """`templates/<lang>/<ERROR_TYPE>.txt` as a `string.Template`."""
     path = TEMPLATE_DIR / _check_language(lang) / f"{ErrorType(error_type).value}.txt"
@@ -29,7 +29,7 @@ def load_feedback_template(lang: str, error_type: ErrorType) -> Template:
     return Template(path.read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_phrases(lang: str) -> dict[str, str]:
     """The supporting sentences of `templates/<lang>/_phrases.yaml`."""
     path = TEMPLATE_DIR / _check_language(lang) / "_phrases.yaml"
@@ -44,5 +44,6 @@ def feedback_template_hashes(lang: str) -> dict[str, str]:
     folder = TEMPLATE_DIR / _check_language(lang)
     return {
         f"feedback/{lang}/{path.name}": hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(folder.iterdir()) if path.is_file()
+        for path in sorted(folder.iterdir())
+        if path.is_file()
     }

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from t2c_lib.graph.base import GraphStore, StoreError
 from t2c_lib.registry import Registry
@@ -11,13 +12,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.datasets import Dataset
 
 
-def _ladybug(dataset: "Dataset", **options: Any) -> GraphStore:
+def _ladybug(dataset: Dataset, **options: Any) -> GraphStore:
     from t2c_lib.graph.ladybug import LadybugStore
 
     return LadybugStore(dataset, **options)  # type: ignore[arg-type]
 
 
-def _neo4j(dataset: "Dataset", **options: Any) -> GraphStore:
+def _neo4j(dataset: Dataset, **options: Any) -> GraphStore:
     try:
         from t2c_lib.graph.neo4j import Neo4jStore
     except ImportError as exc:  # pragma: no cover - the module ships with the package
@@ -31,7 +32,7 @@ STORES.register("ladybug", _ladybug)
 STORES.register("neo4j", _neo4j)
 
 
-def open_store(name: str, dataset: "Dataset", **options: object) -> GraphStore:
+def open_store(name: str, dataset: Dataset, **options: object) -> GraphStore:
     """Open the named store for a dataset (loading it first when the embedded store lacks it)."""
     return STORES.get(name)(dataset, **options)
 

@@ -11,9 +11,15 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from t2c_lib.errors import InvalidValue
 from t2c_lib.errors import (  # the store errors live at the bottom of the package; named here for stores' callers
-    QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery,
+    InvalidValue,
+    QueryError,
+    QueryTimeout,
+    ResourceLimit,
+    ResultTooLarge,
+    StoreError,
+    StoreUnavailable,
+    UnsafeQuery,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -150,7 +156,7 @@ class GraphStore(Protocol):
 
     name: str
 
-    def load(self, dataset: "Dataset") -> dict[str, int]:
+    def load(self, dataset: Dataset) -> dict[str, int]:
         """Load a dataset idempotently (reload = same graph); return counts per label/type."""
         ...
 
@@ -169,7 +175,7 @@ class GraphStore(Protocol):
         """Parse and plan a query without running it; raise QueryError if it does not compile."""
         ...
 
-    def schema(self) -> "GraphSchema":
+    def schema(self) -> GraphSchema:
         """Introspect labels, relationship patterns and property types from the live database."""
         ...
 
@@ -179,8 +185,25 @@ class GraphStore(Protocol):
 
 
 __all__ = [
-    "DEFAULT_MAX_RESULT_BYTES", "DEFAULT_MAX_ROWS", "DEFAULT_TIMEOUT_S", "INTERNAL_KEY", "MAX_VALUE_DEPTH", "GraphNode",
-    "GraphPath", "GraphRel", "GraphStore", "QueryError", "QueryResult", "QueryTimeout", "ResourceLimit", "ResultTooLarge",
-    "StoreError", "StoreUnavailable", "UnsafeQuery", "max_result_bytes_setting", "max_rows_setting", "to_jsonable",
+    "DEFAULT_MAX_RESULT_BYTES",
+    "DEFAULT_MAX_ROWS",
+    "DEFAULT_TIMEOUT_S",
+    "INTERNAL_KEY",
+    "MAX_VALUE_DEPTH",
+    "GraphNode",
+    "GraphPath",
+    "GraphRel",
+    "GraphStore",
+    "QueryError",
+    "QueryResult",
+    "QueryTimeout",
+    "ResourceLimit",
+    "ResultTooLarge",
+    "StoreError",
+    "StoreUnavailable",
+    "UnsafeQuery",
+    "max_result_bytes_setting",
+    "max_rows_setting",
+    "to_jsonable",
     "value_bytes",
 ]

@@ -31,18 +31,26 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import ladybug
 
 from t2c_lib import config
-from t2c_lib.datasets import Dataset
 from t2c_lib.cypher.gate import admit
+from t2c_lib.datasets import Dataset
 from t2c_lib.graph.base import (
-    DEFAULT_TIMEOUT_S, INTERNAL_KEY, QueryError, QueryResult, QueryTimeout, StoreUnavailable, UnsafeQuery,
-    max_result_bytes_setting, max_rows_setting,
+    DEFAULT_TIMEOUT_S,
+    INTERNAL_KEY,
+    QueryError,
+    QueryResult,
+    QueryTimeout,
+    StoreUnavailable,
+    UnsafeQuery,
+    max_result_bytes_setting,
+    max_rows_setting,
 )
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting
@@ -55,14 +63,30 @@ BUFFER_POOL_BYTES = 512 << 20
 """Memory the read-only database may use for pages and intermediate results (LadybugDB's default is 80% of RAM)."""
 
 _LADYBUG_TYPES = {
-    "STRING": PropType.STRING, "INT64": PropType.INTEGER, "INT32": PropType.INTEGER, "INT16": PropType.INTEGER,
-    "INT8": PropType.INTEGER, "UINT64": PropType.INTEGER, "UINT32": PropType.INTEGER, "SERIAL": PropType.INTEGER,
-    "DOUBLE": PropType.FLOAT, "FLOAT": PropType.FLOAT, "BOOL": PropType.BOOLEAN, "DATE": PropType.DATE,
-    "STRING[]": PropType.LIST_STRING, "INT64[]": PropType.LIST_INTEGER, "DOUBLE[]": PropType.LIST_FLOAT,
+    "STRING": PropType.STRING,
+    "INT64": PropType.INTEGER,
+    "INT32": PropType.INTEGER,
+    "INT16": PropType.INTEGER,
+    "INT8": PropType.INTEGER,
+    "UINT64": PropType.INTEGER,
+    "UINT32": PropType.INTEGER,
+    "SERIAL": PropType.INTEGER,
+    "DOUBLE": PropType.FLOAT,
+    "FLOAT": PropType.FLOAT,
+    "BOOL": PropType.BOOLEAN,
+    "DATE": PropType.DATE,
+    "STRING[]": PropType.LIST_STRING,
+    "INT64[]": PropType.LIST_INTEGER,
+    "DOUBLE[]": PropType.LIST_FLOAT,
 }
 _DDL_TYPES = {
-    PropType.STRING: "STRING", PropType.INTEGER: "INT64", PropType.FLOAT: "DOUBLE", PropType.BOOLEAN: "BOOL",
-    PropType.DATE: "DATE", PropType.LIST_STRING: "STRING[]", PropType.LIST_INTEGER: "INT64[]",
+    PropType.STRING: "STRING",
+    PropType.INTEGER: "INT64",
+    PropType.FLOAT: "DOUBLE",
+    PropType.BOOLEAN: "BOOL",
+    PropType.DATE: "DATE",
+    PropType.LIST_STRING: "STRING[]",
+    PropType.LIST_INTEGER: "INT64[]",
     PropType.LIST_FLOAT: "DOUBLE[]",
 }
 
@@ -73,7 +97,11 @@ class LadybugStore:
     name = "ladybug"
 
     def __init__(
-        self, dataset: Dataset, root: Path | None = None, auto_load: bool = True, variant: str = "",
+        self,
+        dataset: Dataset,
+        root: Path | None = None,
+        auto_load: bool = True,
+        variant: str = "",
         max_rows: int | None = None,
     ) -> None:
         """`variant` names a differently built copy of the same version (its own directory, e.g. "reversed");
@@ -120,7 +148,9 @@ class LadybugStore:
                 return self.counts()
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
             try:
-                db = ladybug.Database(str(staging / DB_FILE), max_db_size=MAX_DB_BYTES, buffer_pool_size=BUFFER_POOL_BYTES)
+                db = ladybug.Database(
+                    str(staging / DB_FILE), max_db_size=MAX_DB_BYTES, buffer_pool_size=BUFFER_POOL_BYTES
+                )
                 conn = ladybug.Connection(db)
                 _create_tables(conn, self.dataset)
                 _insert_rows(conn, self.dataset)
@@ -145,7 +175,9 @@ class LadybugStore:
                 raise StoreUnavailable(
                     f"the {self.dataset.name} graph is not loaded in {self.db_path}; run `t2c db load --dataset {self.dataset.name}`"
                 )
-            self._process = QueryProcess(self.db_path, min(BUFFER_POOL_BYTES, self.memory_bytes // 2), self.memory_bytes)
+            self._process = QueryProcess(
+                self.db_path, min(BUFFER_POOL_BYTES, self.memory_bytes // 2), self.memory_bytes
+            )
         return self._process
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
@@ -159,7 +191,8 @@ class LadybugStore:
         with self._lock:
             reply = self._worker().call(
                 {"op": "run", "text": text, "max_rows": max_rows, "max_bytes": self.max_result_bytes},
-                started, timeout_s,
+                started,
+                timeout_s,
             )
         return QueryResult(columns=reply["columns"], rows=reply["rows"], elapsed_s=time.perf_counter() - started)
 
@@ -179,11 +212,15 @@ class LadybugStore:
             return DatabaseReading(True, str(exc), None)
         except (QueryError, QueryTimeout) as exc:
             return DatabaseReading(False, str(exc), None)
-        return DatabaseReading(False, "", PlanVerdict(tuple(plan["operators"]), tuple(plan["functions"]), plan["refused"]))
+        return DatabaseReading(
+            False, "", PlanVerdict(tuple(plan["operators"]), tuple(plan["functions"]), plan["refused"])
+        )
 
     def _plan(self, text: str, started: float) -> dict[str, Any]:
         with self._lock:
-            reply = self._worker().call({"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, started, DEFAULT_TIMEOUT_S)
+            reply = self._worker().call(
+                {"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, started, DEFAULT_TIMEOUT_S
+            )
         return reply["plan"]
 
     def counts(self) -> dict[str, int]:
@@ -209,7 +246,9 @@ class LadybugStore:
                     node_props[name] = props
                 elif kind == "REL":
                     rel_props[name] = props
-                    for src, dst, *_ in self._run(f"CALL show_connection('{name}') RETURN *", DEFAULT_TIMEOUT_S, None).rows:
+                    for src, dst, *_ in self._run(
+                        f"CALL show_connection('{name}') RETURN *", DEFAULT_TIMEOUT_S, None
+                    ).rows:
                         patterns.append(RelPattern(src, name, dst))
             self._schema = GraphSchema(node_props=node_props, rel_props=rel_props, patterns=sorted(set(patterns)))
         return self._schema
@@ -221,7 +260,7 @@ class LadybugStore:
             self._process = None
             self._schema = None
 
-    def __enter__(self) -> "LadybugStore":
+    def __enter__(self) -> LadybugStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -229,6 +268,7 @@ class LadybugStore:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
 
 def store_dir_name(dataset: Dataset, variant: str = "") -> str:
     """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
@@ -270,13 +310,15 @@ def _insert_rows(conn: Any, dataset: Dataset) -> None:
                 f"CREATE (a)-[:`{rel_type}` {{{assigns}}}]->(b)"
             )
             for batch in _batches(pair_rows):
-                payload = [{"f": row.from_key, "t": row.to_key, **{p: row.properties.get(p) for p in props}} for row in batch]
+                payload = [
+                    {"f": row.from_key, "t": row.to_key, **{p: row.properties.get(p) for p in props}} for row in batch
+                ]
                 conn.execute(statement, {"rows": payload})
 
 
 def _batches(rows: list) -> Iterator[list]:
     for start in range(0, len(rows), LOAD_BATCH):
-        yield rows[start:start + LOAD_BATCH]
+        yield rows[start : start + LOAD_BATCH]
 
 
 def _map_type(type_name: str) -> PropType:

@@ -15,20 +15,48 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-READ_OPERATORS = frozenset({
-    # scans and lookups
-    "SCAN_NODE_TABLE", "SCAN_REL_TABLE", "QUERY_PRIMARY_KEY_LOOKUP", "RECURSIVE_EXTEND", "PATH_PROPERTY_PROBE",
-    "COUNT_EXTEND_CHAIN", "COUNT_REL_TABLE", "SEMI_MASKER", "TABLE_FUNCTION_CALL",
-    # joins and combinations
-    "HASH_JOIN_BUILD", "HASH_JOIN_PROBE", "INTERSECT_BUILD", "INTERSECT", "CROSS_PRODUCT", "UNION_ALL_SCAN",
-    # row-wise
-    "FILTER", "FLATTEN", "PROJECTION", "UNWIND", "LIMIT", "SKIP", "MULTIPLICITY_REDUCER", "EMPTY_RESULT",
-    # aggregation and sorting
-    "AGGREGATE", "AGGREGATE_FINALIZE", "AGGREGATE_SCAN", "ORDER_BY", "ORDER_BY_MERGE", "ORDER_BY_SCAN",
-    "TOP_K", "TOP_K_SCAN",
-    # sinks
-    "RESULT_COLLECTOR", "DUMMY_SINK",
-})
+READ_OPERATORS = frozenset(
+    {
+        # scans and lookups
+        "SCAN_NODE_TABLE",
+        "SCAN_REL_TABLE",
+        "QUERY_PRIMARY_KEY_LOOKUP",
+        "RECURSIVE_EXTEND",
+        "PATH_PROPERTY_PROBE",
+        "COUNT_EXTEND_CHAIN",
+        "COUNT_REL_TABLE",
+        "SEMI_MASKER",
+        "TABLE_FUNCTION_CALL",
+        # joins and combinations
+        "HASH_JOIN_BUILD",
+        "HASH_JOIN_PROBE",
+        "INTERSECT_BUILD",
+        "INTERSECT",
+        "CROSS_PRODUCT",
+        "UNION_ALL_SCAN",
+        # row-wise
+        "FILTER",
+        "FLATTEN",
+        "PROJECTION",
+        "UNWIND",
+        "LIMIT",
+        "SKIP",
+        "MULTIPLICITY_REDUCER",
+        "EMPTY_RESULT",
+        # aggregation and sorting
+        "AGGREGATE",
+        "AGGREGATE_FINALIZE",
+        "AGGREGATE_SCAN",
+        "ORDER_BY",
+        "ORDER_BY_MERGE",
+        "ORDER_BY_SCAN",
+        "TOP_K",
+        "TOP_K_SCAN",
+        # sinks
+        "RESULT_COLLECTOR",
+        "DUMMY_SINK",
+    }
+)
 """Physical operators of read queries (scans, joins, projections, aggregation, sorting)."""
 
 READ_TABLE_FUNCTIONS = frozenset({"SHOW_TABLES", "TABLE_INFO", "SHOW_CONNECTION", "READ_FTABLE"})

@@ -21,18 +21,25 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.errors import QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreUnavailable, UnsafeQuery
+from t2c_lib.errors import (
+    InvalidValue,
+    QueryError,
+    QueryTimeout,
+    ResourceLimit,
+    ResultTooLarge,
+    StoreUnavailable,
+    UnsafeQuery,
+)
 from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler, write_frame
 from t2c_lib.graph.messages import safe_message
-from t2c_lib.errors import InvalidValue
 
 GRACE_S = 1.0
 """Seconds past the time limit the process gets to answer with the database's own timeout before it is killed."""
 START_TIMEOUT_S = 60.0
-MAX_REPLY_BYTES = 512 * 1024 ** 2
+MAX_REPLY_BYTES = 512 * 1024**2
 """A reply frame larger than this is refused unread (the worker's byte budget keeps real replies far below)."""
 POLL_S = 0.02
-DEFAULT_QUERY_MEMORY = 2 * 1024 ** 3
+DEFAULT_QUERY_MEMORY = 2 * 1024**3
 """Resident memory the query process may use (`T2C_QUERY_MEMORY_MB`), the database's buffer pool included."""
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -44,7 +51,7 @@ def query_memory_setting() -> int:
         return DEFAULT_QUERY_MEMORY
     if not raw.isdigit() or int(raw) < 64:
         raise InvalidValue(f"T2C_QUERY_MEMORY_MB must be an integer of at least 64, got {raw!r}")
-    return int(raw) * 1024 ** 2
+    return int(raw) * 1024**2
 
 
 class QueryProcess:
@@ -57,10 +64,23 @@ class QueryProcess:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPATH")}
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "t2c_lib.graph.ladybug_worker", str(db_path), str(child_read), str(child_write),
-                 str(buffer_pool_bytes), str(memory_bytes)],
-                pass_fds=(child_read, child_write), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env=env, cwd=str(db_path.parent), start_new_session=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "t2c_lib.graph.ladybug_worker",
+                    str(db_path),
+                    str(child_read),
+                    str(child_write),
+                    str(buffer_pool_bytes),
+                    str(memory_bytes),
+                ],
+                pass_fds=(child_read, child_write),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                cwd=str(db_path.parent),
+                start_new_session=True,
             )
         finally:
             os.close(child_read)
@@ -80,7 +100,9 @@ class QueryProcess:
         """Send a request, wait for its reply within `timeout_s` of `started`; raise the store error a failed reply names."""
         remaining = timeout_s - (time.perf_counter() - started)
         if remaining <= 0:
-            raise QueryTimeout(f"query stopped after {time.perf_counter() - started:.2f} s (time limit {timeout_s:g} s)")
+            raise QueryTimeout(
+                f"query stopped after {time.perf_counter() - started:.2f} s (time limit {timeout_s:g} s)"
+            )
         request = dict(request, timeout_ms=max(1, int(remaining * 1000)))
         try:
             write_frame(self._requests, request)
@@ -96,13 +118,17 @@ class QueryProcess:
             raise _error(reply, started, timeout_s)
         return reply
 
-    def _receive(self, deadline: float, timeout_s: float = 0.0, started: float = 0.0, starting: bool = False) -> dict[str, Any]:
+    def _receive(
+        self, deadline: float, timeout_s: float = 0.0, started: float = 0.0, starting: bool = False
+    ) -> dict[str, Any]:
         """Read one reply frame, watching the deadline and the process's memory."""
         header = self._read(HEADER.size, deadline, timeout_s, started, starting)
         (size,) = HEADER.unpack(header)
         if size > MAX_REPLY_BYTES:
             self.close()
-            raise ResultTooLarge(f"the database process sent a reply of {size:,} bytes, over {MAX_REPLY_BYTES:,}; it was restarted")
+            raise ResultTooLarge(
+                f"the database process sent a reply of {size:,} bytes, over {MAX_REPLY_BYTES:,}; it was restarted"
+            )
         payload = self._read(size, deadline, timeout_s, started, starting)
         return SafeUnpickler(_BytesReader(payload)).load()
 
@@ -138,7 +164,7 @@ class QueryProcess:
         if used > self.memory_bytes:
             self.close()
             raise ResourceLimit(
-                f"the query used more than {self.memory_bytes // 1024 ** 2:,} MB of memory (T2C_QUERY_MEMORY_MB) "
+                f"the query used more than {self.memory_bytes // 1024**2:,} MB of memory (T2C_QUERY_MEMORY_MB) "
                 "and was stopped; the database process was restarted"
             )
 
@@ -155,20 +181,20 @@ class _BytesReader:
 
     def read(self, n: int = -1) -> bytes:
         end = len(self._data) if n < 0 else self._pos + n
-        out = bytes(self._data[self._pos:end])
+        out = bytes(self._data[self._pos : end])
         self._pos += len(out)
         return out
 
     def readline(self) -> bytes:
-        rest = bytes(self._data[self._pos:])
+        rest = bytes(self._data[self._pos :])
         cut = rest.find(b"\n")
-        out = rest if cut < 0 else rest[:cut + 1]
+        out = rest if cut < 0 else rest[: cut + 1]
         self._pos += len(out)
         return out
 
     def readinto(self, buffer: Any) -> int:
         out = self.read(len(buffer))
-        buffer[:len(out)] = out
+        buffer[: len(out)] = out
         return len(out)
 
 

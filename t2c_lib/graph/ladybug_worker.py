@@ -32,11 +32,20 @@ from t2c_lib.graph.ladybug_plan import read_plan, size_problem
 
 HEADER = struct.Struct(">Q")
 FETCH_CHECK_EVERY = 256
-SAFE_GLOBALS = frozenset({
-    ("t2c_lib.graph.base", "GraphNode"), ("t2c_lib.graph.base", "GraphRel"), ("t2c_lib.graph.base", "GraphPath"),
-    ("datetime", "date"), ("datetime", "datetime"), ("datetime", "timedelta"), ("datetime", "time"),
-    ("datetime", "timezone"), ("decimal", "Decimal"), ("uuid", "UUID"),
-})
+SAFE_GLOBALS = frozenset(
+    {
+        ("t2c_lib.graph.base", "GraphNode"),
+        ("t2c_lib.graph.base", "GraphRel"),
+        ("t2c_lib.graph.base", "GraphPath"),
+        ("datetime", "date"),
+        ("datetime", "datetime"),
+        ("datetime", "timedelta"),
+        ("datetime", "time"),
+        ("datetime", "timezone"),
+        ("decimal", "Decimal"),
+        ("uuid", "UUID"),
+    }
+)
 """The only classes a reply may name; anything else in a reply is refused, never constructed."""
 
 
@@ -68,6 +77,7 @@ class SafeUnpickler(pickle.Unpickler):
 
 # --- the database side ----------------------------------------------------------------------
 
+
 def classify(message: str) -> str:
     """The QueryError kind of a LadybugDB error message."""
     if message.startswith("Interrupted"):
@@ -78,7 +88,11 @@ def classify(message: str) -> str:
         return "syntax"
     if message.startswith("Binder exception") or message.startswith("Catalog exception"):
         return "semantic"
-    if message.startswith("Buffer manager exception") or "Unable to allocate memory" in message or "bad_alloc" in message:
+    if (
+        message.startswith("Buffer manager exception")
+        or "Unable to allocate memory" in message
+        or "bad_alloc" in message
+    ):
         return "resource"
     return "runtime"
 
@@ -148,7 +162,10 @@ def convert(value: Any) -> Any:
         return [convert(v) for v in value]
     if isinstance(value, Decimal):  # sum() over integers comes back as Decimal; Neo4j gives int
         return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, (str, bytes, int, float, bool, datetime.date, datetime.time, datetime.timedelta, uuid.UUID)) or value is None:
+    if (
+        isinstance(value, (str, bytes, int, float, bool, datetime.date, datetime.time, datetime.timedelta, uuid.UUID))
+        or value is None
+    ):
         return value
     return str(value)
 
@@ -188,7 +205,9 @@ def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
         if too_big:
             raise _Failure("resource", too_big)
         if request["op"] == "plan":
-            return {"plan": {"operators": verdict.operators, "functions": verdict.functions, "refused": verdict.refused}}
+            return {
+                "plan": {"operators": verdict.operators, "functions": verdict.functions, "refused": verdict.refused}
+            }
         if not verdict.ok:
             raise _Failure("unsafe", f"refused: the database plans {verdict.refused}, which is not a read of the graph")
         _set_timeout(conn, deadline)
@@ -220,7 +239,13 @@ def _limit_resources(memory_bytes: int, buffer_pool: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    db_path, read_fd, write_fd, buffer_pool, memory_bytes = argv[1], int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5])
+    db_path, read_fd, write_fd, buffer_pool, memory_bytes = (
+        argv[1],
+        int(argv[2]),
+        int(argv[3]),
+        int(argv[4]),
+        int(argv[5]),
+    )
     requests = os.fdopen(read_fd, "rb", buffering=0)
     replies = os.fdopen(write_fd, "wb")
     _limit_resources(memory_bytes, buffer_pool)
@@ -228,7 +253,11 @@ def main(argv: list[str]) -> int:
         import ladybug
 
         db = ladybug.Database(
-            db_path, read_only=True, max_num_threads=1, buffer_pool_size=buffer_pool, auto_checkpoint=False,
+            db_path,
+            read_only=True,
+            max_num_threads=1,
+            buffer_pool_size=buffer_pool,
+            auto_checkpoint=False,
             max_db_size=MAX_DB_BYTES,
         )
         # one thread: rows tied under ORDER BY / LIMIT come back in the same order every run

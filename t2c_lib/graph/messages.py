@@ -34,6 +34,7 @@ def redact(text: str) -> str:
 
 def shorten_expected(text: str) -> str:
     """A parser message with its long list of expected tokens cut to the first few."""
+
     def cut(match: re.Match[str]) -> str:
         return match.group(0)[:160].rstrip(" ,") + " ... (list shortened)"
 

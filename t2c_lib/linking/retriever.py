@@ -18,11 +18,11 @@ from typing import Protocol
 
 import numpy as np
 
-from t2c_lib.schema import GraphSchema, RelPattern, SchemaFormat
+from t2c_lib.errors import InvalidValue
 from t2c_lib.linking.bm25 import BM25
 from t2c_lib.linking.elements import ElementKind, SchemaElement, schema_elements
 from t2c_lib.linking.values import ValueIndex, ValueLink
-from t2c_lib.errors import InvalidValue
+from t2c_lib.schema import GraphSchema, RelPattern, SchemaFormat
 
 DEFAULT_K = 6
 DEFAULT_REL_K = 2
@@ -50,7 +50,9 @@ class LinkingSettings:
     k: int = DEFAULT_K
     rel_k: int = DEFAULT_REL_K
     induce: bool = False
-    ranking: Ranking = Ranking.EMBEDDING  # measured: beats hybrid on the Indonesian questions (benchmarks/linking_recall.py)
+    ranking: Ranking = (
+        Ranking.EMBEDDING
+    )  # measured: beats hybrid on the Indonesian questions (benchmarks/linking_recall.py)
     lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
     value_hints: bool = True
 
@@ -88,10 +90,10 @@ class Retrieved:
         shown = set(self.schema.labels)
         lines = []
         for text in sorted({link.text for link in self.links}):
-            places = [l for l in self.links if l.text == text and l.label in shown]
+            places = [link for link in self.links if link.text == text and link.label in shown]
             if not places:
                 continue
-            where = ", ".join(sorted({f"{l.label}.{l.property}" for l in places}))
+            where = ", ".join(sorted({f"{p.label}.{p.property}" for p in places}))
             if places[0].exact:
                 lines.append(phrases["exact"].format(value=text, where=where))
             else:
@@ -105,18 +107,29 @@ class Retrieved:
 
 
 _PHRASES = {
-    "en": {"heading": "Values named in the question:", "exact": "- '{value}' is stored in {where}",
-           "closest": "- '{value}' is not stored; the closest stored value is '{stored}' ({where})"},
-    "id": {"heading": "Nilai yang disebut dalam pertanyaan:", "exact": "- '{value}' tersimpan di {where}",
-           "closest": "- '{value}' tidak tersimpan; nilai terdekat adalah '{stored}' ({where})"},
+    "en": {
+        "heading": "Values named in the question:",
+        "exact": "- '{value}' is stored in {where}",
+        "closest": "- '{value}' is not stored; the closest stored value is '{stored}' ({where})",
+    },
+    "id": {
+        "heading": "Nilai yang disebut dalam pertanyaan:",
+        "exact": "- '{value}' tersimpan di {where}",
+        "closest": "- '{value}' tidak tersimpan; nilai terdekat adalah '{stored}' ({where})",
+    },
 }
 
 
 class SchemaRetriever:
     """Ranks a schema's elements against questions; element embeddings are computed once."""
 
-    def __init__(self, schema: GraphSchema, embedder: Embedder | None = None, values: ValueIndex | None = None,
-                 settings: LinkingSettings | None = None) -> None:
+    def __init__(
+        self,
+        schema: GraphSchema,
+        embedder: Embedder | None = None,
+        values: ValueIndex | None = None,
+        settings: LinkingSettings | None = None,
+    ) -> None:
         self.schema = schema
         self.settings = settings or LinkingSettings()
         self.elements: list[SchemaElement] = schema_elements(schema)
@@ -159,7 +172,7 @@ class SchemaRetriever:
             (labels if owner in self.schema.node_props else rel_types).add(owner)
         for value in {link.value for link in links}:
             places = [link for link in links if link.value == value]
-            best = max(places, key=lambda l: (score_of.get(f"{l.label}.{l.property}", 0.0), -places.index(l)))
+            best = max(places, key=lambda p: (score_of.get(f"{p.label}.{p.property}", 0.0), -places.index(p)))
             labels.add(best.label)
         patterns = []
         for rel_type in sorted(rel_types):
@@ -177,8 +190,13 @@ class SchemaRetriever:
             rel_props={t: dict(self.schema.rel_props[t]) for t in sorted(rel_types) if t in self.schema.rel_props},
             patterns=sorted(set(patterns)),
         )
-        sub = sub.described({k: v for k, v in self.schema.descriptions.items()
-                             if k in labels or k in rel_types or k in {e.name for e in kept}})
+        sub = sub.described(
+            {
+                k: v
+                for k, v in self.schema.descriptions.items()
+                if k in labels or k in rel_types or k in {e.name for e in kept}
+            }
+        )
         return Retrieved(question, ranked, [e.name for e in kept], sub, links)
 
     def _connecting(self, labels: set[str], patterns: list[RelPattern], score_of: dict[str, float]) -> list[RelPattern]:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from t2c_lib.schema import GraphSchema, PropType
 
@@ -149,7 +149,7 @@ def _word_in(needle: str, haystack: str) -> bool:
     """`needle` occurs in `haystack` between non-alphanumeric characters."""
     start = haystack.find(needle)
     while start != -1:
-        before, after = haystack[start - 1: start], haystack[start + len(needle): start + len(needle) + 1]
+        before, after = haystack[start - 1 : start], haystack[start + len(needle) : start + len(needle) + 1]
         if not (before.isalnum() or after.isalnum()):
             return True
         start = haystack.find(needle, start + 1)

@@ -15,10 +15,11 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from t2c_lib.llm.base import ChatModel, Completion, Message, Usage
 from t2c_lib.llm.paths import cache_dir
@@ -49,7 +50,7 @@ class CacheMode(str, Enum):
     OFF = "off"
 
     @classmethod
-    def from_flags(cls, no_cache: bool = False, refresh: bool = False) -> "CacheMode":
+    def from_flags(cls, no_cache: bool = False, refresh: bool = False) -> CacheMode:
         """Map the CLI's `--no-cache` / `--refresh` onto a mode (`--no-cache` wins)."""
         if no_cache:
             return cls.OFF
@@ -111,9 +112,7 @@ class ResponseCache:
         return f"ResponseCache({str(self.path)!r})"
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False
-        )
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
@@ -146,10 +145,14 @@ class ResponseCache:
 
     def get(self, key: str) -> Completion | None:
         """The cached completion for `key`, marked `cached=True`, or None."""
-        row = self._conn().execute(
-            "SELECT model, text, prompt_tokens, completion_tokens, latency_s FROM responses WHERE key = ?",
-            (key,),
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT model, text, prompt_tokens, completion_tokens, latency_s FROM responses WHERE key = ?",
+                (key,),
+            )
+            .fetchone()
+        )
         if row is None:
             return None
         model, text, prompt_tokens, completion_tokens, latency_s = row
@@ -239,7 +242,13 @@ class CachedModel:
         if self.cache is None:
             return self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **extra)
         payload = request_payload(
-            self.model_id, messages, temperature, max_tokens, stop, self.seed if seed is None else seed, self.fingerprint,
+            self.model_id,
+            messages,
+            temperature,
+            max_tokens,
+            stop,
+            self.seed if seed is None else seed,
+            self.fingerprint,
         )
         key = cache_key(payload)
         if self.mode is CacheMode.USE:

@@ -25,11 +25,11 @@ run in process by llama-cpp-python from a GGUF joined under `<project>/.cache/mo
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError
 from t2c_lib.llm.registry import find_local
-
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:

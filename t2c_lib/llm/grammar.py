@@ -22,9 +22,36 @@ import re
 from t2c_lib.schema import GraphSchema
 
 GRAMMAR_VERSION = "cypher-ro-v3"
-FUNCTIONS = ("count", "sum", "avg", "min", "max", "collect", "size", "toLower", "toUpper", "toString",
-             "toInteger", "toFloat", "coalesce", "labels", "type", "length", "trim", "round", "abs", "id",
-             "startNode", "endNode", "nodes", "relationships", "head", "last", "keys", "exists")
+FUNCTIONS = (
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "collect",
+    "size",
+    "toLower",
+    "toUpper",
+    "toString",
+    "toInteger",
+    "toFloat",
+    "coalesce",
+    "labels",
+    "type",
+    "length",
+    "trim",
+    "round",
+    "abs",
+    "id",
+    "startNode",
+    "endNode",
+    "nodes",
+    "relationships",
+    "head",
+    "last",
+    "keys",
+    "exists",
+)
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -89,4 +116,4 @@ def cypher_grammar(schema: GraphSchema) -> str:
 
 def grammar_digest(grammar: str) -> str:
     """sha256 (16 hex digits) of a grammar: what the cache key and the manifest record."""
-    return hashlib.sha256(f"{GRAMMAR_VERSION}\n{grammar}".encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(f"{GRAMMAR_VERSION}\n{grammar}".encode()).hexdigest()[:16]

@@ -59,7 +59,7 @@ class GrammarMask:
         return ~np.isinf(view.view(np.float32)[1::3])
 
     def __call__(self, input_ids: Any, scores: np.ndarray) -> np.ndarray:
-        for token in input_ids[self._fed:]:
+        for token in input_ids[self._fed :]:
             self._lc.llama_sampler_accept(self._sampler, int(token))
         self._fed = len(input_ids)
         finite = np.isfinite(scores)

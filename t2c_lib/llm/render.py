@@ -21,8 +21,9 @@ KV cache the local model keeps.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from t2c_lib.llm.base import LLMError, Message
 
@@ -54,7 +55,7 @@ class RenderedPrompt:
 
     @property
     def suffix(self) -> tuple[Segment, ...]:
-        return self.segments[self.prefix_count:]
+        return self.segments[self.prefix_count :]
 
     @property
     def prefix_text(self) -> str:
@@ -172,8 +173,9 @@ class ChatTemplateRenderer:
         from jinja2 import TemplateError
 
         try:
-            text = self._template.render(messages=marked, add_generation_prompt=True,
-                                         bos_token=self.bos_token, eos_token=self.eos_token)
+            text = self._template.render(
+                messages=marked, add_generation_prompt=True, bos_token=self.bos_token, eos_token=self.eos_token
+            )
         except TemplateError as exc:
             raise LLMError(f"{self.who}: rendering the chat template failed: {exc}") from None
         segments: list[Segment] = []

@@ -104,7 +104,9 @@ def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iteratio
 
     initially_failed = [run for run in runs if not run[0].ok]
     recovered = [run for run in initially_failed if run[-1].ok]
-    first_names = list(ERROR_NAMES) + ([UNKNOWN_ERROR] if any(r[0].error_type is None for r in initially_failed) else [])
+    first_names = list(ERROR_NAMES) + (
+        [UNKNOWN_ERROR] if any(r[0].error_type is None for r in initially_failed) else []
+    )
     first_counts = {name: sum(1 for r in initially_failed if _error_name(r[0]) == name) for name in first_names}
     first_recovered = {name: sum(1 for r in recovered if _error_name(r[0]) == name) for name in first_names}
 

@@ -52,7 +52,9 @@ for _preset in (
     ),
     WeightPreset(
         name="agentic-doc",
-        question=_frozen({"pass_at_1": 0.4, "kg_valid": 0.2, "jaccard_output": 0.2, "jaro_winkler": 0.1, "rouge_l_f1": 0.1}),
+        question=_frozen(
+            {"pass_at_1": 0.4, "kg_valid": 0.2, "jaccard_output": 0.2, "jaro_winkler": 0.1, "rouge_l_f1": 0.1}
+        ),
         aggregate=_frozen({"pass_at_1": 0.4, "kg_valid": 0.2, "jaccard_output": 0.2, "jarou": 0.2}),
         description="agentic design doc: 0.4 Pass@1 + 0.2 KG-valid + 0.2 Jaccard output + 0.1 JW + 0.1 ROUGE-L F1; "
         "0.4/0.2/0.2/0.2 on the means of Pass@1, KG-valid, Jaccard output, JaRou",

@@ -32,8 +32,8 @@ form needs both end nodes, which t2c's values do not carry), and t2c's internal 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
-from typing import Any, Protocol, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
 
 from t2c_lib.graph.base import INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryResult
 
@@ -44,6 +44,7 @@ class Execution(Protocol):
 
     @property
     def result(self) -> QueryResult | None: ...
+
 
 CYPHERBENCH_VERSION = "cypherbench-ex:v1"
 
@@ -84,7 +85,10 @@ def order_matters(gold_query: str) -> bool:
 
 
 def cypherbench_equivalent(
-    gold_query: str, generated_query: str | None, gold: QueryResult | None, generated: QueryResult | None,
+    gold_query: str,
+    generated_query: str | None,
+    gold: QueryResult | None,
+    generated: QueryResult | None,
 ) -> bool:
     """Whether CypherBench's EX counts `generated` correct (None = that query failed)."""
     if generated_query is not None and generated_query == gold_query:
@@ -153,7 +157,10 @@ def _unordered(row: tuple) -> tuple:
 
 
 def cypherbench_pass_at_1(
-    gold_query: str, generated_query: str | None, gold: QueryResult | None, generated: QueryResult | None,
+    gold_query: str,
+    generated_query: str | None,
+    gold: QueryResult | None,
+    generated: QueryResult | None,
 ) -> float:
     """1.0 when CypherBench's EX counts the generated query correct, else 0.0."""
     return 1.0 if cypherbench_equivalent(gold_query, generated_query, gold, generated) else 0.0
@@ -165,6 +172,12 @@ def cypherbench_score(gold_query: str, generated_query: str | None, gold: Execut
 
 
 __all__ = [
-    "CYPHERBENCH_VERSION", "cypherbench_score", "Unhashable", "cypherbench_equivalent", "cypherbench_pass_at_1", "hashable",
-    "order_matters", "rows_equal",
+    "CYPHERBENCH_VERSION",
+    "cypherbench_score",
+    "Unhashable",
+    "cypherbench_equivalent",
+    "cypherbench_pass_at_1",
+    "hashable",
+    "order_matters",
+    "rows_equal",
 ]

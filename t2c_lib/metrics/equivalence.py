@@ -306,11 +306,13 @@ def ordering(query: str | None) -> Ordering | None:
     if "RETURN" not in part or "ORDER BY" not in part:
         return None
     text = query or ""
-    items = [_ALIAS.match(text[a:b].strip()) or text[a:b].strip() for a, b in _top_level_items(masked, *part["RETURN"], text)]
+    items = [
+        _ALIAS.match(text[a:b].strip()) or text[a:b].strip() for a, b in _top_level_items(masked, *part["RETURN"], text)
+    ]
     if items and isinstance(items[0], str) and items[0].upper().startswith("DISTINCT "):
-        items[0] = items[0][len("DISTINCT "):]
+        items[0] = items[0][len("DISTINCT ") :]
     elif items and not isinstance(items[0], str) and items[0]["expr"].upper().startswith("DISTINCT "):
-        items[0] = _ALIAS.match(items[0].group(0)[len("DISTINCT "):].strip())
+        items[0] = _ALIAS.match(items[0].group(0)[len("DISTINCT ") :].strip())
     names: list[set[str]] = []
     for item in items:
         if isinstance(item, str):
@@ -398,6 +400,7 @@ def results_equivalent(gold: QueryResult, generated: QueryResult, ordered: bool 
 
         def same_column(i: int, a: Sequence[Any], b: Sequence[Any]) -> bool:
             return plain(a, b)
+
     g_cols = [[r[i] for r in g_rows] for i in range(width)]
     p_cols = [[r[j] for r in p_rows] for j in range(width)]
     candidates = [[j for j in _identity_first(i, width) if same_column(i, g_cols[i], p_cols[j])] for i in range(width)]
@@ -432,10 +435,12 @@ def tie_groups(rows: Sequence[tuple[Key, ...]], order: Ordering) -> list[TieGrou
     return groups
 
 
-def _tied_equal(gold: Sequence[tuple], generated: Sequence[tuple], groups: list[TieGroup], keys: tuple[int, ...]) -> bool:
+def _tied_equal(
+    gold: Sequence[tuple], generated: Sequence[tuple], groups: list[TieGroup], keys: tuple[int, ...]
+) -> bool:
     """Rows equal group by group: a bag per tie group; a cut group on its sort-key values only."""
     for g in groups:
-        a, b = gold[g.start:g.end], generated[g.start:g.end]
+        a, b = gold[g.start : g.end], generated[g.start : g.end]
         if g.cut:
             a = [tuple(r[k] for k in keys) for r in a]
             b = [tuple(r[k] for k in keys) for r in b]

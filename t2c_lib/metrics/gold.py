@@ -45,7 +45,9 @@ def encode_value(value: Any) -> Any:
     if isinstance(value, GraphRel):
         return {"$rel": {"type": value.type, "properties": encode_value(value.properties)["$map"]}}
     if isinstance(value, GraphPath):
-        return {"$path": {"nodes": [encode_value(n) for n in value.nodes], "rels": [encode_value(r) for r in value.rels]}}
+        return {
+            "$path": {"nodes": [encode_value(n) for n in value.nodes], "rels": [encode_value(r) for r in value.rels]}
+        }
     if isinstance(value, dict):
         return {"$map": {str(k): encode_value(v) for k, v in value.items()}}
     if isinstance(value, (list, tuple)):
@@ -65,7 +67,7 @@ def decode_value(data: Any) -> Any:
         return data
     if len(data) != 1:
         raise ValueError(f"not an encoded result value: {data!r}")
-    (tag, body), = data.items()
+    ((tag, body),) = data.items()
     if tag == "$map":
         return {k: decode_value(v) for k, v in body.items()}
     if tag == "$node":
@@ -98,7 +100,7 @@ class GoldCache:
     _memory: dict[tuple[str, str], QueryResult] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def for_dataset(cls, dataset: Any, directory: Path | str | None = None) -> "GoldCache":
+    def for_dataset(cls, dataset: Any, directory: Path | str | None = None) -> GoldCache:
         """An on-disk cache for a loaded `Dataset`, under `directory` or `<CACHE_DIR>/gold`."""
         from t2c_lib import config
 
@@ -132,8 +134,11 @@ class GoldCache:
         if path is None:
             return
         record = {
-            "format": CACHE_FORMAT, "dataset_hash": self.dataset_hash, "store": store_name,
-            "query": query, "result": encode_result(result),
+            "format": CACHE_FORMAT,
+            "dataset_hash": self.dataset_hash,
+            "store": store_name,
+            "query": query,
+            "result": encode_result(result),
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")

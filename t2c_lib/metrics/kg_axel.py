@@ -30,9 +30,8 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Hashable, Sequence
-from typing import Any
-
 from functools import cache
+from typing import Any
 
 import textdistance
 
@@ -41,14 +40,50 @@ from t2c_lib.metrics.text import RougeL
 
 SPECIAL = re.compile(r"\(|\)|:|\{|\}|->|<-|-|\[|\]|,|\.|\*|/|<|>")
 KEYWORDS = (
-    "MATCH", "WHERE", "RETURN", "OPTIONAL", "MERGE", "DELETE", "CREATE", "ORDER BY", "LIMIT", "COUNT",
-    "DISTINCT", "EXISTS", "IN", "AND", "OR", "MIN", "MAX", "AVG", "UNWIND", "WITH", "SET", "REMOVE",
-    "FILTER", "COLLECT", "AS", "FOREACH", "REDUCE", "CASE", "toFloat", "NOT", "NULL", "THEN", "ELSE",
-    "END", "TRUE", "FALSE", "DESC", "ASC", "IS", "WHEN", "SIZE",
+    "MATCH",
+    "WHERE",
+    "RETURN",
+    "OPTIONAL",
+    "MERGE",
+    "DELETE",
+    "CREATE",
+    "ORDER BY",
+    "LIMIT",
+    "COUNT",
+    "DISTINCT",
+    "EXISTS",
+    "IN",
+    "AND",
+    "OR",
+    "MIN",
+    "MAX",
+    "AVG",
+    "UNWIND",
+    "WITH",
+    "SET",
+    "REMOVE",
+    "FILTER",
+    "COLLECT",
+    "AS",
+    "FOREACH",
+    "REDUCE",
+    "CASE",
+    "toFloat",
+    "NOT",
+    "NULL",
+    "THEN",
+    "ELSE",
+    "END",
+    "TRUE",
+    "FALSE",
+    "DESC",
+    "ASC",
+    "IS",
+    "WHEN",
+    "SIZE",
 )
 _KEYWORD = re.compile(r"\b(?:" + "|".join(re.escape(k) for k in KEYWORDS) + r")\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
-
 
 
 @cache

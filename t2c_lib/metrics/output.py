@@ -14,11 +14,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from t2c_lib.records import KG_VALID_STEPS, ErrorType, ValidationResult
-from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout, StoreError, StoreUnavailable
+from t2c_lib.graph.base import (
+    DEFAULT_TIMEOUT_S,
+    GraphStore,
+    QueryError,
+    QueryResult,
+    QueryTimeout,
+    StoreError,
+    StoreUnavailable,
+)
 from t2c_lib.metrics.equivalence import Ordering, ordering, results_equivalent, rows_jaccard
 from t2c_lib.metrics.gold import GoldCache, store_slot
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
+from t2c_lib.records import KG_VALID_STEPS, ErrorType, ValidationResult
 
 CHAIN_STEPS = (*KG_VALID_STEPS, "execution", "non_empty")
 """Validator names that must all pass for KG-valid chain (the whole chain of `validation/chain.py`)."""

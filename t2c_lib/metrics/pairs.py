@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
 from t2c_lib.metrics.scores import run_pair
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
-from t2c_lib.errors import InvalidValue
 
 TEXT_COLUMNS = ("bleu", "rouge_l_f1", "jaro_winkler", "jaccard_cypher")
 STORE_COLUMNS = ("pass_at_1", "jaccard_output", "kg_valid", "kg_valid_structural", "kg_valid_chain")
@@ -55,8 +55,10 @@ def read_pairs(path: Path, gold_column: str, pred_column: str) -> PairsTable:
         raise PairsError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     missing = [c for c in (gold_column, pred_column) if c not in columns]
     if missing:
-        raise PairsError(f"{path}: no column(s) {', '.join(map(repr, missing))}; columns are: {', '.join(columns) or '(none)'}"
-                         " (choose with --gold-column / --pred-column)")
+        raise PairsError(
+            f"{path}: no column(s) {', '.join(map(repr, missing))}; columns are: {', '.join(columns) or '(none)'}"
+            " (choose with --gold-column / --pred-column)"
+        )
     clash = [c for c in (*TEXT_COLUMNS, *STORE_COLUMNS) if c in columns]
     if clash:
         raise PairsError(f"{path}: already has score column(s) {', '.join(clash)}; rename them first")
@@ -64,8 +66,13 @@ def read_pairs(path: Path, gold_column: str, pred_column: str) -> PairsTable:
 
 
 def score_pairs(
-    table: PairsTable, gold_column: str, pred_column: str, scoring: str = DEFAULT_SCORING,
-    store: GraphStore | None = None, gold_cache: GoldCache | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+    table: PairsTable,
+    gold_column: str,
+    pred_column: str,
+    scoring: str = DEFAULT_SCORING,
+    store: GraphStore | None = None,
+    gold_cache: GoldCache | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> Iterator[dict[str, Any]]:
     """Each input row with its scores added (text only without a store)."""
     preset = get_scoring(scoring)
@@ -77,8 +84,13 @@ def score_pairs(
     for row in table.rows:
         gold, pred = row[gold_column], row[pred_column]
         t = preset.text_scores(gold, pred)
-        out: dict[str, Any] = {**row, "bleu": t["bleu"], "rouge_l_f1": t["rouge_l_f1"], "jaro_winkler": t["jaro_winkler"],
-                               "jaccard_cypher": t["jaccard_tokens"]}
+        out: dict[str, Any] = {
+            **row,
+            "bleu": t["bleu"],
+            "rouge_l_f1": t["rouge_l_f1"],
+            "jaro_winkler": t["jaro_winkler"],
+            "jaccard_cypher": t["jaccard_tokens"],
+        }
         if store is not None:
             from t2c_lib.validation.chain import run_chain
 
@@ -86,8 +98,13 @@ def score_pairs(
             p, j = preset.output_scores(gold, pair.gold.result, pair.generated.result, pred)
             checks = run_chain(pred, chain, context) if pred.strip() else []
             kinds = {"kg_valid_structural": kg_valid_structural(checks), "kg_valid_chain": kg_valid_chain(checks)}
-            out.update(pass_at_1=p, jaccard_output=j, kg_valid=kinds[preset.llmetric_kg_valid.value], **kinds,
-                       execution_error=pair.error or "")
+            out.update(
+                pass_at_1=p,
+                jaccard_output=j,
+                kg_valid=kinds[preset.llmetric_kg_valid.value],
+                **kinds,
+                execution_error=pair.error or "",
+            )
         yield out
 
 

@@ -64,15 +64,23 @@ def perturb(dataset: Dataset, kind: Perturbation, seed: int) -> Dataset:
     """A copy of `dataset` with its graph changed by `kind`, reproducibly for `seed`."""
     rng = random.Random(f"{PERTURB_VERSION}|{kind.value}|{seed}")
     if kind is Perturbation.SHUFFLE:
-        return replace(dataset, nodes={l: _shuffled(rows, rng) for l, rows in sorted(dataset.nodes.items())},
-                       rels={t: _shuffled(rows, rng) for t, rows in sorted(dataset.rels.items())})
+        return replace(
+            dataset,
+            nodes={label: _shuffled(rows, rng) for label, rows in sorted(dataset.nodes.items())},
+            rels={t: _shuffled(rows, rng) for t, rows in sorted(dataset.rels.items())},
+        )
     if kind is Perturbation.DROP:
         return _dropped(dataset, rng)
     if kind is Perturbation.JITTER:
-        return replace(dataset, nodes={l: _jittered(rows, rng) for l, rows in sorted(dataset.nodes.items())},
-                       rels={t: _jittered(rows, rng) for t, rows in sorted(dataset.rels.items())})
+        return replace(
+            dataset,
+            nodes={label: _jittered(rows, rng) for label, rows in sorted(dataset.nodes.items())},
+            rels={t: _jittered(rows, rng) for t, rows in sorted(dataset.rels.items())},
+        )
     if kind is Perturbation.SWAP:
-        return replace(dataset, nodes={l: _names_swapped(rows, rng) for l, rows in sorted(dataset.nodes.items())})
+        return replace(
+            dataset, nodes={label: _names_swapped(rows, rng) for label, rows in sorted(dataset.nodes.items())}
+        )
     raise ValueError(f"unknown perturbation {kind!r}")
 
 
@@ -110,8 +118,11 @@ def _dropped(dataset: Dataset, rng: random.Random) -> Dataset:
     rels = {}
     for rel_type, rows in sorted(dataset.rels.items()):
         rels[rel_type] = [
-            r for r in rows
-            if (r.from_label, r.from_key) not in gone and (r.to_label, r.to_key) not in gone and rng.random() >= DROP_SHARE
+            r
+            for r in rows
+            if (r.from_label, r.from_key) not in gone
+            and (r.to_label, r.to_key) not in gone
+            and rng.random() >= DROP_SHARE
         ]
     return replace(dataset, nodes=nodes, rels=rels)
 
@@ -174,5 +185,14 @@ def _names_swapped(rows: list[NodeRow], rng: random.Random) -> list[NodeRow]:
     return [_with_properties(r, p) for r, p in zip(rows, props)]
 
 
-__all__ = ["DROP_SHARE", "JITTER_SHARE", "KINDS", "PERTURB_VERSION", "Perturbation", "copy_plan", "name_property",
-           "perturb", "variant_name"]
+__all__ = [
+    "DROP_SHARE",
+    "JITTER_SHARE",
+    "KINDS",
+    "PERTURB_VERSION",
+    "Perturbation",
+    "copy_plan",
+    "name_property",
+    "perturb",
+    "variant_name",
+]

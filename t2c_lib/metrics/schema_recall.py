@@ -7,8 +7,8 @@ bound to). A query the extractor cannot read uses nothing, and scores 1.0 by con
 
 from __future__ import annotations
 
-from t2c_lib.schema import GraphSchema, SchemaFormat
 from t2c_lib.cypher.lexer import LexError
+from t2c_lib.schema import GraphSchema, SchemaFormat
 from t2c_lib.validation.patterns import extract
 
 

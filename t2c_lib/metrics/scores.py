@@ -7,16 +7,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from t2c_lib.records import ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
 from t2c_lib.metrics.composite import DEFAULT_PRESET, get_preset, llmetric, llmetric_q
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import (
-    Execution, execute, execute_gold, kg_valid, kg_valid_chain, refused_execution, wall_refusal,
+    Execution,
+    execute,
+    execute_gold,
+    kg_valid,
+    kg_valid_chain,
+    refused_execution,
+    wall_refusal,
 )
-from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 from t2c_lib.metrics.registry import signature
+from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 from t2c_lib.metrics.testsuite import TestSuite
+from t2c_lib.records import ValidationResult
 
 
 @dataclass
@@ -50,7 +56,9 @@ SCORE_NAMES = tuple(f.name for f in fields(QuestionScores) if f.type in ("float"
 """The numeric fields, in order: the per-configuration means of `summarize`."""
 
 
-def text_scores(gold_query: str | None, generated_query: str | None, scoring: str = DEFAULT_SCORING) -> dict[str, float]:
+def text_scores(
+    gold_query: str | None, generated_query: str | None, scoring: str = DEFAULT_SCORING
+) -> dict[str, float]:
     """All query-text metrics of one pair under a scoring preset, plus JaRou."""
     return get_scoring(scoring).text_scores(gold_query, generated_query)
 
@@ -70,8 +78,12 @@ class ExecutedPair:
 
 
 def run_pair(
-    gold_query: str, generated_query: str | None, store: GraphStore, gold_cache: GoldCache | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S, refusal: str | None = None,
+    gold_query: str,
+    generated_query: str | None,
+    store: GraphStore,
+    gold_cache: GoldCache | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    refusal: str | None = None,
 ) -> ExecutedPair:
     """Run the gold query (cached) and, when it succeeded, the generated one.
 
@@ -86,9 +98,15 @@ def run_pair(
 
 
 def score_executed(
-    gold_query: str, generated_query: str | None, pair: ExecutedPair,
-    validations: Iterable[ValidationResult | Mapping[str, Any]], *, preset: str = DEFAULT_PRESET,
-    scoring: str = DEFAULT_SCORING, question_id: str = "", suite: TestSuite | None = None,
+    gold_query: str,
+    generated_query: str | None,
+    pair: ExecutedPair,
+    validations: Iterable[ValidationResult | Mapping[str, Any]],
+    *,
+    preset: str = DEFAULT_PRESET,
+    scoring: str = DEFAULT_SCORING,
+    question_id: str = "",
+    suite: TestSuite | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> QuestionScores:
     """Score one generated query from results already run (`run_pair`) under a scoring preset.
@@ -99,15 +117,23 @@ def score_executed(
     checks = list(validations)
     parts: dict[str, float] = dict(text_scores(gold_query, generated_query, scoring))
     p, j = get_scoring(scoring).output_scores(gold_query, pair.gold.result, pair.generated.result, generated_query)
-    parts.update(pass_at_1=p, jaccard_output=j, kg_valid_structural=kg_valid(checks), kg_valid_chain=kg_valid_chain(checks))
+    parts.update(
+        pass_at_1=p, jaccard_output=j, kg_valid_structural=kg_valid(checks), kg_valid_chain=kg_valid_chain(checks)
+    )
     pass_ts, failed = None, ()
     if suite is not None:
         verdict = suite.check(gold_query, generated_query, timeout_s) if p else None
         pass_ts = 1.0 if verdict is not None and verdict.passed else 0.0
         failed = verdict.failed if verdict is not None else ()
     return QuestionScores(
-        **parts, llmetric_q=llmetric_q(llmetric_components(parts, scoring), preset), error=pair.error,
-        weights=preset, scoring=scoring, question_id=question_id, pass_at_1_ts=pass_ts, failed_copies=failed,
+        **parts,
+        llmetric_q=llmetric_q(llmetric_components(parts, scoring), preset),
+        error=pair.error,
+        weights=preset,
+        scoring=scoring,
+        question_id=question_id,
+        pass_at_1_ts=pass_ts,
+        failed_copies=failed,
     )
 
 
@@ -133,8 +159,17 @@ def score_question(
     get_scoring(scoring)
     validations = list(validations)
     pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s, refusal=wall_refusal(validations))
-    return score_executed(gold_query, generated_query, pair, validations, preset=preset, scoring=scoring,
-                          question_id=question_id, suite=suite, timeout_s=timeout_s)
+    return score_executed(
+        gold_query,
+        generated_query,
+        pair,
+        validations,
+        preset=preset,
+        scoring=scoring,
+        question_id=question_id,
+        suite=suite,
+        timeout_s=timeout_s,
+    )
 
 
 def summarize(scores: Sequence[QuestionScores], preset: str = DEFAULT_PRESET) -> dict[str, Any]:

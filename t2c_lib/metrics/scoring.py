@@ -26,8 +26,8 @@ from enum import Enum
 
 from t2c_lib.graph.base import QueryResult
 from t2c_lib.metrics import cypherbench, kg_axel, text
-from t2c_lib.registry import Registry
 from t2c_lib.metrics.equivalence import EQUIVALENCE_VERSION, ordering, results_equivalent, rows_jaccard
+from t2c_lib.registry import Registry
 
 TEXT_NAMES = ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens", "jarou")
 """The text metrics every preset returns (rouge_l_p / rouge_l_r are 0 where a preset has only F1)."""
@@ -86,28 +86,41 @@ def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
     r = text.rouge_l(gold, generated)
     jw = text.jaro_winkler(gold, generated)
     return {
-        "bleu": text.bleu(gold, generated), "rouge_l_p": r.precision, "rouge_l_r": r.recall, "rouge_l_f1": r.f1,
-        "jaro_winkler": jw, "jaccard_tokens": text.jaccard_tokens(gold, generated), "jarou": text.jarou(jw, r.f1),
+        "bleu": text.bleu(gold, generated),
+        "rouge_l_p": r.precision,
+        "rouge_l_r": r.recall,
+        "rouge_l_f1": r.f1,
+        "jaro_winkler": jw,
+        "jaccard_tokens": text.jaccard_tokens(gold, generated),
+        "jarou": text.jarou(jw, r.f1),
     }
 
 
-def _t2c_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None,
-                generated_query: str | None = None) -> tuple[float, float]:
+def _t2c_output(
+    gold_query: str, gold: QueryResult | None, generated: QueryResult | None, generated_query: str | None = None
+) -> tuple[float, float]:
     if gold is None or generated is None:
         return 0.0, 0.0
     same = results_equivalent(gold, generated, ordered=ordering(gold_query) or False)  # eq:v2 tie rules
     return (1.0 if same else 0.0), rows_jaccard(gold, generated)
 
 
-register_scoring(ScoringPreset(
-    name="t2c",
-    description="published result-equivalence rules (eq:v2: ties under ORDER BY); whitespace tokens, smoothed BLEU",
-    text_scores=_t2c_text,
-    output_scores=_t2c_output,
-    llmetric_kg_valid=KgValid.STRUCTURAL,
-    settings=(EQUIVALENCE_VERSION, f"bleu:{text.BLEU_SETTING}", f"rouge:{text.ROUGE_SETTING}",
-              f"jw:{text.JARO_WINKLER_SETTING}", "llmetric-kg:structural"),
-))
+register_scoring(
+    ScoringPreset(
+        name="t2c",
+        description="published result-equivalence rules (eq:v2: ties under ORDER BY); whitespace tokens, smoothed BLEU",
+        text_scores=_t2c_text,
+        output_scores=_t2c_output,
+        llmetric_kg_valid=KgValid.STRUCTURAL,
+        settings=(
+            EQUIVALENCE_VERSION,
+            f"bleu:{text.BLEU_SETTING}",
+            f"rouge:{text.ROUGE_SETTING}",
+            f"jw:{text.JARO_WINKLER_SETTING}",
+            "llmetric-kg:structural",
+        ),
+    )
+)
 
 
 # ---------------------------------------------------------------- kg-axel
@@ -117,44 +130,66 @@ def _kg_axel_text(gold: str | None, generated: str | None) -> dict[str, float]:
     r = kg_axel.rouge_l(gold, generated)
     jw = kg_axel.jaro_winkler(gold, generated)
     return {
-        "bleu": kg_axel.bleu(gold, generated), "rouge_l_p": r.precision, "rouge_l_r": r.recall, "rouge_l_f1": r.f1,
-        "jaro_winkler": jw, "jaccard_tokens": kg_axel.jaccard_tokens(gold, generated), "jarou": text.jarou(jw, r.f1),
+        "bleu": kg_axel.bleu(gold, generated),
+        "rouge_l_p": r.precision,
+        "rouge_l_r": r.recall,
+        "rouge_l_f1": r.f1,
+        "jaro_winkler": jw,
+        "jaccard_tokens": kg_axel.jaccard_tokens(gold, generated),
+        "jarou": text.jarou(jw, r.f1),
     }
 
 
-def _kg_axel_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None,
-                    generated_query: str | None = None) -> tuple[float, float]:
+def _kg_axel_output(
+    gold_query: str, gold: QueryResult | None, generated: QueryResult | None, generated_query: str | None = None
+) -> tuple[float, float]:
     j = kg_axel.output_jaccard(gold_query, gold, generated)
     return (1.0 if j == 1.0 else 0.0), j
 
 
-register_scoring(ScoringPreset(
-    name="kg-axel",
-    description="the thesis's own definitions (kg-axel's metric code): Pass@1 = output Jaccard 1.0",
-    text_scores=_kg_axel_text,
-    output_scores=_kg_axel_output,
-    llmetric_kg_valid=KgValid.CHAIN,
-    settings=("out:kg-axel-greedy-rowsets", "bleu:nltk-sentence-nosmooth-spaced", "rouge:rougeL-stem-spaced",
-              "jw:textdistance-upper-spaced", "jaccard:upper-stripped", "llmetric-kg:chain"),
-))
+register_scoring(
+    ScoringPreset(
+        name="kg-axel",
+        description="the thesis's own definitions (kg-axel's metric code): Pass@1 = output Jaccard 1.0",
+        text_scores=_kg_axel_text,
+        output_scores=_kg_axel_output,
+        llmetric_kg_valid=KgValid.CHAIN,
+        settings=(
+            "out:kg-axel-greedy-rowsets",
+            "bleu:nltk-sentence-nosmooth-spaced",
+            "rouge:rougeL-stem-spaced",
+            "jw:textdistance-upper-spaced",
+            "jaccard:upper-stripped",
+            "llmetric-kg:chain",
+        ),
+    )
+)
 
 
 # ---------------------------------------------------------------- cypherbench
 
 
-def _cypherbench_output(gold_query: str, gold: QueryResult | None, generated: QueryResult | None,
-                        generated_query: str | None = None) -> tuple[float, float]:
+def _cypherbench_output(
+    gold_query: str, gold: QueryResult | None, generated: QueryResult | None, generated_query: str | None = None
+) -> tuple[float, float]:
     p = cypherbench.cypherbench_pass_at_1(gold_query, generated_query, gold, generated)
     j = rows_jaccard(gold, generated) if gold is not None and generated is not None else 0.0
     return p, j
 
 
-register_scoring(ScoringPreset(
-    name="cypherbench",
-    description="CypherBench's execution accuracy (EX) as Pass@1; t2c's text metrics, Jaccard output and KG-valid",
-    text_scores=_t2c_text,
-    output_scores=_cypherbench_output,
-    llmetric_kg_valid=KgValid.STRUCTURAL,
-    settings=(cypherbench.CYPHERBENCH_VERSION, f"bleu:{text.BLEU_SETTING}", f"rouge:{text.ROUGE_SETTING}",
-              f"jw:{text.JARO_WINKLER_SETTING}", "llmetric-kg:structural"),
-))
+register_scoring(
+    ScoringPreset(
+        name="cypherbench",
+        description="CypherBench's execution accuracy (EX) as Pass@1; t2c's text metrics, Jaccard output and KG-valid",
+        text_scores=_t2c_text,
+        output_scores=_cypherbench_output,
+        llmetric_kg_valid=KgValid.STRUCTURAL,
+        settings=(
+            cypherbench.CYPHERBENCH_VERSION,
+            f"bleu:{text.BLEU_SETTING}",
+            f"rouge:{text.ROUGE_SETTING}",
+            f"jw:{text.JARO_WINKLER_SETTING}",
+            "llmetric-kg:structural",
+        ),
+    )
+)

@@ -7,8 +7,8 @@ with a fixed seed, and Holm's step-down correction across configurations.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -81,8 +81,11 @@ def wilcoxon_pratt(baseline: Sequence[float], treatment: Sequence[float]) -> Wil
 
 
 def paired_bootstrap_ci(
-    baseline: Sequence[float], treatment: Sequence[float], level: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+    baseline: Sequence[float],
+    treatment: Sequence[float],
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
 ) -> BootstrapCI:
     """Percentile CI of mean(treatment - baseline), resampling questions (pairs) with replacement."""
     a, t = _paired(baseline, treatment)

@@ -45,7 +45,7 @@ class TestSuite:
     _gold: dict[tuple[str, str], Execution] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, dataset: Dataset, k: int = DEFAULT_COPIES, seed: int = 0, root: Path | None = None) -> "TestSuite":
+    def open(cls, dataset: Dataset, k: int = DEFAULT_COPIES, seed: int = 0, root: Path | None = None) -> TestSuite:
         """Build (or reuse from the cache) `k` copies of `dataset`, kinds in turn (`copy_plan`)."""
         from t2c_lib.graph.ladybug import LadybugStore
 

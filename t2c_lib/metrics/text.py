@@ -25,8 +25,9 @@ An empty or missing query (either side) scores 0 on every metric; nothing here r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import textdistance
 

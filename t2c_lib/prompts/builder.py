@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
+from t2c_lib.errors import InvalidValue
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts.config import Configuration, PromptType
 from t2c_lib.prompts.templates import check_language, load_template
-from t2c_lib.errors import InvalidValue
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class Example:
     reasoning: str = ""
 
     @classmethod
-    def coerce(cls, item: Any) -> "Example":
+    def coerce(cls, item: Any) -> Example:
         """Accept an Example, a dict from YAML, or any object with these attributes."""
         if isinstance(item, cls):
             return item
@@ -59,7 +60,9 @@ class PromptBuilder:
         self._example_messages = tuple(self._render_examples())
 
     def _system_message(self, schema_text: str) -> Message:
-        system = load_template(self.language, self.config.prompt_type.template_name).substitute(schema=schema_text.rstrip("\n") + "\n")
+        system = load_template(self.language, self.config.prompt_type.template_name).substitute(
+            schema=schema_text.rstrip("\n") + "\n"
+        )
         return Message("system", system.strip() + "\n")
 
     @property

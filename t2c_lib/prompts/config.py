@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from t2c_lib.schema import SchemaFormat
 from t2c_lib.errors import InvalidValue
+from t2c_lib.schema import SchemaFormat
 
 
 class PromptType(str, Enum):
@@ -32,11 +32,15 @@ class PromptType(str, Enum):
         return "refine_cot" if self is PromptType.COT else "refine"
 
     @classmethod
-    def parse(cls, text: str) -> "PromptType":
+    def parse(cls, text: str) -> PromptType:
         """Accept the value, the member name or the template stem, case-insensitively."""
         norm = text.strip().lower().replace("_", "-")
         for member in cls:
-            if norm in (member.value.lower(), member.name.lower().replace("_", "-"), member.template_name.replace("_", "-")):
+            if norm in (
+                member.value.lower(),
+                member.name.lower().replace("_", "-"),
+                member.template_name.replace("_", "-"),
+            ):
                 return member
         valid = ", ".join(m.value for m in cls)
         raise InvalidValue(f"unknown prompt type {text!r} (valid: {valid})")
@@ -57,7 +61,7 @@ class Configuration:
         return self.name
 
     @classmethod
-    def from_name(cls, name: str) -> "Configuration":
+    def from_name(cls, name: str) -> Configuration:
         """Parse `Zero-Shot_Full` and friends; the error lists every valid name."""
         for config in all_configurations(with_retrieved=True):
             if config.name.lower() == name.strip().lower():

@@ -7,15 +7,15 @@ adding them leaves the thesis runs' template hashes (and so their manifests) unc
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from string import Template
-from typing import Sequence
 
+from t2c_lib.errors import TemplateMissing
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts.builder import PromptBuilder
 from t2c_lib.prompts.templates import TEMPLATE_DIR, check_language
-from t2c_lib.errors import TemplateMissing
 
 STRATEGY_TEMPLATES = ("history", "verify")
 
@@ -28,7 +28,7 @@ class FailedAttempt:
     error: str
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_strategy_template(lang: str, name: str) -> Template:
     """The `string.Template` in `templates/<lang>/strategies/<name>.txt`."""
     path = TEMPLATE_DIR / check_language(lang) / "strategies" / f"{name}.txt"
@@ -54,7 +54,9 @@ def history_messages(prompts: PromptBuilder, question: str, failures: Sequence[F
         for i, f in enumerate(failures, start=1)
     ]
     text = load_strategy_template(prompts.language, "history").substitute(
-        question=question.strip(), attempts="\n".join(blocks), schema=prompts.schema_text.rstrip("\n") + "\n",
+        question=question.strip(),
+        attempts="\n".join(blocks),
+        schema=prompts.schema_text.rstrip("\n") + "\n",
     )
     first = prompts.initial(question)
     return [*first[:-1], Message("user", text.strip())]
@@ -63,6 +65,8 @@ def history_messages(prompts: PromptBuilder, question: str, failures: Sequence[F
 def verification_messages(prompts: PromptBuilder, question: str, query: str) -> list[Message]:
     """One user message asking for a JSON audit of `query` (no examples: the verifier is a judge, not a writer)."""
     text = load_strategy_template(prompts.language, "verify").substitute(
-        schema=prompts.schema_text.rstrip("\n") + "\n", question=question.strip(), query=query.strip(),
+        schema=prompts.schema_text.rstrip("\n") + "\n",
+        question=question.strip(),
+        query=query.strip(),
     )
     return [Message("user", text.strip())]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
-from t2c_lib.config import LANGUAGES
 from t2c_lib.config import check_language as _check_supported
 from t2c_lib.errors import TemplateMissing
 
@@ -21,7 +20,7 @@ def check_language(lang: str) -> str:
     return _check_supported(lang, "prompt templates")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_template(lang: str, name: str) -> Template:
     """The `string.Template` in `templates/<lang>/<name>.txt` (`$schema`, `$question`, ...)."""
     check_language(lang)
@@ -37,10 +36,7 @@ def template_hashes(lang: str, include_feedback: bool = True) -> dict[str, str]:
     Feedback templates are included by default: their text enters refinement prompts.
     """
     check_language(lang)
-    hashes = {
-        f"prompts/{lang}/{path.name}": _sha256(path)
-        for path in sorted((TEMPLATE_DIR / lang).glob("*.txt"))
-    }
+    hashes = {f"prompts/{lang}/{path.name}": _sha256(path) for path in sorted((TEMPLATE_DIR / lang).glob("*.txt"))}
     if include_feedback:
         from t2c_lib.feedback.templates import feedback_template_hashes
 

@@ -30,8 +30,20 @@ import importlib
 from typing import Any
 
 _PUBLIC = {
-    "steps": ("StudyContext", "open_study", "screened_gold", "cell_for", "make_chat_model", "infer", "evaluate",
-              "analyze", "resolve_params", "model_choice", "write_schema_recall", "VoteBudgetUnknown"),
+    "steps": (
+        "StudyContext",
+        "open_study",
+        "screened_gold",
+        "cell_for",
+        "make_chat_model",
+        "infer",
+        "evaluate",
+        "analyze",
+        "resolve_params",
+        "model_choice",
+        "write_schema_recall",
+        "VoteBudgetUnknown",
+    ),
     "params": ("StudyParams", "ParamsError", "load_params", "params_from_dict"),
     "layout": ("Cell", "expand_grid", "run_dir_for"),
     "runlog": ("read_jsonl", "write_json"),

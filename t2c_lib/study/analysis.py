@@ -9,7 +9,6 @@ single-pass; `strategies` covers every strategy at its measured budget.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,18 +17,30 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
-from t2c_lib.study.figure_text import STRATEGY_LABELS
+from t2c_lib.datasets import DatasetError
+from t2c_lib.errors import IncompatibleResults, MissingResults
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 from t2c_lib.study import columns
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
-from t2c_lib.errors import IncompatibleResults, MissingResults
-from t2c_lib.datasets import DatasetError
+from t2c_lib.study.figure_text import STRATEGY_LABELS
+from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
 
 BASELINE, TREATMENT = "single-pass", "feedback"
 LEGACY_NAMES = {"agentic": "feedback"}
-TABLES = ("comparison", "strata", "agentic", "cumulative", "errors", "recovery", "mode_means", "by_scoring", "reference",
-          "strategies", "transitions", "validator_audit")
+TABLES = (
+    "comparison",
+    "strata",
+    "agentic",
+    "cumulative",
+    "errors",
+    "recovery",
+    "mode_means",
+    "by_scoring",
+    "reference",
+    "strategies",
+    "transitions",
+    "validator_audit",
+)
 
 
 @dataclass
@@ -53,7 +64,9 @@ class RunTables:
     transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
     validator_audit: pd.DataFrame = field(default_factory=pd.DataFrame)
     models: tuple[str, ...] = ()  # the model ids that answered (from the cells' summaries)
-    strata_values: dict[str, tuple[str, ...]] = field(default_factory=dict)  # stratum -> its values in order (Easy < Medium < Hard)
+    strata_values: dict[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # stratum -> its values in order (Easy < Medium < Hard)
     language: str = "en"  # the dataset's language: figures get a thesis-language variant when it is not English
 
     def col(self, metric: str, scoring: str | None = None) -> str:
@@ -65,8 +78,11 @@ class RunTables:
         if self.comparison.empty:
             return self.comparison
         names = ["configuration", "n"]
-        for metric in [*columns.cols(["pass_at_1_final"], presets_of(self.per_question)),
-                       "kg_valid_chain_final", "kg_valid_structural_final"]:
+        for metric in [
+            *columns.cols(["pass_at_1_final"], presets_of(self.per_question)),
+            "kg_valid_chain_final",
+            "kg_valid_structural_final",
+        ]:
             names += [side(metric, BASELINE_SIDE), side(metric, TREATMENT_SIDE), stat(metric, "mcnemar", "p_holm")]
         return self.comparison[names]
 
@@ -96,8 +112,9 @@ def presets_of(per_question: pd.DataFrame) -> list[str]:
     """The scoring presets (column slugs) a run was evaluated under, headline first."""
     found = columns.presets_in(per_question.columns)
     if not found:
-        raise IncompatibleResults("metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; "
-                         "run the evaluation step again")
+        raise IncompatibleResults(
+            "metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; run the evaluation step again"
+        )
     return found
 
 
@@ -109,7 +126,12 @@ def load_per_question(run_dir: Path) -> pd.DataFrame:
     data = pd.concat(frames, ignore_index=True)
     data["mode"] = data["mode"].replace(LEGACY_NAMES)
     data["strategy"] = data["mode"]
-    for column, fallback in (("llm_calls", "model_calls"), ("pass_at_1_first", None), ("oracle", None), ("harmed", None)):
+    for column, fallback in (
+        ("llm_calls", "model_calls"),
+        ("pass_at_1_first", None),
+        ("oracle", None),
+        ("harmed", None),
+    ):
         if column not in data:  # cells evaluated before strategies
             data[column] = data[fallback] if fallback else np.nan
         elif fallback:
@@ -127,7 +149,11 @@ def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame
     base = rows[rows["strategy"] == BASELINE].set_index("question_id")
     treat = rows[rows["strategy"] == TREATMENT].set_index("question_id")
     common = base.index.intersection(treat.index).sort_values()
-    return base.loc[common].add_suffix(side("", BASELINE_SIDE)).join(treat.loc[common].add_suffix(side("", TREATMENT_SIDE)))
+    return (
+        base.loc[common]
+        .add_suffix(side("", BASELINE_SIDE))
+        .join(treat.loc[common].add_suffix(side("", TREATMENT_SIDE)))
+    )
 
 
 def compare(per_question: pd.DataFrame) -> pd.DataFrame:
@@ -151,14 +177,18 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         for metric in means:
             row[side(metric, sp)] = float(pair[side(metric, sp)].mean())
             row[side(metric, fb)] = float(pair[side(metric, fb)].mean())
-        if side("pass_at_1_ts", sp) in pair:  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
+        if (
+            side("pass_at_1_ts", sp) in pair
+        ):  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
             for suffix in (sp, fb):
                 ts = pair[side("pass_at_1_ts", suffix)].astype(float)
                 row[side("pass_at_1_ts", suffix)] = float(ts.mean())
                 passed = pair[side(col("pass_at_1_final", presets[0]), suffix)] > 0.5
                 row[side("n_coincidental", suffix)] = int((passed & (ts < 0.5)).sum())
         for metric in binary:
-            row.update(stat_row(metric, "mcnemar", mcnemar_exact(pair[side(metric, sp)] > 0.5, pair[side(metric, fb)] > 0.5)))
+            row.update(
+                stat_row(metric, "mcnemar", mcnemar_exact(pair[side(metric, sp)] > 0.5, pair[side(metric, fb)] > 0.5))
+            )
         for metric in graded:
             row.update(stat_row(metric, "wilcoxon", wilcoxon_pratt(pair[side(metric, sp)], pair[side(metric, fb)])))
         for metric in [*binary, *graded]:
@@ -191,8 +221,9 @@ def _stratum_means(rows: pd.DataFrame, presets: list[str], headline: str) -> dic
     return out
 
 
-def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str] | dict[str, tuple[str, ...]],
-                     headline: str | None = None) -> pd.DataFrame:
+def strata_breakdown(
+    per_question: pd.DataFrame, strata_columns: list[str] | dict[str, tuple[str, ...]], headline: str | None = None
+) -> pd.DataFrame:
     """Pass@1 final (every preset), KG-valid (both kinds) and LLMetric-Q per stratum value and strategy.
 
     `strata_columns` may map each stratum to its values in their order (the dataset's
@@ -204,20 +235,42 @@ def strata_breakdown(per_question: pd.DataFrame, strata_columns: list[str] | dic
     for column in strata_columns:
         if column not in per_question:
             continue
-        for (configuration, value, strategy), rows in per_question.groupby(["configuration", column, "strategy"], sort=True):
-            records.append({"stratum": column, "value": value, "configuration": configuration, "strategy": strategy,
-                            **_stratum_means(rows, presets, headline)})
+        for (configuration, value, strategy), rows in per_question.groupby(
+            ["configuration", column, "strategy"], sort=True
+        ):
+            records.append(
+                {
+                    "stratum": column,
+                    "value": value,
+                    "configuration": configuration,
+                    "strategy": strategy,
+                    **_stratum_means(rows, presets, headline),
+                }
+            )
         for (value, strategy), rows in per_question.groupby([column, "strategy"], sort=True):
-            records.append({"stratum": column, "value": value, "configuration": "ALL", "strategy": strategy,
-                            **_stratum_means(rows, presets, headline)})
+            records.append(
+                {
+                    "stratum": column,
+                    "value": value,
+                    "configuration": "ALL",
+                    "strategy": strategy,
+                    **_stratum_means(rows, presets, headline),
+                }
+            )
     stratum_order = list(strata_columns)
     declared = strata_columns if isinstance(strata_columns, dict) else {}
 
     def key(record: dict[str, Any]) -> tuple[Any, ...]:
         values = tuple(declared.get(record["stratum"], ()))
         value = str(record["value"])
-        return (stratum_order.index(record["stratum"]), record["configuration"] == "ALL", record["configuration"],
-                values.index(value) if value in values else len(values), value, record["strategy"])
+        return (
+            stratum_order.index(record["stratum"]),
+            record["configuration"] == "ALL",
+            record["configuration"],
+            values.index(value) if value in values else len(values),
+            value,
+            record["strategy"],
+        )
 
     records.sort(key=key)
     return pd.DataFrame.from_records(records)
@@ -238,8 +291,19 @@ def mode_means(per_question: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
-THESIS_COLUMNS = ("pass_at_1_final_pct", "kg_valid_chain_pct", "jaccard_output", "bleu", "rouge_l_f1", "jaro_winkler",
-                  "jaccard_tokens", "llmetric_pct", "mean_iterations", "first_attempt_pct", "recovery_pct")
+THESIS_COLUMNS = (
+    "pass_at_1_final_pct",
+    "kg_valid_chain_pct",
+    "jaccard_output",
+    "bleu",
+    "rouge_l_f1",
+    "jaro_winkler",
+    "jaccard_tokens",
+    "llmetric_pct",
+    "mean_iterations",
+    "first_attempt_pct",
+    "recovery_pct",
+)
 """The thesis's summary columns, in its units (percent where it used percent)."""
 
 
@@ -249,37 +313,69 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
     Pass@1 is of the final query; KG-valid is the chain one; first-attempt = attempt 1
     passed the chain; recovery = later success among first failures; LLMetric in percent.
     """
-    llm = {(s["configuration"], LEGACY_NAMES.get(s.get("strategy", s["mode"]), s.get("strategy", s["mode"])), name): v["llmetric"]
-           for s in summaries for name, v in s.get("by_scoring", {}).items()}
+    llm = {
+        (s["configuration"], LEGACY_NAMES.get(s.get("strategy", s["mode"]), s.get("strategy", s["mode"])), name): v[
+            "llmetric"
+        ]
+        for s in summaries
+        for name, v in s.get("by_scoring", {}).items()
+    }
     records = []
     for s in presets_of(per_question):
         name = columns.preset_name(s)
         for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
             failed_first = rows[rows["first_attempt_ok"] == 0]
             recovery = 100.0 * failed_first["success"].mean() if len(failed_first) else float("nan")
-            mean = {metric: rows[col(metric, s)].mean() for metric in
-                    ("pass_at_1_final", "pass_at_1_first", "jaccard_output", "bleu", "rouge_l_f1", "jaro_winkler",
-                     "jaccard_tokens")}
-            records.append({
-                "scoring": name, "configuration": configuration, "strategy": strategy, "n": len(rows),
-                "pass_at_1_final_pct": 100.0 * mean["pass_at_1_final"],
-                "kg_valid_chain_pct": 100.0 * rows["kg_valid_chain_final"].mean(),
-                "kg_valid_structural_pct": 100.0 * rows["kg_valid_structural_final"].mean(),
-                "pass_at_1_first_pct": 100.0 * mean["pass_at_1_first"],
-                "jaccard_output": mean["jaccard_output"], "bleu": mean["bleu"],
-                "rouge_l_f1": mean["rouge_l_f1"], "jaro_winkler": mean["jaro_winkler"],
-                "jaccard_tokens": mean["jaccard_tokens"],
-                "llmetric_pct": 100.0 * llm.get((configuration, strategy, name), float("nan")),
-                "mean_iterations": rows["iterations"].mean(), "first_attempt_pct": 100.0 * rows["first_attempt_ok"].mean(),
-                "recovery_pct": recovery,
-            })
+            mean = {
+                metric: rows[col(metric, s)].mean()
+                for metric in (
+                    "pass_at_1_final",
+                    "pass_at_1_first",
+                    "jaccard_output",
+                    "bleu",
+                    "rouge_l_f1",
+                    "jaro_winkler",
+                    "jaccard_tokens",
+                )
+            }
+            records.append(
+                {
+                    "scoring": name,
+                    "configuration": configuration,
+                    "strategy": strategy,
+                    "n": len(rows),
+                    "pass_at_1_final_pct": 100.0 * mean["pass_at_1_final"],
+                    "kg_valid_chain_pct": 100.0 * rows["kg_valid_chain_final"].mean(),
+                    "kg_valid_structural_pct": 100.0 * rows["kg_valid_structural_final"].mean(),
+                    "pass_at_1_first_pct": 100.0 * mean["pass_at_1_first"],
+                    "jaccard_output": mean["jaccard_output"],
+                    "bleu": mean["bleu"],
+                    "rouge_l_f1": mean["rouge_l_f1"],
+                    "jaro_winkler": mean["jaro_winkler"],
+                    "jaccard_tokens": mean["jaccard_tokens"],
+                    "llmetric_pct": 100.0 * llm.get((configuration, strategy, name), float("nan")),
+                    "mean_iterations": rows["iterations"].mean(),
+                    "first_attempt_pct": 100.0 * rows["first_attempt_ok"].mean(),
+                    "recovery_pct": recovery,
+                }
+            )
     return pd.DataFrame.from_records(records)
 
 
 PUBLISHED_FILE = Path("reference") / "thesis_published.csv"
 """Inside a dataset folder: numbers a published study reported on its own graph and questions."""
-PUBLISHED_COLUMNS = ("source_repo", "commit", "source_file", "model", "endpoint", "configuration", "n", "denominator",
-                     "metric", "value")
+PUBLISHED_COLUMNS = (
+    "source_repo",
+    "commit",
+    "source_file",
+    "model",
+    "endpoint",
+    "configuration",
+    "n",
+    "denominator",
+    "metric",
+    "value",
+)
 
 
 def load_published(dataset_dir: Path) -> pd.DataFrame:
@@ -303,14 +399,34 @@ def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_labe
     if published.empty or by_scoring.empty:
         return pd.DataFrame()
     ours = by_scoring[(by_scoring["scoring"] == "kg-axel") & (by_scoring["strategy"] == TREATMENT)]
-    rows = [{"source": run_label, "model": "", "endpoint": "", "configuration": r["configuration"], "n": r["n"],
-             **{c: r[c] for c in THESIS_COLUMNS}} for r in ours.to_dict("records")]
-    wide = published.pivot_table(index=["source_file", "model", "endpoint", "configuration", "n"], columns="metric",
-                                 values="value", aggfunc="first").reset_index()
+    rows = [
+        {
+            "source": run_label,
+            "model": "",
+            "endpoint": "",
+            "configuration": r["configuration"],
+            "n": r["n"],
+            **{c: r[c] for c in THESIS_COLUMNS},
+        }
+        for r in ours.to_dict("records")
+    ]
+    wide = published.pivot_table(
+        index=["source_file", "model", "endpoint", "configuration", "n"],
+        columns="metric",
+        values="value",
+        aggfunc="first",
+    ).reset_index()
     for r in wide.to_dict("records"):
-        rows.append({"source": f"published: {r['source_file']} (thesis graph and questions)", "model": r["model"],
-                     "endpoint": r["endpoint"], "configuration": r["configuration"], "n": int(r["n"]),
-                     **{c: r.get(c, float("nan")) for c in THESIS_COLUMNS}})
+        rows.append(
+            {
+                "source": f"published: {r['source_file']} (thesis graph and questions)",
+                "model": r["model"],
+                "endpoint": r["endpoint"],
+                "configuration": r["configuration"],
+                "n": int(r["n"]),
+                **{c: r.get(c, float("nan")) for c in THESIS_COLUMNS},
+            }
+        )
     return pd.DataFrame.from_records(rows)
 
 
@@ -321,29 +437,67 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
         if LEGACY_NAMES.get(summary.get("mode", ""), summary.get("mode")) != TREATMENT:
             continue
         agentic, configuration = summary["agentic"], summary["configuration"]
-        overview.append({
-            "configuration": configuration, "n": agentic["n_questions"], "success_rate": agentic["success_rate"],
-            "first_attempt_success_rate": agentic["first_attempt_success_rate"],
-            "mean_iterations": agentic["mean_iterations"], "recovery_rate": agentic["recovery_rate"],
-            "n_initially_failed": agentic["n_initially_failed"], "n_recovered": agentic["n_recovered"],
-            "llmetric": summary["llmetric"], "scoring": summary.get("scoring", ""), "weights": summary["weights"],
-        })
+        overview.append(
+            {
+                "configuration": configuration,
+                "n": agentic["n_questions"],
+                "success_rate": agentic["success_rate"],
+                "first_attempt_success_rate": agentic["first_attempt_success_rate"],
+                "mean_iterations": agentic["mean_iterations"],
+                "recovery_rate": agentic["recovery_rate"],
+                "n_initially_failed": agentic["n_initially_failed"],
+                "n_recovered": agentic["n_recovered"],
+                "llmetric": summary["llmetric"],
+                "scoring": summary.get("scoring", ""),
+                "weights": summary["weights"],
+            }
+        )
         for iteration, rate in enumerate(agentic["cumulative_success"], start=1):
             cumulative.append({"configuration": configuration, "iteration": iteration, "success_rate": rate})
         for error_type, count in sorted(agentic["error_counts"].items()):
             errors.append({"configuration": configuration, "error_type": error_type, "count": count})
         for error_type, rate in sorted(agentic["recovery_by_error_type"].items()):
-            recovery.append({"configuration": configuration, "error_type": error_type, "recovery_rate": rate,
-                             "n_first": agentic["first_error_counts"].get(error_type, 0)})
-    return (pd.DataFrame.from_records(overview), pd.DataFrame.from_records(cumulative),
-            pd.DataFrame.from_records(errors), pd.DataFrame.from_records(recovery))
+            recovery.append(
+                {
+                    "configuration": configuration,
+                    "error_type": error_type,
+                    "recovery_rate": rate,
+                    "n_first": agentic["first_error_counts"].get(error_type, 0),
+                }
+            )
+    return (
+        pd.DataFrame.from_records(overview),
+        pd.DataFrame.from_records(cumulative),
+        pd.DataFrame.from_records(errors),
+        pd.DataFrame.from_records(recovery),
+    )
 
 
-STRATEGY_METRICS = ("pass_at_1_first", "pass_at_1_final", "kg_valid_structural", "kg_valid_chain", "oracle", "harmed",
-                    "llm_calls", "prompt_tokens", "completion_tokens")
-STRATEGY_SUMMARY = ("strategy", "configuration", "n", "pass_at_1_first", "pass_at_1_final", "kg_valid_structural",
-                    "kg_valid_chain", "oracle_at_n", "harm_rate", "llm_calls", "tokens",
-                    stat("pass_at_1_final", "mcnemar", "p_holm"))
+STRATEGY_METRICS = (
+    "pass_at_1_first",
+    "pass_at_1_final",
+    "kg_valid_structural",
+    "kg_valid_chain",
+    "oracle",
+    "harmed",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+)
+STRATEGY_SUMMARY = (
+    "strategy",
+    "configuration",
+    "n",
+    "pass_at_1_first",
+    "pass_at_1_final",
+    "kg_valid_structural",
+    "kg_valid_chain",
+    "oracle_at_n",
+    "harm_rate",
+    "llm_calls",
+    "tokens",
+    stat("pass_at_1_final", "mcnemar", "p_holm"),
+)
 """The columns of `strategy_table` that `t2c analyze` prints when a run has more than two strategies."""
 
 
@@ -374,7 +528,9 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
             if len(common):
                 treat = rows.set_index("question_id").loc[common]
                 for metric in ("pass_at_1_final", "kg_valid_structural", "kg_valid_chain"):
-                    record.update(stat_row(metric, "mcnemar", mcnemar_exact(base.loc[common, metric] > 0.5, treat[metric] > 0.5)))
+                    record.update(
+                        stat_row(metric, "mcnemar", mcnemar_exact(base.loc[common, metric] > 0.5, treat[metric] > 0.5))
+                    )
                 record["n_paired"] = len(common)
         records.append(record)
     table = pd.DataFrame.from_records(records)
@@ -392,11 +548,25 @@ def load_attempt_scores(run_dir: Path) -> pd.DataFrame:
     """Every cell's per-attempt correctness in one frame (empty for runs evaluated before strategies)."""
     frames = [pd.read_csv(path, keep_default_na=False) for path in sorted(run_dir.glob(f"*/*/{ATTEMPT_SCORES_FILE}"))]
     if not frames:
-        return pd.DataFrame(columns=["question_id", "strategy", "configuration", "iteration", "kind", "ok", "kg_valid",
-                                     "error_type", "failed_validator", "result_correct"])
+        return pd.DataFrame(
+            columns=[
+                "question_id",
+                "strategy",
+                "configuration",
+                "iteration",
+                "kind",
+                "ok",
+                "kg_valid",
+                "error_type",
+                "failed_validator",
+                "result_correct",
+            ]
+        )
     data = pd.concat(frames, ignore_index=True)
     data["strategy"] = data["strategy"].replace(LEGACY_NAMES)
-    return data.sort_values(["strategy", "configuration", "question_id", "iteration"], kind="stable").reset_index(drop=True)
+    return data.sort_values(["strategy", "configuration", "question_id", "iteration"], kind="stable").reset_index(
+        drop=True
+    )
 
 
 def error_transitions(attempts: pd.DataFrame) -> pd.DataFrame:
@@ -424,18 +594,39 @@ def validator_audit(attempts: pd.DataFrame, gold: pd.DataFrame | None) -> pd.Dat
     records = []
     rejected = attempts[attempts["failed_validator"] != ""]
     for (strategy, validator), rows in rejected.groupby(["strategy", "failed_validator"], sort=True):
-        records.append({"strategy": strategy, "validator": validator, "rejections": len(rows),
-                        "false_rejections": int((rows["result_correct"].astype(int) == 1).sum()),
-                        "gold_rejections": gold_rejections.get(validator, 0), "gold_n": n_gold})
+        records.append(
+            {
+                "strategy": strategy,
+                "validator": validator,
+                "rejections": len(rows),
+                "false_rejections": int((rows["result_correct"].astype(int) == 1).sum()),
+                "gold_rejections": gold_rejections.get(validator, 0),
+                "gold_n": n_gold,
+            }
+        )
     for validator in sorted(set(gold_rejections) - set(rejected["failed_validator"])):
-        records.append({"strategy": "", "validator": validator, "rejections": 0, "false_rejections": 0,
-                        "gold_rejections": gold_rejections[validator], "gold_n": n_gold})
+        records.append(
+            {
+                "strategy": "",
+                "validator": validator,
+                "rejections": 0,
+                "false_rejections": 0,
+                "gold_rejections": gold_rejections[validator],
+                "gold_n": n_gold,
+            }
+        )
     return pd.DataFrame.from_records(
-        records, columns=["strategy", "validator", "rejections", "false_rejections", "gold_rejections", "gold_n"])
+        records, columns=["strategy", "validator", "rejections", "false_rejections", "gold_rejections", "gold_n"]
+    )
 
 
-def analyze_run(run_dir: Path, strata_columns: list[str] | dict[str, tuple[str, ...]], published: pd.DataFrame | None = None,
-                run_label: str = "this run (t2c graph and questions)", language: str = "en") -> RunTables:
+def analyze_run(
+    run_dir: Path,
+    strata_columns: list[str] | dict[str, tuple[str, ...]],
+    published: pd.DataFrame | None = None,
+    run_label: str = "this run (t2c graph and questions)",
+    language: str = "en",
+) -> RunTables:
     """Build every table of a run from its cells' metrics (and published numbers to set beside them).
 
     `strata_columns` is a list of stratum columns or the dataset's mapping of each to its values
@@ -450,20 +641,31 @@ def analyze_run(run_dir: Path, strata_columns: list[str] | dict[str, tuple[str, 
     weights = sorted({s["weights"] for s in summaries})
     schemes = sorted({s.get("scoring", "") for s in summaries})
     if len(schemes) != 1 or not schemes[0]:
-        raise IncompatibleResults(f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
-                         f"({', '.join(schemes)}); run the evaluation step again")
+        raise IncompatibleResults(
+            f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
+            f"({', '.join(schemes)}); run the evaluation step again"
+        )
     signatures = sorted({s["signature"] for s in summaries})
     models = tuple(sorted({s["model_id"] for s in summaries if s.get("model_id")}))
     by_scoring = by_scoring_table(per_question, summaries)
     return RunTables(
-        per_question=per_question, comparison=compare(per_question),
-        strata=strata_breakdown(per_question, strata_columns, schemes[0]), agentic=overview, cumulative=cumulative,
-        errors=errors, recovery=recovery, mode_means=mode_means(per_question),
-        weights=",".join(weights), signature=" ; ".join(signatures) + f" ; bootstrap-seed:{BOOTSTRAP_SEED}",
-        scoring=schemes[0], by_scoring=by_scoring,
+        per_question=per_question,
+        comparison=compare(per_question),
+        strata=strata_breakdown(per_question, strata_columns, schemes[0]),
+        agentic=overview,
+        cumulative=cumulative,
+        errors=errors,
+        recovery=recovery,
+        mode_means=mode_means(per_question),
+        weights=",".join(weights),
+        signature=" ; ".join(signatures) + f" ; bootstrap-seed:{BOOTSTRAP_SEED}",
+        scoring=schemes[0],
+        by_scoring=by_scoring,
         reference=beside_reference(by_scoring, published if published is not None else pd.DataFrame(), run_label),
-        strategies=strategy_table(per_question), transitions=error_transitions(attempts),
-        validator_audit=validator_audit(attempts, gold), models=models,
+        strategies=strategy_table(per_question),
+        transitions=error_transitions(attempts),
+        validator_audit=validator_audit(attempts, gold),
+        models=models,
         strata_values={k: tuple(v) for k, v in strata_columns.items()} if isinstance(strata_columns, dict) else {},
         language=language,
     )
@@ -474,10 +676,10 @@ def paired_note(tables: RunTables) -> str:
     if not tables.comparison.empty:
         return ""
     modes = sorted(tables.per_question["strategy"].unique())
-    return (f"paired tests need both strategies ({BASELINE} and {TREATMENT}) on the same questions; "
-            f"this run has {', '.join(modes) or 'none'}: the table shows each mode's means with bootstrap 95% CIs")
-
-
+    return (
+        f"paired tests need both strategies ({BASELINE} and {TREATMENT}) on the same questions; "
+        f"this run has {', '.join(modes) or 'none'}: the table shows each mode's means with bootstrap 95% CIs"
+    )
 
 
 def _count(share: float, n: int) -> str:
@@ -515,10 +717,19 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
     for r in sorted(tables.comparison.to_dict("records"), key=lambda r: rank[r["configuration"]]):
         n = int(r["n"])
         row = {"configuration": r["configuration"], "n": n}
-        for metric, name, short in ((pass_col, pass_name, "Pass@1"), ("kg_valid_chain_final", "KG-valid chain", "KG-valid")):
-            row[f"{name} sp -> fb"] = f"{_count(r[side(metric, BASELINE_SIDE)], n)} -> {_count(r[side(metric, TREATMENT_SIDE)], n)}"
-            row[f"{short} diff [95% CI]"] = _interval(r[stat(metric, "diff", "estimate")], r[stat(metric, "diff", "low")],
-                                                      r[stat(metric, "diff", "high")], sign=True)
+        for metric, name, short in (
+            (pass_col, pass_name, "Pass@1"),
+            ("kg_valid_chain_final", "KG-valid chain", "KG-valid"),
+        ):
+            row[f"{name} sp -> fb"] = (
+                f"{_count(r[side(metric, BASELINE_SIDE)], n)} -> {_count(r[side(metric, TREATMENT_SIDE)], n)}"
+            )
+            row[f"{short} diff [95% CI]"] = _interval(
+                r[stat(metric, "diff", "estimate")],
+                r[stat(metric, "diff", "low")],
+                r[stat(metric, "diff", "high")],
+                sign=True,
+            )
             row[f"{short} p Holm"] = f"{r[stat(metric, 'mcnemar', 'p_holm')]:.3f}"
         rows.append(row)
     return pd.DataFrame.from_records(rows)
@@ -527,11 +738,17 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
 def summary_header(tables: RunTables) -> str:
     """What the summary's numbers are: who answered, the headline preset, the statistics and their settings."""
     paired = not tables.comparison.empty
-    tests = (f"{TREATMENT} (sp -> fb) against {BASELINE} on the same questions; exact McNemar, Holm across "
-             f"{len(tables.comparison)} configuration(s); " if paired else "")
-    return (f"answered by: {', '.join(tables.models) or 'unknown (cells evaluated before t2c recorded it)'}; "
-            f"headline scoring {tables.scoring} (every preset in analysis/comparison.csv); {tests}"
-            f"paired bootstrap 95% CIs, seed {BOOTSTRAP_SEED}")
+    tests = (
+        f"{TREATMENT} (sp -> fb) against {BASELINE} on the same questions; exact McNemar, Holm across "
+        f"{len(tables.comparison)} configuration(s); "
+        if paired
+        else ""
+    )
+    return (
+        f"answered by: {', '.join(tables.models) or 'unknown (cells evaluated before t2c recorded it)'}; "
+        f"headline scoring {tables.scoring} (every preset in analysis/comparison.csv); {tests}"
+        f"paired bootstrap 95% CIs, seed {BOOTSTRAP_SEED}"
+    )
 
 
 def summary_view(tables: RunTables) -> pd.DataFrame:

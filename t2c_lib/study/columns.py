@@ -19,9 +19,10 @@ comparison (`<name>_sp`, `<name>_fb`, or a run's label), a test's fields
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any
 
 
 class Attempt(str, Enum):
@@ -71,8 +72,9 @@ def _count(name: str, label: str, higher_is_better: bool | None = None) -> Colum
 
 
 def _kg_valid(which: str, attempt: Attempt) -> Column:
-    return Column(f"kg_valid_{which}_{attempt.value}", Kind.BINARY, f"KG-valid {which}", attempt=attempt,
-                  higher_is_better=True)
+    return Column(
+        f"kg_valid_{which}_{attempt.value}", Kind.BINARY, f"KG-valid {which}", attempt=attempt, higher_is_better=True
+    )
 
 
 def _graded(name: str, label: str) -> Column:
@@ -80,7 +82,11 @@ def _graded(name: str, label: str) -> Column:
 
 
 BASE = (
-    _id("question_id"), _id("mode"), _id("configuration"), _id("prompt_type"), _id("schema_format"),
+    _id("question_id"),
+    _id("mode"),
+    _id("configuration"),
+    _id("prompt_type"),
+    _id("schema_format"),
     _text("status"),
     Column("success", Kind.BINARY, "passed the validator chain", higher_is_better=True),
     Column("first_attempt_ok", Kind.BINARY, "first attempt passed the chain", higher_is_better=True),
@@ -88,7 +94,9 @@ BASE = (
     _count("model_calls", "model calls"),
     _count("prompt_tokens", "prompt tokens"),
     _count("completion_tokens", "completion tokens"),
-    _text("final_error_type"), _text("first_error_type"), _text("error"),
+    _text("final_error_type"),
+    _text("first_error_type"),
+    _text("error"),
     _id("strategy"),
     _count("llm_calls", "LLM calls"),
     _count("final_iteration", "attempt chosen"),
@@ -98,14 +106,20 @@ BASE = (
 """The columns every cell writes first, before its strata columns (whose names the dataset gives)."""
 
 KG_VALID = (
-    _kg_valid("structural", Attempt.FIRST), _kg_valid("chain", Attempt.FIRST),
-    _kg_valid("structural", Attempt.FINAL), _kg_valid("chain", Attempt.FINAL),
+    _kg_valid("structural", Attempt.FIRST),
+    _kg_valid("chain", Attempt.FIRST),
+    _kg_valid("structural", Attempt.FINAL),
+    _kg_valid("chain", Attempt.FINAL),
 )
 """Preset-free: structural = guard, syntax, schema, properties passed; chain = every validator passed."""
 
 PER_PRESET = (
-    Column("pass_at_1_first", Kind.BINARY, "Pass@1 first", per_preset=True, attempt=Attempt.FIRST, higher_is_better=True),
-    Column("pass_at_1_final", Kind.BINARY, "Pass@1 final", per_preset=True, attempt=Attempt.FINAL, higher_is_better=True),
+    Column(
+        "pass_at_1_first", Kind.BINARY, "Pass@1 first", per_preset=True, attempt=Attempt.FIRST, higher_is_better=True
+    ),
+    Column(
+        "pass_at_1_final", Kind.BINARY, "Pass@1 final", per_preset=True, attempt=Attempt.FINAL, higher_is_better=True
+    ),
     _graded("jaccard_output", "Jaccard output"),
     _graded("bleu", "BLEU"),
     _graded("rouge_l_f1", "ROUGE-L F1"),
@@ -125,8 +139,18 @@ SUITE = (
 
 SPEC: dict[str, Column] = {c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE)}
 
-ATTEMPT_SCORES_CSV = ("question_id", "strategy", "configuration", "iteration", "kind", "ok", "kg_valid", "error_type",
-                      "failed_validator", "result_correct")
+ATTEMPT_SCORES_CSV = (
+    "question_id",
+    "strategy",
+    "configuration",
+    "iteration",
+    "kind",
+    "ok",
+    "kg_valid",
+    "error_type",
+    "failed_validator",
+    "result_correct",
+)
 """`attempt_scores.csv`: one row per attempt, `result_correct` under the headline preset."""
 
 
@@ -179,15 +203,20 @@ def cols(names: Iterable[str], presets: Iterable[str]) -> list[str]:
 
 def metrics_csv(presets: Iterable[str], strata: Iterable[str], suite: bool) -> list[str]:
     """The columns of a cell's `metrics.csv`, in order: base, strata, KG-valid, per-preset, error, test suite."""
-    return [*(c.name for c in BASE), *strata, *(c.name for c in KG_VALID),
-            *cols((c.name for c in PER_PRESET), presets), *(c.name for c in TAIL),
-            *((c.name for c in SUITE) if suite else ())]
+    return [
+        *(c.name for c in BASE),
+        *strata,
+        *(c.name for c in KG_VALID),
+        *cols((c.name for c in PER_PRESET), presets),
+        *(c.name for c in TAIL),
+        *((c.name for c in SUITE) if suite else ()),
+    ]
 
 
 def presets_in(columns: Iterable[str]) -> list[str]:
     """The preset slugs a table's columns were written under, in their order (headline first)."""
     head = f"pass_at_1_final{PRESET_SEPARATOR}"
-    return [c[len(head):] for c in columns if c.startswith(head)]
+    return [c[len(head) :] for c in columns if c.startswith(head)]
 
 
 def label(name: str, preset: str | None = None) -> str:

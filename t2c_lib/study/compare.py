@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
+from t2c_lib.errors import IncompatibleResults, InvalidValue
 from t2c_lib.metrics.stats import holm, mcnemar_exact
 from t2c_lib.study import columns
+from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, col, run_suffix, side, stat
-from t2c_lib.errors import IncompatibleResults, InvalidValue
 
 NO_QUERY = "NO_QUERY"
 KG_VALID = columns.at("kg_valid_chain", columns.Attempt.FINAL)
@@ -50,7 +50,9 @@ class RunPair:
     @property
     def headline(self) -> str:
         """The slug of the headline scoring preset (the first one both runs were evaluated with)."""
-        ours = [c.removesuffix(side("", self.label_a)) for c in self.per_cell.columns if c.endswith(side("", self.label_a))]
+        ours = [
+            c.removesuffix(side("", self.label_a)) for c in self.per_cell.columns if c.endswith(side("", self.label_a))
+        ]
         return columns.presets_in(ours)[0]
 
     def markdown(self) -> str:
@@ -69,26 +71,41 @@ class RunPair:
 
         lines = [f"# {b} vs {a}", ""]
         if self.differences:
-            lines += ["Settings that differ: " + "; ".join(f"`{k}`: {va!r} -> {vb!r}" for k, (va, vb) in self.differences.items()), ""]
-        lines += [f"Shares of the questions both runs answered, {a} -> {b}; p: exact McNemar of {b} against {a}, "
-                  "Holm across the table. NO_QUERY: the reply held no query.", "",
-                  f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | p | "
-                  f"{pass_label} | p | mean LLM calls | mean completion tokens |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+            lines += [
+                "Settings that differ: "
+                + "; ".join(f"`{k}`: {va!r} -> {vb!r}" for k, (va, vb) in self.differences.items()),
+                "",
+            ]
+        lines += [
+            f"Shares of the questions both runs answered, {a} -> {b}; p: exact McNemar of {b} against {a}, "
+            "Holm across the table. NO_QUERY: the reply held no query.",
+            "",
+            f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | p | "
+            f"{pass_label} | p | mean LLM calls | mean completion tokens |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for _, row in self.per_cell.iterrows():
-            lines.append(f"| {row['configuration']} | {row['strategy']} | {row['n']} | {arrow(row, 'no_query_first')} | "
-                         f"{arrow(row, 'no_query_final')} | {arrow(row, KG_VALID)} | {p_holm(row, KG_VALID)} | "
-                         f"{arrow(row, pass_col)} | {p_holm(row, pass_col)} | {arrow(row, 'llm_calls', 2)} | "
-                         f"{arrow(row, 'completion_tokens', 1)} |")
+            lines.append(
+                f"| {row['configuration']} | {row['strategy']} | {row['n']} | {arrow(row, 'no_query_first')} | "
+                f"{arrow(row, 'no_query_final')} | {arrow(row, KG_VALID)} | {p_holm(row, KG_VALID)} | "
+                f"{arrow(row, pass_col)} | {p_holm(row, pass_col)} | {arrow(row, 'llm_calls', 2)} | "
+                f"{arrow(row, 'completion_tokens', 1)} |"
+            )
         if not self.loop_gain.empty:
-            lines += ["", "What the repair loop adds in each run: feedback minus single-pass (p: McNemar, Holm within the run).", "",
-                      f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({columns.preset_name(headline)}) sp -> fb | gain | p |",
-                      "|---|---|---|---|---|---|---|---|"]
+            lines += [
+                "",
+                "What the repair loop adds in each run: feedback minus single-pass (p: McNemar, Holm within the run).",
+                "",
+                f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({columns.preset_name(headline)}) sp -> fb | gain | p |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
             for _, row in self.loop_gain.iterrows():
-                lines.append(f"| {row['run']} | {row['configuration']} | {row[side(KG_VALID, sp)]:.3f} -> {row[side(KG_VALID, fb)]:.3f} | "
-                             f"{row[side(KG_VALID, 'gain')]:+.3f} | {p_holm(row, KG_VALID)} | "
-                             f"{row[side(pass_col, sp)]:.3f} -> {row[side(pass_col, fb)]:.3f} | {row[side(pass_col, 'gain')]:+.3f} | "
-                             f"{p_holm(row, pass_col)} |")
+                lines.append(
+                    f"| {row['run']} | {row['configuration']} | {row[side(KG_VALID, sp)]:.3f} -> {row[side(KG_VALID, fb)]:.3f} | "
+                    f"{row[side(KG_VALID, 'gain')]:+.3f} | {p_holm(row, KG_VALID)} | "
+                    f"{row[side(pass_col, sp)]:.3f} -> {row[side(pass_col, fb)]:.3f} | {row[side(pass_col, 'gain')]:+.3f} | "
+                    f"{p_holm(row, pass_col)} |"
+                )
         return "\n".join(lines) + "\n"
 
 
@@ -102,15 +119,18 @@ def _model_of(run: Path) -> str:
     for signature in _manifest(run).get("cells", {}).values():
         for part in str(signature).split("|"):
             if part.startswith("model:"):
-                return part[len("model:"):]
+                return part[len("model:") :]
     return ""
 
 
 def setting_differences(run_a: Path, run_b: Path) -> dict[str, tuple[object, object]]:
     """Parameters whose values differ between the two runs' manifests (run_id and description left out)."""
     pa, pb = _manifest(run_a).get("parameters", {}), _manifest(run_b).get("parameters", {})
-    return {k: (pa.get(k), pb.get(k)) for k in sorted(set(pa) | set(pb))
-            if k not in ("run_id", "description") and pa.get(k) != pb.get(k)}
+    return {
+        k: (pa.get(k), pb.get(k))
+        for k in sorted(set(pa) | set(pb))
+        if k not in ("run_id", "description") and pa.get(k) != pb.get(k)
+    }
 
 
 def default_labels(run_a: Path, run_b: Path) -> tuple[str, str]:
@@ -154,7 +174,7 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
         for label in (label_a, label_b):
             suffix = run_suffix(label)
             ours = rows[[c for c in rows.columns if c.endswith(suffix)]]
-            ours = ours.rename(columns=lambda c: c.removesuffix(suffix))
+            ours = ours.rename(columns={c: c.removesuffix(suffix) for c in ours.columns})
             row.update({side(name, label): value for name, value in _rates(ours, presets).items()})
         for metric in [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]:
             test = mcnemar_exact(rows[metric + run_suffix(label_a)] > 0.5, rows[metric + run_suffix(label_b)] > 0.5)
@@ -163,9 +183,14 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
     per_cell = pd.DataFrame.from_records(records)
     for metric in [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]:
         per_cell[stat(metric, "mcnemar", "p_holm")] = holm(per_cell[stat(metric, "mcnemar", "p")].tolist())
-    return RunPair(label_a, label_b, per_cell, _loop_gain({label_a: a, label_b: b}, presets[0]),
-                   setting_differences(Path(run_a), Path(run_b)),
-                   {label_a: _model_of(Path(run_a)), label_b: _model_of(Path(run_b))})
+    return RunPair(
+        label_a,
+        label_b,
+        per_cell,
+        _loop_gain({label_a: a, label_b: b}, presets[0]),
+        setting_differences(Path(run_a), Path(run_b)),
+        {label_a: _model_of(Path(run_a)), label_b: _model_of(Path(run_b))},
+    )
 
 
 def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:

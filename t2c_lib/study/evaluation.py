@@ -16,20 +16,27 @@ import os
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.records import Attempt
 from t2c_lib.datasets import Dataset, GroundTruthItem
-from t2c_lib.study.layout import (ATTEMPT_SCORES_FILE, ATTEMPTS_FILE, GOLD_AUDIT_FILE, MANIFEST_FILE, METRICS_FILE,
-                                  QUESTIONS_FILE, SUMMARY_FILE, Cell)
-from t2c_lib.study.runlog import read_jsonl, write_json
+from t2c_lib.errors import StudyError
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_refusal
 from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, score_question
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
+from t2c_lib.records import Attempt
 from t2c_lib.study import columns
-from t2c_lib.errors import StudyError
-
+from t2c_lib.study.layout import (
+    ATTEMPT_SCORES_FILE,
+    ATTEMPTS_FILE,
+    GOLD_AUDIT_FILE,
+    MANIFEST_FILE,
+    METRICS_FILE,
+    QUESTIONS_FILE,
+    SUMMARY_FILE,
+    Cell,
+)
+from t2c_lib.study.runlog import read_jsonl, write_json
 
 
 def presets_in_order(headline: str) -> list[str]:
@@ -55,8 +62,15 @@ def load_cell_attempts(directory: Path) -> tuple[dict[str, list[Attempt]], dict[
 
 
 def evaluate_cell(
-    cell: Cell, run_dir: Path, questions: list[GroundTruthItem], dataset: Dataset, store: GraphStore,
-    weights: str, max_iterations: int, timeout_s: float, gold_cache: GoldCache | None = None,
+    cell: Cell,
+    run_dir: Path,
+    questions: list[GroundTruthItem],
+    dataset: Dataset,
+    store: GraphStore,
+    weights: str,
+    max_iterations: int,
+    timeout_s: float,
+    gold_cache: GoldCache | None = None,
     scoring: str = DEFAULT_SCORING,
     suite: TestSuite | None = None,
 ) -> dict[str, Any]:
@@ -90,22 +104,43 @@ def evaluate_cell(
         final = group[chosen - 1] if group and 0 < chosen <= len(group) else (group[-1] if group else None)
         first = group[0] if group else None
         final_query = final.query if final else ""
-        final_pair = run_pair(item.cypher, final_query, store, gold_cache, timeout_s,
-                              refusal=wall_refusal(final.validations) if final else None)
-        first_pair = final_pair if first is final else run_pair(item.cypher, first.query, store, gold_cache, timeout_s,
-                                                                refusal=wall_refusal(first.validations))
-        headline_final = score_executed(item.cypher, final_query, final_pair, final.validations if final else [],
-                                        preset=weights, scoring=scoring).pass_at_1
-        correct = _attempt_correctness(item, group, final, headline_final, store, gold_cache, weights, scoring, timeout_s)
+        final_pair = run_pair(
+            item.cypher,
+            final_query,
+            store,
+            gold_cache,
+            timeout_s,
+            refusal=wall_refusal(final.validations) if final else None,
+        )
+        first_pair = (
+            final_pair
+            if first is final
+            else run_pair(
+                item.cypher, first.query, store, gold_cache, timeout_s, refusal=wall_refusal(first.validations)
+            )
+        )
+        headline_final = score_executed(
+            item.cypher, final_query, final_pair, final.validations if final else [], preset=weights, scoring=scoring
+        ).pass_at_1
+        correct = _attempt_correctness(
+            item, group, final, headline_final, store, gold_cache, weights, scoring, timeout_s
+        )
         attempt_rows += [_attempt_row(cell, a, c) for a, c in zip(group, correct)]
         row: dict[str, Any] = {
-            "strategy": cell.strategy, "llm_calls": len(group), "final_iteration": final.iteration if final else 0,
+            "strategy": cell.strategy,
+            "llm_calls": len(group),
+            "final_iteration": final.iteration if final else 0,
             "oracle": float(any(c >= 1.0 for c in correct)),
             "harmed": int(any(c >= 1.0 for c in correct) and headline_final < 1.0),
-            "question_id": item.id, "mode": cell.mode, "configuration": cell.configuration,
-            "prompt_type": cell.prompt_type, "schema_format": cell.schema_format,
-            "status": record.get("status", ""), "success": int(bool(final and final.ok)),
-            "first_attempt_ok": int(bool(first and first.ok)), "iterations": len(group),
+            "question_id": item.id,
+            "mode": cell.mode,
+            "configuration": cell.configuration,
+            "prompt_type": cell.prompt_type,
+            "schema_format": cell.schema_format,
+            "status": record.get("status", ""),
+            "success": int(bool(final and final.ok)),
+            "first_attempt_ok": int(bool(first and first.ok)),
+            "iterations": len(group),
             "model_calls": len(group),
             "prompt_tokens": sum(a.prompt_tokens for a in group),
             "completion_tokens": sum(a.completion_tokens for a in group),
@@ -117,15 +152,27 @@ def evaluate_cell(
             "kg_valid_chain_first": kg_valid_chain(first.validations if first else []),
         }
         for name in presets:
-            score = score_executed(item.cypher, final_query, final_pair, final.validations if final else [],
-                                   preset=weights, scoring=name, question_id=item.id,
-                                   suite=suite if name == scoring else None, timeout_s=timeout_s)
-            p_first = get_scoring(name).output_scores(item.cypher, first_pair.gold.result, first_pair.generated.result,
-                                                      first.query if first else "")[0]
+            score = score_executed(
+                item.cypher,
+                final_query,
+                final_pair,
+                final.validations if final else [],
+                preset=weights,
+                scoring=name,
+                question_id=item.id,
+                suite=suite if name == scoring else None,
+                timeout_s=timeout_s,
+            )
+            p_first = get_scoring(name).output_scores(
+                item.cypher, first_pair.gold.result, first_pair.generated.result, first.query if first else ""
+            )[0]
             final_scores[name].append(score)
             first_pass[name].append(p_first)
-            row.update(kg_valid_structural_final=score.kg_valid_structural, kg_valid_chain_final=score.kg_valid_chain,
-                       execution_error=score.error or "")
+            row.update(
+                kg_valid_structural_final=score.kg_valid_structural,
+                kg_valid_chain_final=score.kg_valid_chain,
+                execution_error=score.error or "",
+            )
             values = {**score.to_dict(), "pass_at_1_first": p_first, "pass_at_1_final": score.pass_at_1}
             row.update({columns.col(metric.name, name): values[metric.name] for metric in columns.PER_PRESET})
             if suite is not None and name == scoring:
@@ -133,26 +180,42 @@ def evaluate_cell(
         rows.append(row)
     header = columns.metrics_csv(presets, strata_columns, suite is not None)
     (directory / METRICS_FILE).write_text(rows_to_csv(rows, header), encoding="utf-8")
-    (directory / ATTEMPT_SCORES_FILE).write_text(rows_to_csv(attempt_rows, list(columns.ATTEMPT_SCORES_CSV)), encoding="utf-8")
+    (directory / ATTEMPT_SCORES_FILE).write_text(
+        rows_to_csv(attempt_rows, list(columns.ATTEMPT_SCORES_CSV)), encoding="utf-8"
+    )
     max_iterations = max([max_iterations, *(len(g) for g in attempts.values())])
     by_scoring = {name: _preset_summary(final_scores[name], first_pass[name], weights) for name in presets}
     headline = by_scoring[scoring]
     agentic = agentic_metrics([a for q in questions for a in attempts.get(q.id, [])], max_iterations=max_iterations)
     summary: dict[str, Any] = {
-        "n": len(rows), "scoring": scoring, "weights": weights,
+        "n": len(rows),
+        "scoring": scoring,
+        "weights": weights,
         **{c.name: _mean([r[c.name] for r in rows]) for c in columns.KG_VALID},
-        "pass_at_1_first": headline["pass_at_1_first"], "pass_at_1_final": headline["pass_at_1_final"],
+        "pass_at_1_first": headline["pass_at_1_first"],
+        "pass_at_1_final": headline["pass_at_1_final"],
         "llmetric": headline["llmetric"],
         "by_scoring": by_scoring,
         "signature": " ; ".join(by_scoring[name]["signature"] for name in presets),
         "strategy": cell.strategy,
-        "oracle": _mean([r["oracle"] for r in rows]), "harm_rate": _mean([r["harmed"] for r in rows]),
+        "oracle": _mean([r["oracle"] for r in rows]),
+        "harm_rate": _mean([r["harmed"] for r in rows]),
         "llm_calls_per_question": _mean([r["llm_calls"] for r in rows]),
-        "mode": cell.mode, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
-        "schema_format": cell.schema_format, "max_iterations": max_iterations,
+        "mode": cell.mode,
+        "configuration": cell.configuration,
+        "prompt_type": cell.prompt_type,
+        "schema_format": cell.schema_format,
+        "max_iterations": max_iterations,
         "agentic": agentic.to_dict(),
-        **({"pass_at_1_ts": headline.get("pass_at_1_ts"), "n_coincidental": headline.get("n_coincidental"),
-            "test_suite": suite.names} if suite is not None else {}),
+        **(
+            {
+                "pass_at_1_ts": headline.get("pass_at_1_ts"),
+                "n_coincidental": headline.get("n_coincidental"),
+                "test_suite": suite.names,
+            }
+            if suite is not None
+            else {}
+        ),
         "tokens_per_question": _mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows]),
         "model_calls_per_question": _mean([r["model_calls"] for r in rows]),
         "questions_raised": sum(1 for r in rows if r["error"]),
@@ -181,8 +244,15 @@ def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weigh
 
 
 def _attempt_correctness(
-    item: GroundTruthItem, group: list[Attempt], final: Attempt | None, final_pass: float, store: GraphStore,
-    gold_cache: GoldCache | None, weights: str, scoring: str, timeout_s: float,
+    item: GroundTruthItem,
+    group: list[Attempt],
+    final: Attempt | None,
+    final_pass: float,
+    store: GraphStore,
+    gold_cache: GoldCache | None,
+    weights: str,
+    scoring: str,
+    timeout_s: float,
 ) -> list[float]:
     """Pass@1 (headline preset) of every attempt's query (each distinct query run once; the final one's is known)."""
     known: dict[str, float] = {}
@@ -191,10 +261,21 @@ def _attempt_correctness(
     out = []
     for attempt in group:
         if attempt.query not in known:
-            known[attempt.query] = score_question(
-                item.cypher, attempt.query, store, attempt.validations, gold_cache, preset=weights,
-                scoring=scoring, timeout_s=timeout_s, question_id=item.id,
-            ).pass_at_1 if attempt.query else 0.0
+            known[attempt.query] = (
+                score_question(
+                    item.cypher,
+                    attempt.query,
+                    store,
+                    attempt.validations,
+                    gold_cache,
+                    preset=weights,
+                    scoring=scoring,
+                    timeout_s=timeout_s,
+                    question_id=item.id,
+                ).pass_at_1
+                if attempt.query
+                else 0.0
+            )
         out.append(known[attempt.query])
     return out
 
@@ -202,10 +283,16 @@ def _attempt_correctness(
 def _attempt_row(cell: Cell, attempt: Attempt, correct: float) -> dict[str, Any]:
     failed = next((v for v in attempt.validations if not v.ok), None)
     return {
-        "question_id": attempt.question_id, "strategy": cell.strategy, "configuration": cell.configuration,
-        "iteration": attempt.iteration, "kind": attempt.kind, "ok": int(attempt.ok), "kg_valid": int(attempt.kg_valid),
+        "question_id": attempt.question_id,
+        "strategy": cell.strategy,
+        "configuration": cell.configuration,
+        "iteration": attempt.iteration,
+        "kind": attempt.kind,
+        "ok": int(attempt.ok),
+        "kg_valid": int(attempt.kg_valid),
         "error_type": attempt.error_type.value if attempt.error_type else "",
-        "failed_validator": failed.validator if failed else "", "result_correct": int(correct >= 1.0),
+        "failed_validator": failed.validator if failed else "",
+        "result_correct": int(correct >= 1.0),
     }
 
 
@@ -224,8 +311,13 @@ def write_gold_audit(run_dir: Path, questions: list[GroundTruthItem], store: Gra
         ctx.result = None
         results = run_chain(item.cypher, chain, ctx)
         failed = next((v for v in results if not v.ok), None)
-        rows.append({"question_id": item.id, "failed_validator": failed.validator if failed else "",
-                     "error_type": failed.error_type.value if failed and failed.error_type else ""})
+        rows.append(
+            {
+                "question_id": item.id,
+                "failed_validator": failed.validator if failed else "",
+                "error_type": failed.error_type.value if failed and failed.error_type else "",
+            }
+        )
     path = run_dir / GOLD_AUDIT_FILE
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # `make -j` may evaluate two cells at once
     tmp.write_text(rows_to_csv(rows, ["question_id", "failed_validator", "error_type"]), encoding="utf-8")

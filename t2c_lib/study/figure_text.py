@@ -10,7 +10,8 @@ same bytes.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
@@ -39,8 +40,10 @@ STRATUM_VALUES: dict[str, dict[str, str]] = {
 BOTH = f"{STRATEGY_LABELS[BASELINE]} (grey) and feedback (blue; the thesis's agentic loop)"
 """The two strategies of a bar chart, with their colours."""
 
-ERROR_BARS = (f"Error bars: 95% percentile bootstrap confidence intervals of the share over the questions "
-              f"({BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}).")
+ERROR_BARS = (
+    f"Error bars: 95% percentile bootstrap confidence intervals of the share over the questions "
+    f"({BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED})."
+)
 
 
 def stratum_title(column: str, language: str = "en") -> str:
@@ -53,8 +56,12 @@ def stratum_value(value: str, language: str = "en") -> str:
 
 def _who(tables: RunTables) -> str:
     models = ", ".join(tables.models) or "model not recorded"
-    local = (" The packaged local model's numbers are illustrative: they show the pipeline at work, not what a strong "
-             "model achieves." if any(m.startswith("local") for m in tables.models) else "")
+    local = (
+        " The packaged local model's numbers are illustrative: they show the pipeline at work, not what a strong "
+        "model achieves."
+        if any(m.startswith("local") for m in tables.models)
+        else ""
+    )
     return f"Model: {models}; Pass@1 under the {tables.scoring} scoring preset.{local}"
 
 
@@ -70,53 +77,71 @@ def _sizes(tables: RunTables) -> str:
 
 
 def _pass_kgvalid(tables: RunTables) -> str:
-    return (f"Share of questions whose final query is result-correct (Pass@1, left) and whose final query passes the "
-            f"whole validator chain (KG-valid chain, right), per configuration: {BOTH}, on the same questions. "
-            f"Each bar is labelled k/N (k of N questions), so a zero bar reads as zero. {_sizes(tables)} {ERROR_BARS} {_who(tables)}")
+    return (
+        f"Share of questions whose final query is result-correct (Pass@1, left) and whose final query passes the "
+        f"whole validator chain (KG-valid chain, right), per configuration: {BOTH}, on the same questions. "
+        f"Each bar is labelled k/N (k of N questions), so a zero bar reads as zero. {_sizes(tables)} {ERROR_BARS} {_who(tables)}"
+    )
 
 
 def _heatmap(tables: RunTables) -> str:
-    return (f"Mean LLMetric-Q ({tables.scoring} preset, weights {tables.weights}) per prompt type (rows) and schema "
-            f"format (columns): {STRATEGY_LABELS[BASELINE]} (left) and {STRATEGY_LABELS[TREATMENT]} (right); the value "
-            f"is printed in each cell, no error bars (per-configuration CIs are in analysis/mode_means.csv). "
-            f"{_sizes(tables)} {_who(tables)}")
+    return (
+        f"Mean LLMetric-Q ({tables.scoring} preset, weights {tables.weights}) per prompt type (rows) and schema "
+        f"format (columns): {STRATEGY_LABELS[BASELINE]} (left) and {STRATEGY_LABELS[TREATMENT]} (right); the value "
+        f"is printed in each cell, no error bars (per-configuration CIs are in analysis/mode_means.csv). "
+        f"{_sizes(tables)} {_who(tables)}"
+    )
 
 
 def _cumulative(tables: RunTables) -> str:
-    return (f"{STRATEGY_LABELS[TREATMENT].capitalize()}: share of questions whose query passed the whole validator "
-            f"chain by attempt 1, 2, ..., one line per configuration (lines are shifted sideways so that equal rates "
-            f"stay visible; the heights are exact). {_sizes(tables)} {_who(tables)}")
+    return (
+        f"{STRATEGY_LABELS[TREATMENT].capitalize()}: share of questions whose query passed the whole validator "
+        f"chain by attempt 1, 2, ..., one line per configuration (lines are shifted sideways so that equal rates "
+        f"stay visible; the heights are exact). {_sizes(tables)} {_who(tables)}"
+    )
 
 
 def _errors(tables: RunTables) -> str:
-    return (f"Left: error types of the failed attempts of {STRATEGY_LABELS[TREATMENT]}, as shares of each "
-            f"configuration's failed attempts (counts in analysis/errors.csv). Right: of the questions whose first "
-            f"attempt failed with an error type, the share the loop then repaired, all configurations pooled; each bar "
-            f"is labelled k/n. {_sizes(tables)} {_who(tables)}")
+    return (
+        f"Left: error types of the failed attempts of {STRATEGY_LABELS[TREATMENT]}, as shares of each "
+        f"configuration's failed attempts (counts in analysis/errors.csv). Right: of the questions whose first "
+        f"attempt failed with an error type, the share the loop then repaired, all configurations pooled; each bar "
+        f"is labelled k/n. {_sizes(tables)} {_who(tables)}"
+    )
 
 
 def _strata(tables: RunTables, language: str = "en") -> str:
     variant = " Titles and values as the dataset writes them (the thesis's language)." if language != "en" else ""
-    return (f"Pass@1 of the final query per stratum value, all configurations pooled: {BOTH}, on the "
-            f"same questions; values in the dataset's order. "
-            f"Each bar is labelled k/N (k of N question-configuration pairs). {_sizes(tables)} "
-            f"{ERROR_BARS.replace('over the questions', 'over the question-configuration pairs')} "
-            f"{_who(tables)}{variant}")
+    return (
+        f"Pass@1 of the final query per stratum value, all configurations pooled: {BOTH}, on the "
+        f"same questions; values in the dataset's order. "
+        f"Each bar is labelled k/N (k of N question-configuration pairs). {_sizes(tables)} "
+        f"{ERROR_BARS.replace('over the questions', 'over the question-configuration pairs')} "
+        f"{_who(tables)}{variant}"
+    )
 
 
 def _cost_gain(tables: RunTables) -> str:
-    return (f"Pass@1 gain ({STRATEGY_LABELS[TREATMENT]} minus {STRATEGY_LABELS[BASELINE]}) against the extra tokens "
-            f"(left) and extra model calls (right) per question, one numbered point per configuration (key on the "
-            f"right; colour: prompt type, marker: schema format). No error bars: the paired bootstrap CIs of each gain "
-            f"and its exact McNemar p are in analysis/comparison.csv. {_sizes(tables)} {_who(tables)}")
+    return (
+        f"Pass@1 gain ({STRATEGY_LABELS[TREATMENT]} minus {STRATEGY_LABELS[BASELINE]}) against the extra tokens "
+        f"(left) and extra model calls (right) per question, one numbered point per configuration (key on the "
+        f"right; colour: prompt type, marker: schema format). No error bars: the paired bootstrap CIs of each gain "
+        f"and its exact McNemar p are in analysis/comparison.csv. {_sizes(tables)} {_who(tables)}"
+    )
 
 
 def _strategy_cost(tables: RunTables) -> str:
-    rows = tables.strategies[tables.strategies["configuration"] == "ALL"] if not tables.strategies.empty else tables.strategies
+    rows = (
+        tables.strategies[tables.strategies["configuration"] == "ALL"]
+        if not tables.strategies.empty
+        else tables.strategies
+    )
     n = ", ".join(f"{r['strategy']} {int(r['n'])}" for r in rows.to_dict("records")) or "none"
-    return (f"Pass@1 of the final answer (left) and KG-valid chain (right) against the mean LLM calls per question, one "
-            f"point per strategy, all configurations pooled (questions x configurations: {n}). No error bars: the "
-            f"McNemar tests against single-pass are in analysis/strategies.csv. {_who(tables)}")
+    return (
+        f"Pass@1 of the final answer (left) and KG-valid chain (right) against the mean LLM calls per question, one "
+        f"point per strategy, all configurations pooled (questions x configurations: {n}). No error bars: the "
+        f"McNemar tests against single-pass are in analysis/strategies.csv. {_who(tables)}"
+    )
 
 
 CAPTIONS: dict[str, Callable[[RunTables], str]] = {
@@ -138,5 +163,5 @@ STRATA_VARIANT = "accuracy_by_stratum_"
 def caption(name: str, tables: RunTables) -> str:
     """The caption of figure `name` (plain text ending in a newline)."""
     if name.startswith(STRATA_VARIANT):
-        return _strata(tables, name[len(STRATA_VARIANT):]) + "\n"
+        return _strata(tables, name[len(STRATA_VARIANT) :]) + "\n"
     return CAPTIONS[name](tables) + "\n"

@@ -65,7 +65,11 @@ class Cell:
         """`<run>/<strategy>/<configuration>`; an existing pre-strategy `agentic/` folder for `feedback`."""
         here = run_dir / self.strategy / self.configuration
         legacy = LEGACY_FOLDERS.get(self.strategy)
-        if legacy and not (here / ATTEMPTS_FILE).is_file() and (run_dir / legacy / self.configuration / ATTEMPTS_FILE).is_file():
+        if (
+            legacy
+            and not (here / ATTEMPTS_FILE).is_file()
+            and (run_dir / legacy / self.configuration / ATTEMPTS_FILE).is_file()
+        ):
             return run_dir / legacy / self.configuration
         return here
 

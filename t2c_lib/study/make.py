@@ -23,8 +23,10 @@ def make_rules(params: StudyParams, params_file: str) -> str:
     for cell in expand_grid(params):
         tag = f"{cell.strategy}__{cell.configuration}"
         cell_dir = f"{run}/{cell.strategy}/{cell.configuration}"
-        args = (f"-p params_file {params_file} -p prompt_type {cell.prompt_type} -p schema_format {cell.schema_format} "
-                f"-p strategy {cell.strategy}")
+        args = (
+            f"-p params_file {params_file} -p prompt_type {cell.prompt_type} -p schema_format {cell.schema_format} "
+            f"-p strategy {cell.strategy}"
+        )
         deps = f"{params_file} $(STAMP)"
         if cell.strategy != "feedback" and "feedback" in params.strategies:
             deps += f" {run}/feedback/{cell.configuration}/.inferred"

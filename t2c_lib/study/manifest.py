@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from t2c_lib import __version__, config
 from t2c_lib.datasets import Dataset
+from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.records import canonical_strategy
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
 from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams, params_from_dict
-from t2c_lib.errors import MissingResults, StudyError
 
 
 def git_commit(root: Path | None = None) -> str:
@@ -30,36 +31,60 @@ def git_commit(root: Path | None = None) -> str:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         if commit.returncode != 0:
             return "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
 
 def build_manifest(
-    params: StudyParams, dataset: Dataset, store: GraphStore, model_id: str, template_hashes: dict[str, str],
-    chain: Iterable[str], cell: Cell | None = None,
+    params: StudyParams,
+    dataset: Dataset,
+    store: GraphStore,
+    model_id: str,
+    template_hashes: dict[str, str],
+    chain: Iterable[str],
+    cell: Cell | None = None,
 ) -> dict[str, Any]:
     """Every setting behind a run's numbers; no secrets, no timestamps (same run, same bytes)."""
     schema = store.schema()
     manifest: dict[str, Any] = {
-        "package": "t2c", "package_version": __version__, "git_commit": git_commit(),
-        "dataset": dataset.name, "dataset_hash": dataset.hash, "store": store.name,
-        "model_id": model_id, "template_hashes": template_hashes, "validators": list(chain),
+        "package": "t2c",
+        "package_version": __version__,
+        "git_commit": git_commit(),
+        "dataset": dataset.name,
+        "dataset_hash": dataset.hash,
+        "store": store.name,
+        "model_id": model_id,
+        "template_hashes": template_hashes,
+        "validators": list(chain),
         "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat if not fmt.per_question},
         "parameters": params.to_dict(),
     }
     if cell is not None:
-        manifest.update({
-            "strategy": cell.strategy, "configuration": cell.configuration, "prompt_type": cell.prompt_type,
-            "schema_format": cell.schema_format, "max_iterations": cell.max_iterations(params),
-        })
+        manifest.update(
+            {
+                "strategy": cell.strategy,
+                "configuration": cell.configuration,
+                "prompt_type": cell.prompt_type,
+                "schema_format": cell.schema_format,
+                "max_iterations": cell.max_iterations(params),
+            }
+        )
         if SchemaFormat.parse(cell.schema_format).per_question:
             from t2c_lib.linking import settings_from
             from t2c_lib.linking.embedder import weights_version
 
-            manifest["linking"] = {"signature": settings_from(params).signature(), "embedding_weights": weights_version()}
+            manifest["linking"] = {
+                "signature": settings_from(params).signature(),
+                "embedding_weights": weights_version(),
+            }
     manifest["signature"] = run_signature(manifest)
     return manifest
 
@@ -67,8 +92,10 @@ def build_manifest(
 def run_signature(manifest: dict[str, Any]) -> str:
     """A one-line signature of a run, like sacrebleu's: model, iterations, validators, hashes."""
     parts = [
-        f"t2c:{manifest['package_version']}", f"data:{manifest['dataset']}@{manifest['dataset_hash'][:12]}",
-        f"store:{manifest['store']}", f"model:{manifest['model_id']}",
+        f"t2c:{manifest['package_version']}",
+        f"data:{manifest['dataset']}@{manifest['dataset_hash'][:12]}",
+        f"store:{manifest['store']}",
+        f"model:{manifest['model_id']}",
         f"iters:{manifest.get('max_iterations', manifest['parameters']['max_iterations'])}",
         f"T:{manifest['parameters']['temperature_first']}/{manifest['parameters']['temperature_refine']}",
         f"chain:{'+'.join(manifest['validators'])}",
@@ -98,8 +125,19 @@ def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
         )
 
 
-NOT_AFFECTING_ANSWERS = ("description", "limit", "workers", "requests_per_minute", "prompt_types", "schema_formats",
-                         "modes", "strategies", "weights", "scoring", "sample_seed")
+NOT_AFFECTING_ANSWERS = (
+    "description",
+    "limit",
+    "workers",
+    "requests_per_minute",
+    "prompt_types",
+    "schema_formats",
+    "modes",
+    "strategies",
+    "weights",
+    "scoring",
+    "sample_seed",
+)
 """Parameters that change which questions run or how fast, not what a question's attempts are."""
 
 
@@ -126,8 +164,13 @@ def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
 
 def recorded_models(run_dir: Path) -> list[str]:
     """The model ids that answered in a run, from its cells' manifests (which model answered, not which is set now)."""
-    return sorted({json.loads(path.read_text(encoding="utf-8")).get("model_id", "")
-                   for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")} - {""})
+    return sorted(
+        {
+            json.loads(path.read_text(encoding="utf-8")).get("model_id", "")
+            for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")
+        }
+        - {""}
+    )
 
 
 def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[Cell, StudyParams]]:
@@ -140,7 +183,11 @@ def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[C
         manifest = json.loads(path.read_text(encoding="utf-8"))
         params = params_from_dict(manifest["parameters"], source=str(path))
         strategy = manifest.get("strategy") or manifest["mode"]
-        found.append((Cell(LEGACY_STRATEGY.get(strategy, strategy), manifest["prompt_type"], manifest["schema_format"]), params))
+        found.append(
+            (Cell(LEGACY_STRATEGY.get(strategy, strategy), manifest["prompt_type"], manifest["schema_format"]), params)
+        )
     if not found:
-        raise MissingResults(f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`")
+        raise MissingResults(
+            f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`"
+        )
     return found

@@ -16,8 +16,9 @@ never in manifests) so that `t2c run` and the notebooks can say which model answ
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
+
 from t2c_lib.errors import T2CError
 
 LOCAL = "local"
@@ -40,8 +41,11 @@ class ModelChoice:
 
     def describe(self) -> str:
         """One line for the terminal: `model local (from the parameter file)`, `... over the parameter file's local`."""
-        over = (f"; the parameter file's model: {self.file_model} is overridden"
-                if self.file_model and self.file_model != self.name and self.source != "the parameter file" else "")
+        over = (
+            f"; the parameter file's model: {self.file_model} is overridden"
+            if self.file_model and self.file_model != self.name and self.source != "the parameter file"
+            else ""
+        )
         return f"model {self.name} (from {self.source}{over})"
 
     def check(self) -> None:
@@ -50,8 +54,12 @@ class ModelChoice:
             raise AmbiguousModel(self.refused)
 
 
-def choose_model(file_model: str, explicit: str | None = None, env: Mapping[str, str] | None = None,
-                 file_name: str = "the parameter file") -> ModelChoice:
+def choose_model(
+    file_model: str,
+    explicit: str | None = None,
+    env: Mapping[str, str] | None = None,
+    file_name: str = "the parameter file",
+) -> ModelChoice:
     """Apply the precedence above; `explicit` is the command line's value (None when not given)."""
     env = os.environ if env is None else env
     if explicit is not None and str(explicit).strip():
@@ -62,7 +70,9 @@ def choose_model(file_model: str, explicit: str | None = None, env: Mapping[str,
     base_url = (env.get("T2C_LLM_BASE_URL") or "").strip()
     refused = ""
     if base_url and file_model.strip().lower() == LOCAL:
-        refused = (f"T2C_LLM_BASE_URL is set ({base_url}) but no model for it: {file_name} says model: local. "
-                   "Set T2C_MODEL (or --model) to the endpoint's model name to use the endpoint, or "
-                   "T2C_MODEL=local (or --model local) for the packaged model")
+        refused = (
+            f"T2C_LLM_BASE_URL is set ({base_url}) but no model for it: {file_name} says model: local. "
+            "Set T2C_MODEL (or --model) to the endpoint's model name to use the endpoint, or "
+            "T2C_MODEL=local (or --model local) for the packaged model"
+        )
     return ModelChoice(file_model, "the parameter file", file_model, refused)

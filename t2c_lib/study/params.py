@@ -72,7 +72,9 @@ class StudyParams:
     linking_rel_k: int = 2  # `retrieved`: relationship types always kept
     linking_ranking: str = "embedding"  # `retrieved`: embedding, lexical or hybrid
     value_hints: bool = True  # `retrieved`: name the stored values a question mentions
-    decoding: str = "free"  # constrained: replies held to the schema's read-only Cypher grammar (t2c_lib/llm/grammar.py)
+    decoding: str = (
+        "free"  # constrained: replies held to the schema's read-only Cypher grammar (t2c_lib/llm/grammar.py)
+    )
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -87,14 +89,16 @@ class StudyParams:
         data.update({k: list(v) for k, v in data.items() if isinstance(v, tuple)})
         return data
 
-    def with_overrides(self, **overrides: Any) -> "StudyParams":
+    def with_overrides(self, **overrides: Any) -> StudyParams:
         """A copy with some values replaced (None means keep), checked like a file (`modes` means `strategies`)."""
         if overrides.get("modes") is not None:
             if overrides.get("strategies") is not None:
                 raise ParamsError("overrides: give 'strategies' or the old 'modes', not both")
             modes = overrides.pop("modes")
             _check("modes", modes, "overrides")
-            overrides["strategies"] = [LEGACY_STRATEGY.get(m, m) for m in ([modes] if isinstance(modes, str) else modes)]
+            overrides["strategies"] = [
+                LEGACY_STRATEGY.get(m, m) for m in ([modes] if isinstance(modes, str) else modes)
+            ]
         overrides.pop("modes", None)
         merged = {**self.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
         return params_from_dict(merged, source="overrides")

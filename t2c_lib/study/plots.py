@@ -8,8 +8,9 @@ the error bars are). Bars of shares carry their count (k/N), so a zero bar reads
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import matplotlib
 
@@ -17,15 +18,14 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
-from t2c_lib.study.figure_text import STRATEGY_LABELS, caption, stratum_title, stratum_value  # noqa: E402
-from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
 from t2c_lib.metrics.stats import paired_bootstrap_ci  # noqa: E402
 from t2c_lib.study import columns  # noqa: E402
+from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
+from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
+from t2c_lib.study.figure_text import STRATEGY_LABELS, caption, stratum_title, stratum_value  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
@@ -50,26 +50,53 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> list[Path]:
     return paths
 
 
-def _count_labels(ax: plt.Axes, x: np.ndarray, values: np.ndarray, tops: np.ndarray, n: np.ndarray,
-                  upright: bool) -> None:
+def _count_labels(
+    ax: plt.Axes, x: np.ndarray, values: np.ndarray, tops: np.ndarray, n: np.ndarray, upright: bool
+) -> None:
     """`k/N` above each bar (above its error bar when it has one): a zero bar reads as zero, not as missing."""
     for xi, value, top, size in zip(x, values, tops, n):
         if not np.isfinite(value) or not np.isfinite(size):
             continue
-        ax.text(xi, (top if np.isfinite(top) else value) + 0.015, f"{int(round(value * size))}/{int(size)}",
-                ha="center", va="bottom", rotation=0 if upright else 90, fontsize=6 if upright else 4.5, color="#333333")
+        ax.text(
+            xi,
+            (top if np.isfinite(top) else value) + 0.015,
+            f"{int(round(value * size))}/{int(size)}",
+            ha="center",
+            va="bottom",
+            rotation=0 if upright else 90,
+            fontsize=6 if upright else 4.5,
+            color="#333333",
+        )
 
 
 UPRIGHT_BARS = 8
 """Up to this many bars in a panel, their k/N labels stand upright; more bars, and the labels turn on their side."""
 
 
-def _shares(ax: plt.Axes, x: np.ndarray, width: float, values: np.ndarray, low: np.ndarray, high: np.ndarray,
-            n: np.ndarray, strategy: str, bars_in_panel: int, label: str | None = None) -> None:
+def _shares(
+    ax: plt.Axes,
+    x: np.ndarray,
+    width: float,
+    values: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    n: np.ndarray,
+    strategy: str,
+    bars_in_panel: int,
+    label: str | None = None,
+) -> None:
     """Bars of shares with their 95% CI and their k/N."""
     err = np.vstack([values - low, high - values])
-    ax.bar(x, values, width, yerr=np.nan_to_num(err), capsize=1.5, color=MODE_COLORS[strategy],
-           label=label if label is not None else MODE_LABELS[strategy], error_kw={"elinewidth": 0.6, "capthick": 0.6})
+    ax.bar(
+        x,
+        values,
+        width,
+        yerr=np.nan_to_num(err),
+        capsize=1.5,
+        color=MODE_COLORS[strategy],
+        label=label if label is not None else MODE_LABELS[strategy],
+        error_kw={"elinewidth": 0.6, "capthick": 0.6},
+    )
     _count_labels(ax, x, values, high, n, upright=bars_in_panel <= UPRIGHT_BARS)
 
 
@@ -91,13 +118,23 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.2), sharey=True)
     x = np.arange(len(configs))
     width = 0.38
-    for ax, metric, title in ((axes[0], tables.col("pass_at_1_final"), f"{columns.label('pass_at_1_final')} ({tables.scoring})"),
-                              (axes[1], "kg_valid_chain_final", f"{columns.label('kg_valid_chain_final')} (final query)")):
+    for ax, metric, title in (
+        (axes[0], tables.col("pass_at_1_final"), f"{columns.label('pass_at_1_final')} ({tables.scoring})"),
+        (axes[1], "kg_valid_chain_final", f"{columns.label('kg_valid_chain_final')} (final query)"),
+    ):
         for offset, strategy in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
             rows = means[means["strategy"] == strategy].set_index("configuration").reindex(configs)
-            _shares(ax, x + offset, width, rows[metric].to_numpy(dtype=float), rows[bound(metric, "low")].to_numpy(dtype=float),
-                    rows[bound(metric, "high")].to_numpy(dtype=float), rows["n"].to_numpy(dtype=float), strategy,
-                    bars_in_panel=2 * len(configs))
+            _shares(
+                ax,
+                x + offset,
+                width,
+                rows[metric].to_numpy(dtype=float),
+                rows[bound(metric, "low")].to_numpy(dtype=float),
+                rows[bound(metric, "high")].to_numpy(dtype=float),
+                rows["n"].to_numpy(dtype=float),
+                strategy,
+                bars_in_panel=2 * len(configs),
+            )
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
         ax.set_ylim(0, 1.18)
@@ -115,12 +152,27 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
     prompts = [p for p in PROMPT_ORDER if p in set(means["prompt"])]
     schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
     for ax, mode in zip(axes[:2], (BASELINE, TREATMENT)):
-        grid = (means[means["strategy"] == mode].pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
-                .reindex(index=prompts, columns=schemas).astype(float))
-        sns.heatmap(grid, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f", annot_kws={"fontsize": 7},
-                    cbar=ax is axes[1], cbar_ax=axes[2] if ax is axes[1] else None,
-                    cbar_kws={"label": f"{columns.label('llmetric_q')} ({tables.scoring}, weights {tables.weights})"},
-                    linewidths=0.5, linecolor="white")
+        grid = (
+            means[means["strategy"] == mode]
+            .pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
+            .reindex(index=prompts, columns=schemas)
+            .astype(float)
+        )
+        sns.heatmap(
+            grid,
+            ax=ax,
+            vmin=0,
+            vmax=1,
+            cmap="viridis",
+            annot=True,
+            fmt=".2f",
+            annot_kws={"fontsize": 7},
+            cbar=ax is axes[1],
+            cbar_ax=axes[2] if ax is axes[1] else None,
+            cbar_kws={"label": f"{columns.label('llmetric_q')} ({tables.scoring}, weights {tables.weights})"},
+            linewidths=0.5,
+            linecolor="white",
+        )
         ax.set_title(f"{columns.label('llmetric_q')}, {MODE_LABELS[mode]}", fontsize=7)
         ax.set_xlabel("")
         ax.set_ylabel("")
@@ -141,8 +193,15 @@ def fig_cumulative_success(tables: RunTables) -> plt.Figure:
         rows = data[data["configuration"] == configuration].sort_values("iteration")
         # dodged sideways so that configurations with equal rates stay visible (y is exact)
         dodge = (i - (len(configurations) - 1) / 2) * (0.3 / max(1, len(configurations) - 1))
-        ax.plot(rows["iteration"] + dodge, rows["success_rate"], marker="o", label=configuration, linewidth=1.0,
-                linestyle=("-", "--", ":")[i % 3], alpha=0.9)
+        ax.plot(
+            rows["iteration"] + dodge,
+            rows["success_rate"],
+            marker="o",
+            label=configuration,
+            linewidth=1.0,
+            linestyle=("-", "--", ":")[i % 3],
+            alpha=0.9,
+        )
     ax.set_xlabel("attempt (feedback, the thesis's agentic loop)")
     ax.set_ylabel("share passed the chain so far")
     ax.set_ylim(0, 1.02)
@@ -167,8 +226,13 @@ def fig_errors(tables: RunTables) -> plt.Figure:
             bottom += shares[error_type].to_numpy()
         axes[0].set_xticks(range(len(shares)), list(shares.index), rotation=45, ha="right", fontsize=6)
         if len(shares.columns):  # a run without failed attempts has no error types to name
-            fig.legend(*axes[0].get_legend_handles_labels(), fontsize=6, loc="lower left", bbox_to_anchor=(0.06, 0.0),
-                       ncol=min(4, len(shares.columns)))
+            fig.legend(
+                *axes[0].get_legend_handles_labels(),
+                fontsize=6,
+                loc="lower left",
+                bbox_to_anchor=(0.06, 0.0),
+                ncol=min(4, len(shares.columns)),
+            )
     axes[0].set_title("error types of failed attempts (feedback)", fontsize=8)
     axes[0].set_ylabel("share of failed attempts")
     recovery = tables.recovery
@@ -204,8 +268,14 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
         declared = [v for v in tables.strata_values.get(stratum, ()) if v in present]
         values_of[stratum] = declared + sorted(present - set(declared))
     widths = [max(2.0, 0.6 * len(values_of[s])) for s in strata] or [2.4]
-    fig, axes = plt.subplots(1, len(widths), figsize=(max(4.0, sum(widths)), 3.0), sharey=True, squeeze=False,
-                             gridspec_kw={"width_ratios": widths})
+    fig, axes = plt.subplots(
+        1,
+        len(widths),
+        figsize=(max(4.0, sum(widths)), 3.0),
+        sharey=True,
+        squeeze=False,
+        gridspec_kw={"width_ratios": widths},
+    )
     width = 0.38
     for ax, stratum in zip(axes[0], strata):
         values = values_of[stratum]
@@ -214,16 +284,29 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
         for offset, strategy in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
             shares, lows, highs, sizes = [], [], [], []
             for value in values:
-                scores = per_question[(column == value) & (per_question["strategy"] == strategy)][metric].to_numpy(dtype=float)
+                scores = per_question[(column == value) & (per_question["strategy"] == strategy)][metric].to_numpy(
+                    dtype=float
+                )
                 ci = paired_bootstrap_ci(np.zeros_like(scores), scores)
                 shares.append(ci.estimate)
                 lows.append(ci.low)
                 highs.append(ci.high)
                 sizes.append(len(scores) if len(scores) else np.nan)
-            _shares(ax, x + offset, width, np.array(shares), np.array(lows), np.array(highs), np.array(sizes), strategy,
-                    bars_in_panel=2 * len(values), label=MODE_LABELS[strategy] if ax is axes[0][0] else "_nolegend_")
-        ax.set_xticks(x, [stratum_value(v, language) for v in values], fontsize=6, rotation=30, ha="right",
-                      rotation_mode="anchor")
+            _shares(
+                ax,
+                x + offset,
+                width,
+                np.array(shares),
+                np.array(lows),
+                np.array(highs),
+                np.array(sizes),
+                strategy,
+                bars_in_panel=2 * len(values),
+                label=MODE_LABELS[strategy] if ax is axes[0][0] else "_nolegend_",
+            )
+        ax.set_xticks(
+            x, [stratum_value(v, language) for v in values], fontsize=6, rotation=30, ha="right", rotation_mode="anchor"
+        )
         ax.set_title(stratum_title(stratum, language), fontsize=8)
         ax.set_ylim(0, 1.18)
         ax.set_yticks(np.linspace(0, 1, 6))
@@ -256,15 +339,26 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     number = {name: i + 1 for i, name in enumerate(order)}
     passed = tables.col("pass_at_1_final")
     gain = (comp[side(passed, TREATMENT_SIDE)] - comp[side(passed, BASELINE_SIDE)]).to_numpy(dtype=float)
-    costs = (("tokens_per_question", "extra tokens per question"), ("model_calls_per_question", "extra model calls per question"))
+    costs = (
+        ("tokens_per_question", "extra tokens per question"),
+        ("model_calls_per_question", "extra model calls per question"),
+    )
     points = []
     for ax, (column, label) in zip(axes, costs):
         extra = (comp[side(column, TREATMENT_SIDE)] - comp[side(column, BASELINE_SIDE)]).to_numpy(dtype=float)
         for i, name in enumerate(order):
             prompt, _, schema = name.partition("_")
-            ax.scatter([extra[i]], [gain[i]], marker=SCHEMA_MARKERS.get(schema, "D"), s=22, alpha=0.8,
-                       color=MODE_COLORS[TREATMENT] if prompt == PROMPT_ORDER[0] else
-                       ("#DD8452" if prompt == PROMPT_ORDER[1] else "#55A868"), zorder=3)
+            ax.scatter(
+                [extra[i]],
+                [gain[i]],
+                marker=SCHEMA_MARKERS.get(schema, "D"),
+                s=22,
+                alpha=0.8,
+                color=MODE_COLORS[TREATMENT]
+                if prompt == PROMPT_ORDER[0]
+                else ("#DD8452" if prompt == PROMPT_ORDER[1] else "#55A868"),
+                zorder=3,
+            )
         groups: dict[tuple[float, float], list[int]] = {}
         for i, name in enumerate(order):
             groups.setdefault((round(float(extra[i]), 9), round(float(gain[i]), 9)), []).append(number[name])
@@ -273,13 +367,21 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         ax.set_xlabel(label)
     axes[0].set_ylabel(gain_label)
     present = {part for name in order for part in name.split("_", 1)}
-    handles = [plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
-               for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868")) if p in present]
-    handles += [plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s)
-                for s, m in SCHEMA_MARKERS.items() if s in present]
+    handles = [
+        plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
+        for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868"))
+        if p in present
+    ]
+    handles += [
+        plt.Line2D([], [], linestyle="", marker=m, color="#555555", label=s)
+        for s, m in SCHEMA_MARKERS.items()
+        if s in present
+    ]
     axes[1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), title=None)
     key = "\n".join(f"{number[name]:>2}  {name}" for name in order)
-    axes[1].text(1.04, 0.0, key, transform=axes[1].transAxes, fontsize=6, va="bottom", ha="left", family="DejaVu Sans Mono")
+    axes[1].text(
+        1.04, 0.0, key, transform=axes[1].transAxes, fontsize=6, va="bottom", ha="left", family="DejaVu Sans Mono"
+    )
     fig.tight_layout()
     renderer = fig.canvas.get_renderer()
     for ax, groups in points:
@@ -293,8 +395,10 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
     table = tables.strategies
     rows = table[table["configuration"] == "ALL"] if not table.empty else table
     points: list[tuple[plt.Axes, dict[tuple[float, float], list[str]]]] = []
-    labels = (("pass_at_1_final", f"{columns.label('pass_at_1_final')} ({tables.scoring})"),
-              ("kg_valid_chain", columns.label("kg_valid_chain_final")))
+    labels = (
+        ("pass_at_1_final", f"{columns.label('pass_at_1_final')} ({tables.scoring})"),
+        ("kg_valid_chain", columns.label("kg_valid_chain_final")),
+    )
     for ax, (metric, label) in zip(axes, labels):
         groups: dict[tuple[float, float], list[str]] = {}
         if not rows.empty:
@@ -318,8 +422,14 @@ def _place_labels(ax: plt.Axes, groups: dict[tuple[float, float], list[Any]], re
     for (x, y), names in sorted(groups.items()):
         text = ",".join(str(n) for n in names)
         for step in range(60):
-            label = ax.annotate(text, (x, y), xytext=(4, 2 + 6 * step), textcoords="offset points", fontsize=6,
-                                arrowprops={"arrowstyle": "-", "linewidth": 0.3, "color": "#999999"} if step else None)
+            label = ax.annotate(
+                text,
+                (x, y),
+                xytext=(4, 2 + 6 * step),
+                textcoords="offset points",
+                fontsize=6,
+                arrowprops={"arrowstyle": "-", "linewidth": 0.3, "color": "#999999"} if step else None,
+            )
             box = matplotlib.text.Text.get_window_extent(label, renderer)  # the words, not the leader line
             if not any(box.overlaps(other) for other in placed) or step == 59:
                 break
@@ -341,7 +451,9 @@ FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {
 def figures_of(tables: RunTables) -> dict[str, Callable[[RunTables], plt.Figure]]:
     """The figures a run gets: `FIGURES`, plus the strata figure in the thesis's language when the dataset is not English."""
     figures = dict(FIGURES)
-    if tables.language != "en" and any(stratum_title(s, tables.language) != stratum_title(s) for s in tables.strata_values):
+    if tables.language != "en" and any(
+        stratum_title(s, tables.language) != stratum_title(s) for s in tables.strata_values
+    ):
         figures["accuracy_by_stratum_" + tables.language] = lambda t: fig_strata(t, t.language)
     return figures
 
@@ -352,8 +464,15 @@ def export_figures(tables: RunTables, out_dir: Path) -> list[Path]:
     with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
         for name, draw in figures_of(tables).items():
             fig = draw(tables)
-            fig.text(0.995, 0.005, "local model results are illustrative" if _illustrative(tables) else "",
-                     ha="right", va="bottom", fontsize=5, color="#777777")
+            fig.text(
+                0.995,
+                0.005,
+                "local model results are illustrative" if _illustrative(tables) else "",
+                ha="right",
+                va="bottom",
+                fontsize=5,
+                color="#777777",
+            )
             written += save_figure(fig, out_dir, name)
             text = out_dir / f"{name}.txt"
             text.write_text(caption(name, tables), encoding="utf-8")
@@ -361,13 +480,20 @@ def export_figures(tables: RunTables, out_dir: Path) -> list[Path]:
     return written
 
 
-
-CONVERSATION_METRICS = (("intent_accuracy", "turns"), ("turn_pass_at_1", "query_turns"),
-                        ("new_question_pass_at_1", "new_question_turns"), ("follow_up_success", "follow_up_turns"),
-                        ("dialogue_success", "dialogues"))
-CONVERSATION_LABELS = {"intent_accuracy": "intent accuracy", "turn_pass_at_1": "turn Pass@1",
-                       "new_question_pass_at_1": "new questions: Pass@1", "follow_up_success": "follow-up success",
-                       "dialogue_success": "dialogues: all turns pass"}
+CONVERSATION_METRICS = (
+    ("intent_accuracy", "turns"),
+    ("turn_pass_at_1", "query_turns"),
+    ("new_question_pass_at_1", "new_question_turns"),
+    ("follow_up_success", "follow_up_turns"),
+    ("dialogue_success", "dialogues"),
+)
+CONVERSATION_LABELS = {
+    "intent_accuracy": "intent accuracy",
+    "turn_pass_at_1": "turn Pass@1",
+    "new_question_pass_at_1": "new questions: Pass@1",
+    "follow_up_success": "follow-up success",
+    "dialogue_success": "dialogues: all turns pass",
+}
 
 
 def fig_conversations(summary: dict) -> plt.Figure:
@@ -377,7 +503,7 @@ def fig_conversations(summary: dict) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(4.6, 2.2))
     y = np.arange(len(names))
     ax.barh(y, values, color=MODE_COLORS[TREATMENT])
-    for row, (name, count_key) in enumerate(CONVERSATION_METRICS):
+    for row, (_name, count_key) in enumerate(CONVERSATION_METRICS):
         count = f" of {summary[count_key]}" if count_key and summary.get(count_key) is not None else ""
         ax.text(min(values[row] + 0.02, 0.98), row, f"{values[row]:.2f}{count}", va="center", fontsize=6)
     ax.set_yticks(y, [CONVERSATION_LABELS[n] for n in names], fontsize=7)
@@ -393,8 +519,15 @@ def export_conversation_figure(summary: dict, out_dir: Path, model_id: str = "")
     with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
         fig = fig_conversations(summary)
         if model_id.startswith("local"):
-            fig.text(0.995, 0.005, "local model results are illustrative", ha="right", va="bottom", fontsize=5,
-                     color="#777777")
+            fig.text(
+                0.995,
+                0.005,
+                "local model results are illustrative",
+                ha="right",
+                va="bottom",
+                fontsize=5,
+                color="#777777",
+            )
         return save_figure(fig, out_dir, "conversations")
 
 
@@ -408,13 +541,21 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
     bars = [(label, mode) for label in (pair.label_a, pair.label_b) for mode in (BASELINE, TREATMENT)]
     width = 0.8 / len(bars)
     shades = {pair.label_a: 0.45, pair.label_b: 1.0}
-    for ax, metric, title in ((axes[0], "no_query_first", "NO_QUERY (first reply)"),
-                              (axes[1], KG_VALID, f"{columns.label(KG_VALID)} (final)"),
-                              (axes[2], columns.col("pass_at_1_final", headline), columns.label("pass_at_1_final", headline))):
+    for ax, metric, title in (
+        (axes[0], "no_query_first", "NO_QUERY (first reply)"),
+        (axes[1], KG_VALID, f"{columns.label(KG_VALID)} (final)"),
+        (axes[2], columns.col("pass_at_1_final", headline), columns.label("pass_at_1_final", headline)),
+    ):
         for i, (label, mode) in enumerate(bars):
             rows = table[table["strategy"] == mode].set_index("configuration").reindex(configs)
-            ax.bar(x - 0.4 + width * (i + 0.5), rows[side(metric, label)].to_numpy(dtype=float), width,
-                   color=MODE_COLORS[mode], alpha=shades[label], label=f"{label}, {MODE_LABELS[mode]}")
+            ax.bar(
+                x - 0.4 + width * (i + 0.5),
+                rows[side(metric, label)].to_numpy(dtype=float),
+                width,
+                color=MODE_COLORS[mode],
+                alpha=shades[label],
+                label=f"{label}, {MODE_LABELS[mode]}",
+            )
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
         ax.set_ylim(0, 1.05)
@@ -429,6 +570,13 @@ def export_run_pair_figure(pair: RunPair, out_dir: Path, name: str, local_model:
     """`<name>.{pdf,svg,png}` in the paper style, deterministically."""
     with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
         fig = fig_run_pair(pair)
-        fig.text(0.995, 0.995, "local model results are illustrative" if local_model else "",  # the legend is at the bottom
-                 ha="right", va="top", fontsize=5, color="#777777")
+        fig.text(
+            0.995,
+            0.995,
+            "local model results are illustrative" if local_model else "",  # the legend is at the bottom
+            ha="right",
+            va="top",
+            fontsize=5,
+            color="#777777",
+        )
         return save_figure(fig, out_dir, name)

@@ -46,11 +46,18 @@ class GridProgress:
         else:
             state = f"{self.inferred} inferred, {self.evaluated} evaluated"
         left = self.left_s
-        estimate = ("estimate after the first cell" if left is None else
-                    "" if left == 0 else f"about {duration(left)} left at this pace")
+        estimate = (
+            "estimate after the first cell"
+            if left is None
+            else ""
+            if left == 0
+            else f"about {duration(left)} left at this pace"
+        )
         timing = f"{duration(self.elapsed_s)} so far" + (f", {estimate}" if estimate else "")
-        return (f"[grid {self.run_id}] {self.evaluated} of {self.cells} cells (strategy x configuration) done "
-                f"({state}); {timing}")
+        return (
+            f"[grid {self.run_id}] {self.evaluated} of {self.cells} cells (strategy x configuration) done "
+            f"({state}); {timing}"
+        )
 
 
 def duration(seconds: float) -> str:
@@ -65,7 +72,9 @@ def duration(seconds: float) -> str:
     return f"{hours} h {minutes:02d} min"
 
 
-def grid_progress(run_id: str, cell_dirs: list[Path], run_dir: Path, since: float | None, now: float | None = None) -> GridProgress:
+def grid_progress(
+    run_id: str, cell_dirs: list[Path], run_dir: Path, since: float | None, now: float | None = None
+) -> GridProgress:
     """Count the step stamps of `cell_dirs` (every cell of the grid) and the run's analysis stamp."""
     now = time.time() if now is None else now
     since = now if since is None else since
@@ -79,6 +88,12 @@ def grid_progress(run_id: str, cell_dirs: list[Path], run_dir: Path, since: floa
 
     inferred = sum(stamped(d / INFERRED)[0] for d in cell_dirs)
     evaluated = [stamped(d / EVALUATED) for d in cell_dirs]
-    return GridProgress(run_id=run_id, cells=len(cell_dirs), inferred=inferred, evaluated=sum(e for e, _ in evaluated),
-                        analyzed=stamped(run_dir / ANALYZED)[1], elapsed_s=max(0.0, now - since),
-                        evaluated_now=sum(n for _, n in evaluated))
+    return GridProgress(
+        run_id=run_id,
+        cells=len(cell_dirs),
+        inferred=inferred,
+        evaluated=sum(e for e, _ in evaluated),
+        analyzed=stamped(run_dir / ANALYZED)[1],
+        elapsed_s=max(0.0, now - since),
+        evaluated_now=sum(n for _, n in evaluated),
+    )

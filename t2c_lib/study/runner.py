@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tqdm import tqdm
 
@@ -53,8 +54,11 @@ class CellReport:
     model_id: str = ""
 
     def line(self) -> str:
-        again = (f" ({self.outages_set_aside} outage(s) an older run recorded as answers, asked again)"
-                 if self.outages_set_aside else "")
+        again = (
+            f" ({self.outages_set_aside} outage(s) an older run recorded as answers, asked again)"
+            if self.outages_set_aside
+            else ""
+        )
         model = f", model {self.model_id}" if self.model_id else ""
         return (
             f"{self.cell.strategy}/{self.cell.configuration}: {self.ran} run{again}, {self.skipped} already done, "
@@ -100,16 +104,33 @@ def run_cell(
         except Exception as exc:  # a question that raises is recorded, the run goes on
             with counter_lock:
                 counters["raised"] += 1
-            record = {"status": "FAILED", "success": False, "kg_valid": False, "iterations": 0,
-                      "final_query": "", "error": f"{type(exc).__name__}: {exc}"}
-        record = {"question_id": item.id, "mode": cell.strategy, "strategy": cell.strategy,
-                  "configuration": cell.configuration, **record}
+            record = {
+                "status": "FAILED",
+                "success": False,
+                "kg_valid": False,
+                "iterations": 0,
+                "final_query": "",
+                "error": f"{type(exc).__name__}: {exc}",
+            }
+        record = {
+            "question_id": item.id,
+            "mode": cell.strategy,
+            "strategy": cell.strategy,
+            "configuration": cell.configuration,
+            **record,
+        }
         log.append_question(record)
         with counter_lock:
             counters["finished"] += 1
 
-    bar = tqdm(total=len(questions), initial=len(questions) - len(todo), desc=f"{cell.strategy}/{cell.configuration}",
-               unit="q", disable=not progress, dynamic_ncols=True)
+    bar = tqdm(
+        total=len(questions),
+        initial=len(questions) - len(todo),
+        desc=f"{cell.strategy}/{cell.configuration}",
+        unit="q",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     try:
         if workers <= 1:
             for item in todo:
@@ -125,14 +146,24 @@ def run_cell(
                 pool.shutdown(wait=True, cancel_futures=True)
     except STOPS_THE_RUN as exc:
         kept = len(questions) - len(todo) + counters["finished"]
-        raise type(exc)(f"{exc} -- {cell.strategy}/{cell.configuration} stopped: {kept} of {len(questions)} questions "
-                        f"finished and kept, none recorded from the failure; run the same command again to ask "
-                        f"the other {len(questions) - kept}") from exc
+        raise type(exc)(
+            f"{exc} -- {cell.strategy}/{cell.configuration} stopped: {kept} of {len(questions)} questions "
+            f"finished and kept, none recorded from the failure; run the same command again to ask "
+            f"the other {len(questions) - kept}"
+        ) from exc
     finally:
         bar.close()
     return CellReport(
-        cell=cell, directory=log.directory, questions=len(questions), skipped=len(questions) - len(todo), ran=len(todo),
-        failed_with_error=counters["raised"], dropped_partial_attempts=dropped, model_calls=counters["calls"],
-        cache_hits=counters["hits"], seconds=time.perf_counter() - started, outages_set_aside=outages,
+        cell=cell,
+        directory=log.directory,
+        questions=len(questions),
+        skipped=len(questions) - len(todo),
+        ran=len(todo),
+        failed_with_error=counters["raised"],
+        dropped_partial_attempts=dropped,
+        model_calls=counters["calls"],
+        cache_hits=counters["hits"],
+        seconds=time.perf_counter() - started,
+        outages_set_aside=outages,
         model_id=model_id,
     )

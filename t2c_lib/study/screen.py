@@ -22,17 +22,18 @@ import os
 import random
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from t2c_lib.datasets import Dataset, GroundTruthItem
+from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
 from t2c_lib.validation.guard import check_read_only
-from t2c_lib.errors import InvalidValue
 
 REPORT_CSV = "gold_screen.csv"
 REPORT_COLUMNS = ("id", "reason", "question", "cypher")
@@ -89,7 +90,9 @@ class GoldScreen:
         out: dict[str, dict[str, dict[str, int]]] = {}
         for column in self.strata_columns:
             cells: dict[str, dict[str, int]] = {}
-            for outcome, strata in [("kept", i.strata) for i in self.kept] + [("dropped", d.strata) for d in self.dropped]:
+            for outcome, strata in [("kept", i.strata) for i in self.kept] + [
+                ("dropped", d.strata) for d in self.dropped
+            ]:
                 cell = cells.setdefault(strata.get(column, ""), {"kept": 0, "dropped": 0})
                 cell[outcome] += 1
             out[column] = dict(sorted(cells.items()))
@@ -144,31 +147,57 @@ class GoldScreen:
     def to_record(self) -> dict[str, Any]:
         """Everything needed to rebuild this screen from the dataset: kept ids, and each drop with its kind and reason."""
         return {
-            "dataset": self.dataset, "dataset_hash": self.dataset_hash, "store": self.store, "timeout_s": self.timeout_s,
-            "also": list(self.also), "order_probe": self.order_probe, "kept": [item.id for item in self.kept],
+            "dataset": self.dataset,
+            "dataset_hash": self.dataset_hash,
+            "store": self.store,
+            "timeout_s": self.timeout_s,
+            "also": list(self.also),
+            "order_probe": self.order_probe,
+            "kept": [item.id for item in self.kept],
             "dropped": [{"id": d.id, "kind": d.kind.value, "reason": d.reason} for d in self.dropped],
         }
 
     @classmethod
-    def from_record(cls, dataset: Dataset, record: dict[str, Any]) -> "GoldScreen":
+    def from_record(cls, dataset: Dataset, record: dict[str, Any]) -> GoldScreen:
         """The screen `to_record` described, its items taken from `dataset` (which must be the same version)."""
         if record.get("dataset_hash") != dataset.hash:
-            raise ValueError(f"a gold screen of {record.get('dataset')} {str(record.get('dataset_hash'))[:16]} "
-                             f"does not describe {dataset.name} {dataset.hash[:16]}")
+            raise ValueError(
+                f"a gold screen of {record.get('dataset')} {str(record.get('dataset_hash'))[:16]} "
+                f"does not describe {dataset.name} {dataset.hash[:16]}"
+            )
         by_id = {item.id: item for item in dataset.questions}
-        dropped = [DroppedItem(d["id"], by_id[d["id"]].question, by_id[d["id"]].cypher, d["reason"], DropKind(d["kind"]),
-                               dict(by_id[d["id"]].strata)) for d in record["dropped"]]
-        return cls(dataset=record["dataset"], dataset_hash=record["dataset_hash"], store=record["store"],
-                   timeout_s=float(record["timeout_s"]), strata_columns=list(dataset.strata_columns),
-                   kept=[by_id[i] for i in record["kept"]], dropped=dropped, also=list(record["also"]),
-                   order_probe=bool(record["order_probe"]))
+        dropped = [
+            DroppedItem(
+                d["id"],
+                by_id[d["id"]].question,
+                by_id[d["id"]].cypher,
+                d["reason"],
+                DropKind(d["kind"]),
+                dict(by_id[d["id"]].strata),
+            )
+            for d in record["dropped"]
+        ]
+        return cls(
+            dataset=record["dataset"],
+            dataset_hash=record["dataset_hash"],
+            store=record["store"],
+            timeout_s=float(record["timeout_s"]),
+            strata_columns=list(dataset.strata_columns),
+            kept=[by_id[i] for i in record["kept"]],
+            dropped=dropped,
+            also=list(record["also"]),
+            order_probe=bool(record["order_probe"]),
+        )
 
     def describe(self) -> str:
         """A few human-readable lines: kept/dropped overall and per stratum, and the top reasons."""
         checks = (["row order probed"] if self.order_probe else []) + (
-            [f"results compared with {', '.join(self.also)}"] if self.also else [])
+            [f"results compared with {', '.join(self.also)}"] if self.also else []
+        )
         checked = f" ({'; '.join(checks)})" if checks else ""
-        lines = [f"{self.dataset} on {self.store}{checked}: kept {len(self.kept)} of {self.total} gold pairs, dropped {len(self.dropped)}"]
+        lines = [
+            f"{self.dataset} on {self.store}{checked}: kept {len(self.kept)} of {self.total} gold pairs, dropped {len(self.dropped)}"
+        ]
         for column, cells in self.stratum_counts().items():
             for value, counts in cells.items():
                 lines.append(f"  {column}={value}: kept {counts['kept']}, dropped {counts['dropped']}")
@@ -192,7 +221,7 @@ class OrderProbe:
     owns_forward: bool = False  # close() closes the forward copy too (it was opened for the probe)
 
     @classmethod
-    def open(cls, dataset: Dataset, root: Path | None = None, forward: GraphStore | None = None) -> "OrderProbe":
+    def open(cls, dataset: Dataset, root: Path | None = None, forward: GraphStore | None = None) -> OrderProbe:
         """Build (or reuse) both copies under `root` (default: the embedded store's cache).
 
         `forward` reuses an already open embedded store of the same dataset version.
@@ -229,8 +258,12 @@ class OrderProbe:
 
 
 def screen_gold(
-    dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S, also: Sequence[GraphStore] = (),
-    order_probe: OrderProbe | None = None, use_exclusions: bool = True,
+    dataset: Dataset,
+    store: GraphStore,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    also: Sequence[GraphStore] = (),
+    order_probe: OrderProbe | None = None,
+    use_exclusions: bool = True,
 ) -> GoldScreen:
     """Run every gold query on `store`; keep the pairs that run and return a non-empty result.
 
@@ -271,9 +304,15 @@ def screen_gold(
         else:
             dropped.append(DroppedItem(item.id, item.question, item.cypher, reason, kind, dict(item.strata)))
     return GoldScreen(
-        dataset=dataset.name, dataset_hash=dataset.hash, store=_store_name(store),
-        timeout_s=timeout_s, strata_columns=list(dataset.strata_columns), kept=kept, dropped=dropped,
-        also=[_store_name(other) for other in also], order_probe=order_probe is not None,
+        dataset=dataset.name,
+        dataset_hash=dataset.hash,
+        store=_store_name(store),
+        timeout_s=timeout_s,
+        strata_columns=list(dataset.strata_columns),
+        kept=kept,
+        dropped=dropped,
+        also=[_store_name(other) for other in also],
+        order_probe=order_probe is not None,
     )
 
 
@@ -297,8 +336,15 @@ def screen_cache_key(dataset: Dataset, store: GraphStore, timeout_s: float, orde
     sources = hashlib.sha256()
     for name in _SCREEN_RULES:
         sources.update(inspect.getsource(importlib.import_module(name)).encode("utf-8"))
-    parts = [SCREEN_CACHE_VERSION, __version__, dataset.hash, engine_fingerprint(store), repr(float(timeout_s)),
-             str(bool(order_probe)), sources.hexdigest()]
+    parts = [
+        SCREEN_CACHE_VERSION,
+        __version__,
+        dataset.hash,
+        engine_fingerprint(store),
+        repr(float(timeout_s)),
+        str(bool(order_probe)),
+        sources.hexdigest(),
+    ]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
 
 
@@ -344,7 +390,11 @@ def _check(store: GraphStore, cypher: str, timeout_s: float) -> tuple[QueryResul
 
 
 def _compare(
-    store: GraphStore, result: QueryResult, others: Sequence[GraphStore], cypher: str, timeout_s: float,
+    store: GraphStore,
+    result: QueryResult,
+    others: Sequence[GraphStore],
+    cypher: str,
+    timeout_s: float,
 ) -> tuple[str, DropKind | None]:
     """("", None) when every reference store gives a result equivalent to `result`, else why not."""
     name = _store_name(store)
@@ -380,8 +430,12 @@ def _mismatch(ours: QueryResult, theirs: QueryResult, cypher: str) -> str | None
 
 
 _ERROR_KINDS = {
-    "syntax": DropKind.SYNTAX, "semantic": DropKind.SEMANTIC, "runtime": DropKind.RUNTIME, "write": DropKind.WRITE,
-    "unsafe": DropKind.UNSAFE, "too_large": DropKind.TOO_LARGE,
+    "syntax": DropKind.SYNTAX,
+    "semantic": DropKind.SEMANTIC,
+    "runtime": DropKind.RUNTIME,
+    "write": DropKind.WRITE,
+    "unsafe": DropKind.UNSAFE,
+    "too_large": DropKind.TOO_LARGE,
 }
 
 
@@ -403,6 +457,7 @@ _PARSER_INPUT = re.compile(r"Parser exception: Invalid input <(?P<input>.*?)>: e
 
 
 # --- sampling -------------------------------------------------------------------------------
+
 
 def sample_items(
     items: Sequence[GroundTruthItem],
@@ -435,7 +490,9 @@ def sample_items(
         try:
             key = tuple(item.strata[c] for c in columns)
         except KeyError as exc:
-            raise InvalidValue(f"item {item.id} has no stratum column {exc.args[0]!r} (has: {', '.join(item.strata)})") from None
+            raise InvalidValue(
+                f"item {item.id} has no stratum column {exc.args[0]!r} (has: {', '.join(item.strata)})"
+            ) from None
         groups.setdefault(key, []).append(index)
     allocation = _largest_remainder({k: len(v) for k, v in groups.items()}, wanted)
     chosen: list[int] = []

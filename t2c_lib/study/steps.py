@@ -14,6 +14,7 @@ from typing import Any
 
 from t2c_lib import config
 from t2c_lib.datasets import Dataset, GroundTruthItem, load_dataset
+from t2c_lib.errors import InvalidValue, StudyError
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.llm.ratelimit import RateLimitedModel, RateLimiter
@@ -23,10 +24,15 @@ from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import write_json
 from t2c_lib.study.runner import CellReport, run_cell
-from t2c_lib.study.screen import (GoldScreen, OrderProbe, read_cached_screen, sample_items, screen_cache_key,
-                                  screen_gold, write_cached_screen)
-from t2c_lib.errors import InvalidValue, StudyError
-
+from t2c_lib.study.screen import (
+    GoldScreen,
+    OrderProbe,
+    read_cached_screen,
+    sample_items,
+    screen_cache_key,
+    screen_gold,
+    write_cached_screen,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +64,14 @@ def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyCon
     write_schema_texts(store, dataset, run_dir / "schema")
     if screen.dropped:
         kinds = ", ".join(f"{kind} {count}" for kind, count in screen.kind_counts().items())
-        log.warning("%d of %d gold pairs dropped on %s (%s); see %s",
-                    len(screen.dropped), len(dataset.questions), store.name, kinds, run_dir / SCREEN_DIR)
+        log.warning(
+            "%d of %d gold pairs dropped on %s (%s); see %s",
+            len(screen.dropped),
+            len(dataset.questions),
+            store.name,
+            kinds,
+            run_dir / SCREEN_DIR,
+        )
     limit = None if params.limit == "all" else int(params.limit)
     strata = dataset.strata_columns[0] if dataset.strata_columns else None
     questions = sample_items(screen.kept, limit, strata, params.sample_seed)
@@ -140,8 +152,16 @@ def make_chat_model(params: StudyParams, cache_mode: str = "use", grammar: str |
 
 
 def infer(
-    params: StudyParams, prompt_type: str, schema_format: str, strategy: str | None = None, *, cache_mode: str = "use",
-    progress: bool = True, results_dir: Path | None = None, model: Any = None, mode: str | None = None,
+    params: StudyParams,
+    prompt_type: str,
+    schema_format: str,
+    strategy: str | None = None,
+    *,
+    cache_mode: str = "use",
+    progress: bool = True,
+    results_dir: Path | None = None,
+    model: Any = None,
+    mode: str | None = None,
 ) -> CellReport:
     """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
 
@@ -165,9 +185,14 @@ def infer(
     chat = model or make_chat_model(params, cache_mode, grammar)
     from t2c_lib.linking import settings_from
 
-    parts = build_parts(study.store, study.dataset, Configuration.from_name(cell.configuration),
-                        descriptions=params.schema_descriptions, linking=settings_from(params),
-                        timeout_s=params.query_timeout_s)
+    parts = build_parts(
+        study.store,
+        study.dataset,
+        Configuration.from_name(cell.configuration),
+        descriptions=params.schema_descriptions,
+        linking=settings_from(params),
+        timeout_s=params.query_timeout_s,
+    )
     chain = parts.chain
     options = {}
     if cell.strategy == "vote":
@@ -176,13 +201,25 @@ def infer(
 
     def make_loop(on_attempt: Any = None) -> Any:
         return build_loop(
-            chat, parts, max_iterations=cell.max_iterations(params),
-            temperature=params.temperature_first, refine_temperature=params.temperature_refine,
-            max_tokens=params.max_tokens, strategy=chosen, on_attempt=on_attempt,
+            chat,
+            parts,
+            max_iterations=cell.max_iterations(params),
+            temperature=params.temperature_first,
+            refine_temperature=params.temperature_refine,
+            max_tokens=params.max_tokens,
+            strategy=chosen,
+            on_attempt=on_attempt,
         )
 
-    manifest = build_manifest(params, study.dataset, study.store, chat.model_id, template_hashes(study.dataset.language),
-                              [step.name for step in chain], cell)
+    manifest = build_manifest(
+        params,
+        study.dataset,
+        study.store,
+        chat.model_id,
+        template_hashes(study.dataset.language),
+        [step.name for step in chain],
+        cell,
+    )
     if cell.strategy not in THESIS_STRATEGIES:  # the thesis cells' manifests stay as they were
         manifest["strategy_settings"] = chosen.signature(make_loop())
     if grammar:
@@ -195,15 +232,32 @@ def infer(
 
     def solve(item: GroundTruthItem, on_attempt: Any) -> dict[str, Any]:
         state = make_loop(on_attempt).run(item.question, item.id)
-        return {"status": state.status.value, "success": state.success, "kg_valid": state.kg_valid,
-                "iterations": state.iterations, "final_query": state.final_query, "error": None,
-                "final_iteration": state.final_iteration, "llm_calls": state.llm_calls,
-                "prompt_tokens": state.prompt_tokens, "completion_tokens": state.completion_tokens,
-                "model_time_s": round(state.model_time_s, 6), "validation_time_s": round(state.validation_time_s, 6)}
+        return {
+            "status": state.status.value,
+            "success": state.success,
+            "kg_valid": state.kg_valid,
+            "iterations": state.iterations,
+            "final_query": state.final_query,
+            "error": None,
+            "final_iteration": state.final_iteration,
+            "llm_calls": state.llm_calls,
+            "prompt_tokens": state.prompt_tokens,
+            "completion_tokens": state.completion_tokens,
+            "model_time_s": round(state.model_time_s, 6),
+            "validation_time_s": round(state.validation_time_s, 6),
+        }
 
     try:
-        return run_cell(cell, params, study.questions, solve, study.run_dir, workers=workers, progress=progress,
-                        model_id=chat.model_id)
+        return run_cell(
+            cell,
+            params,
+            study.questions,
+            solve,
+            study.run_dir,
+            workers=workers,
+            progress=progress,
+            model_id=chat.model_id,
+        )
     finally:
         study.store.close()
 
@@ -239,7 +293,9 @@ def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> S
         elif not path.is_file() and (config.PARAMS_DIR / path.name).is_file():
             path = config.PARAMS_DIR / path.name
         base = load_params(path)
-    choice = choose_model(base.model, overrides.pop("model", None), file_name=str(params_file or "the default parameters"))
+    choice = choose_model(
+        base.model, overrides.pop("model", None), file_name=str(params_file or "the default parameters")
+    )
     params = base.with_overrides(model=choice.name, **overrides)
     return dataclasses.replace(params, extra={**params.extra, CHOICE_KEY: choice})
 
@@ -252,22 +308,42 @@ def model_choice(params: StudyParams) -> Any:
 
 
 def evaluate(
-    params: StudyParams, prompt_type: str, schema_format: str, strategy: str | None = None, *,
-    results_dir: Path | None = None, mode: str | None = None,
+    params: StudyParams,
+    prompt_type: str,
+    schema_format: str,
+    strategy: str | None = None,
+    *,
+    results_dir: Path | None = None,
+    mode: str | None = None,
 ) -> dict[str, Any]:
     """Score one finished cell: `metrics.csv`, `attempt_scores.csv` and `summary.json` beside its attempts."""
-    from t2c_lib.study.evaluation import evaluate_cell
     from t2c_lib.metrics import GoldCache
+    from t2c_lib.study.evaluation import evaluate_cell
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
     study = open_study(params, results_dir)
     from t2c_lib.metrics.testsuite import TestSuite
 
     gold_cache = GoldCache.for_dataset(study.dataset)
-    suite = TestSuite.open(study.dataset, k=params.test_suite_copies, seed=params.seed) if params.test_suite_copies else None
+    suite = (
+        TestSuite.open(study.dataset, k=params.test_suite_copies, seed=params.seed)
+        if params.test_suite_copies
+        else None
+    )
     try:
-        summary = evaluate_cell(cell, study.run_dir, study.questions, study.dataset, study.store, params.weights,
-                                cell.max_iterations(params), params.query_timeout_s, gold_cache, scoring=params.scoring, suite=suite)
+        summary = evaluate_cell(
+            cell,
+            study.run_dir,
+            study.questions,
+            study.dataset,
+            study.store,
+            params.weights,
+            cell.max_iterations(params),
+            params.query_timeout_s,
+            gold_cache,
+            scoring=params.scoring,
+            suite=suite,
+        )
         write_schema_recall(cell, study, params)
         from t2c_lib.study.evaluation import write_gold_audit
         from t2c_lib.study.layout import GOLD_AUDIT_FILE
@@ -283,8 +359,8 @@ def evaluate(
 
 def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) -> Path:
     """`schema_recall.csv` of a cell: per question, the share of the gold query's elements its schema text showed."""
-    from t2c_lib.study.evaluation import rows_to_csv
     from t2c_lib.metrics.schema_recall import schema_recall, used_elements, whole_schema_names
+    from t2c_lib.study.evaluation import rows_to_csv
 
     fmt = SchemaFormat.parse(cell.schema_format)
     schema = study.store.schema().described(study.dataset.schema_spec.descriptions)
@@ -299,8 +375,13 @@ def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) ->
     rows = []
     for item in study.questions:
         shown = shown_for(item.question)
-        rows.append({"question_id": item.id, "schema_recall": schema_recall(item.cypher, shown),
-                     "missing": " ".join(sorted(used_elements(item.cypher) - shown))})
+        rows.append(
+            {
+                "question_id": item.id,
+                "schema_recall": schema_recall(item.cypher, shown),
+                "missing": " ".join(sorted(used_elements(item.cypher) - shown)),
+            }
+        )
     path = cell.directory(study.run_dir) / SCHEMA_RECALL_FILE
     path.write_text(rows_to_csv(rows, ["question_id", "schema_recall", "missing"]), encoding="utf-8")
     return path
@@ -313,9 +394,12 @@ def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir
 
     dataset = load_dataset(params.dataset)
     run_dir = run_dir_for(params, results_dir)
-    label = f"this run: {params.run_id}, {', '.join(recorded_models(run_dir)) or params.model} (t2c's graph and questions)"
-    tables = analyze_run(run_dir, dict(dataset.ground_truth_spec.strata), load_published(dataset.path), label,
-                         language=dataset.language)
+    label = (
+        f"this run: {params.run_id}, {', '.join(recorded_models(run_dir)) or params.model} (t2c's graph and questions)"
+    )
+    tables = analyze_run(
+        run_dir, dict(dataset.ground_truth_spec.strata), load_published(dataset.path), label, language=dataset.language
+    )
     write_tables(tables, run_dir)
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryResult
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.schema import GraphSchema
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,9 +30,9 @@ class ValidationContext:
     timeout_s: float = DEFAULT_TIMEOUT_S
     result: QueryResult | None = field(default=None)  # set by the execution step for the next steps
     case_sensitive_names: bool | None = None  # None: decided by the store's name
-    values: "ValueIndex | None" = field(default=None)  # stored strings, read lazily (kept across queries)
+    values: ValueIndex | None = field(default=None)  # stored strings, read lazily (kept across queries)
     # Per-query scratch, cleared by `reset` (run_chain does it before every query):
-    shape: "QueryShape | None" = field(default=None)  # what the query uses (patterns.extract), computed once
+    shape: QueryShape | None = field(default=None)  # what the query uses (patterns.extract), computed once
     deferred: tuple[ErrorType, str] | None = field(default=None)  # a binder error left for schema/properties
     notes: dict[str, Any] = field(default_factory=dict)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 import logging
 
-from t2c_lib.records import ValidationResult
 from t2c_lib.graph.base import GraphStore
+from t2c_lib.records import ValidationResult
 from t2c_lib.validation.base import ValidationContext, Validator
 from t2c_lib.validation.guard import ReadOnlyGuard
 from t2c_lib.validation.steps import ExecutionStep, NonEmptyStep, PropertiesStep, SchemaStep, SyntaxStep

@@ -33,7 +33,9 @@ def schema_problems(shape: QueryShape, schema: GraphSchema, case_sensitive: bool
     for name in unknown_types:
         close = types.closest(name)
         suggestions[name] = close
-        messages.append(f"relationship type `{name}` does not exist" + (f"; did you mean {quote_list(close)}?" if close else ""))
+        messages.append(
+            f"relationship type `{name}` does not exist" + (f"; did you mean {quote_list(close)}?" if close else "")
+        )
     bad_edges: list[dict[str, Any]] = []
     if not unknown_labels and not unknown_types:
         for rel in shape.rels:
@@ -60,7 +62,9 @@ def _endpoint_labels(node_labels: tuple[str, ...], var: str, shape: QueryShape, 
     return {labels.canonical(n) or n for n in names}
 
 
-def _edge_problem(rel: RelUse, shape: QueryShape, schema: GraphSchema, labels: NameSet, types: NameSet) -> dict[str, Any] | None:
+def _edge_problem(
+    rel: RelUse, shape: QueryShape, schema: GraphSchema, labels: NameSet, types: NameSet
+) -> dict[str, Any] | None:
     """A relationship pattern the schema cannot match, with the valid alternatives."""
     left = _endpoint_labels(rel.left.labels, rel.left.var, shape, labels)
     right = _endpoint_labels(rel.right.labels, rel.right.var, shape, labels)
@@ -85,7 +89,9 @@ def _edge_problem(rel: RelUse, shape: QueryShape, schema: GraphSchema, labels: N
     if rel.direction != "--" and (backward if rel.direction == "->" else forward):
         valid = sorted({p.render() for p in (backward if rel.direction == "->" else forward)})
         return {
-            "pattern": written, "valid": valid, "reversed": True,
+            "pattern": written,
+            "valid": valid,
+            "reversed": True,
             "message": f"{written} has the wrong direction; the schema has {', '.join(valid)}",
         }
     related = sorted({p.render() for p in candidates if p.source in left | right or p.target in left | right})
@@ -129,13 +135,21 @@ def property_problems(shape: QueryShape, schema: GraphSchema, case_sensitive: bo
             return
         seen.add((tuple(sorted(canon)), key))
         elsewhere = sorted(
-            o for o in (schema.rel_types if is_rel else schema.labels)
+            o
+            for o in (schema.rel_types if is_rel else schema.labels)
             if key in NameSet(schema.properties_of(o), case_sensitive)
         )
-        wrong.append({
-            "variable": var, "owners": sorted(canon), "property": key, "relationship": is_rel,
-            "closest": props.closest(key), "valid": props.names, "elsewhere": elsewhere,
-        })
+        wrong.append(
+            {
+                "variable": var,
+                "owners": sorted(canon),
+                "property": key,
+                "relationship": is_rel,
+                "closest": props.closest(key),
+                "valid": props.names,
+                "elsewhere": elsewhere,
+            }
+        )
 
     for node in shape.nodes:
         for key in node.keys:

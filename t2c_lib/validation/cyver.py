@@ -27,15 +27,16 @@ import logging
 import re
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import neo4j
 import numpy as np
 from neo4j import exceptions as nx
 
-from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.cypher.gate import admit
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, StoreUnavailable
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.validation.base import ValidationContext, Validator
 from t2c_lib.validation.names import NameSet
 from t2c_lib.validation.steps import PropertiesStep, SchemaStep, SyntaxStep, shape_of
@@ -47,13 +48,16 @@ CYVER_SEED = 0
 warnings.filterwarnings("ignore", message=r"ResultSummary\.notifications is deprecated", category=DeprecationWarning)
 logging.getLogger("neo4j.notifications").addHandler(logging.NullHandler())
 _MISSING_NAME = re.compile(r"\(the missing (label name|relationship type|property name) is: ([^)]+)\)")
-_SHORT = {"label name": "label `{}` does not exist in the graph",
-          "relationship type": "relationship type `{}` does not exist in the graph",
-          "property name": "property `{}` does not exist on any node or relationship"}
+_SHORT = {
+    "label name": "label `{}` does not exist in the graph",
+    "relationship type": "relationship type `{}` does not exist in the graph",
+    "property name": "property `{}` does not exist on any node or relationship",
+}
 _LABEL_LACKS = re.compile(r"The label (\S+) does not have the following properties:\s*(.+?)\.?$")
 
 
 # --- a read-only driver for CyVer ------------------------------------------------------------
+
 
 class _ReadOnlyDriverMixin:
     """Forces READ access mode and a transaction time limit on everything CyVer runs."""
@@ -66,7 +70,9 @@ class _ReadOnlyDriverMixin:
 
     def execute_query(self, query_: Any, parameters_: Any = None, routing_: Any = None, **kwargs: Any) -> Any:
         text = query_.text if isinstance(query_, neo4j.Query) else query_
-        admit(_without_explain(str(text)), rewrite=False)  # the stores' gate: CyVer's queries are built from the model's
+        admit(
+            _without_explain(str(text)), rewrite=False
+        )  # the stores' gate: CyVer's queries are built from the model's
         query = neo4j.Query(text, timeout=self.t2c_timeout_s)
         return super().execute_query(query, parameters_, neo4j.RoutingControl.READ, **kwargs)  # type: ignore[misc]
 
@@ -74,7 +80,7 @@ class _ReadOnlyDriverMixin:
 def _without_explain(text: str) -> str:
     """The query CyVer asks the server to EXPLAIN (the gate judges the query, and refuses a leading EXPLAIN of its own)."""
     stripped = text.lstrip()
-    return stripped[len("EXPLAIN"):] if stripped[:8].upper() == "EXPLAIN " else text
+    return stripped[len("EXPLAIN") :] if stripped[:8].upper() == "EXPLAIN " else text
 
 
 def read_only_driver(driver: neo4j.Driver, timeout_s: float = DEFAULT_TIMEOUT_S) -> neo4j.Driver:
@@ -128,6 +134,7 @@ class CyVerSession:
 
 
 # --- the three steps --------------------------------------------------------------------------
+
 
 class _CyVerStep:
     """Shared plumbing: timing, the CyVer call, fallback to the built-in step when CyVer fails."""
@@ -186,7 +193,9 @@ class CyVerSchemaStep(_CyVerStep):
         suggestions = _name_suggestions(metadata, ctx)
         if suggestions:
             details["suggestions"] = suggestions
-        message = _message(metadata, f"the labels, relationship types or paths do not match the graph (CyVer schema score {score:.2f})")
+        message = _message(
+            metadata, f"the labels, relationship types or paths do not match the graph (CyVer schema score {score:.2f})"
+        )
         return ValidationResult(self.name, False, ErrorType.SCHEMA_ERROR, message, details)
 
 
@@ -206,7 +215,9 @@ class CyVerPropertiesStep(_CyVerStep):
         unknown = _unknown_properties(metadata, ctx)
         if unknown:
             details["unknown_properties"] = unknown
-        message = _message(metadata, f"some properties do not exist on their labels (CyVer properties score {score:.2f})")
+        message = _message(
+            metadata, f"some properties do not exist on their labels (CyVer properties score {score:.2f})"
+        )
         return ValidationResult(self.name, False, ErrorType.PROPERTIES_ERROR, message, details)
 
 
@@ -217,6 +228,7 @@ def cyver_steps(store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> tupl
 
 
 # --- metadata -> messages and details ------------------------------------------------------------
+
 
 def _codes(metadata: list[dict[str, Any]]) -> list[str]:
     return sorted({str(m.get("code", "")) for m in metadata or [] if m.get("code")})
@@ -276,8 +288,15 @@ def _unknown_properties(metadata: list[dict[str, Any]], ctx: ValidationContext) 
             elsewhere = sorted(
                 label for label in ctx.schema.labels if label != owner and prop in ctx.schema.properties_of(label)
             )
-            entries.append({
-                "variable": "", "owners": [owner], "property": prop, "relationship": owner in ctx.schema.rel_props,
-                "closest": NameSet(valid, ctx.names_case_sensitive).closest(prop), "valid": valid, "elsewhere": elsewhere,
-            })
+            entries.append(
+                {
+                    "variable": "",
+                    "owners": [owner],
+                    "property": prop,
+                    "relationship": owner in ctx.schema.rel_props,
+                    "closest": NameSet(valid, ctx.names_case_sensitive).closest(prop),
+                    "valid": valid,
+                    "elsewhere": elsewhere,
+                }
+            )
     return entries

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 
-from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.cypher.gate import Refusal, judge
+from t2c_lib.records import ErrorType, ValidationResult
 
 _ERROR_TYPES = {
     Refusal.EMPTY: ErrorType.NO_QUERY,

@@ -74,7 +74,7 @@ def string_value(literal: str) -> str:
             nxt = body[i + 1]
             if nxt in ("u", "U") and i + 6 <= len(body):
                 try:
-                    out.append(chr(int(body[i + 2:i + 6], 16)))
+                    out.append(chr(int(body[i + 2 : i + 6], 16)))
                     i += 6
                     continue
                 except ValueError:
@@ -260,8 +260,13 @@ class _Extractor:
         j = i + 1
         var = ""
         tok = self._tok(j)
-        if tok is not None and tok.name and (
-            self._punct(j + 1, ":", "{", ")") or (self._tok(j + 1) is not None and self._tok(j + 1).upper == "WHERE")
+        if (
+            tok is not None
+            and tok.name
+            and (
+                self._punct(j + 1, ":", "{", ")")
+                or (self._tok(j + 1) is not None and self._tok(j + 1).upper == "WHERE")
+            )
         ):
             if tok.kind is Kind.QUOTED or tok.upper not in ("WHERE",):
                 var = tok.name

@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from t2c_lib.records import ErrorType, ValidationResult
-from t2c_lib.graph.base import QueryError, QueryTimeout
 from t2c_lib.cypher.dialect import normalise
+from t2c_lib.cypher.lexer import LexError
+from t2c_lib.graph.base import QueryError, QueryTimeout
+from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.validation.base import ValidationContext
 from t2c_lib.validation.checks import property_problems, schema_problems
-from t2c_lib.cypher.lexer import LexError
 from t2c_lib.validation.names import NameSet, quote_list
 from t2c_lib.validation.patterns import QueryShape, extract
 
 _MISSING_TABLE = re.compile(r"Table (\S+?)\.? does not exist", re.IGNORECASE)
 _MISSING_PROPERTY = re.compile(r"Cannot find property (\S+) for (\S+?)\.?$", re.IGNORECASE | re.MULTILINE)
-_NEO4J_MISSING = re.compile(r"(label|relationship type|property)[^`']*[`']([^`']+)[`'] (?:does not exist|is not in the database)", re.IGNORECASE)
+_NEO4J_MISSING = re.compile(
+    r"(label|relationship type|property)[^`']*[`']([^`']+)[`'] (?:does not exist|is not in the database)", re.IGNORECASE
+)
 
 UNSAFE_KINDS = ("unsafe", "write")
 """QueryError kinds that mean the database itself refused the query as not a read."""
@@ -51,7 +54,9 @@ def shape_of(query: str, ctx: ValidationContext) -> QueryShape | None:
     return ctx.shape
 
 
-def _timed(name: str, fn: Callable[[], ValidationResult], query: str | None = None, ctx: ValidationContext | None = None) -> ValidationResult:
+def _timed(
+    name: str, fn: Callable[[], ValidationResult], query: str | None = None, ctx: ValidationContext | None = None
+) -> ValidationResult:
     """Run one check, stamp its name and time; a failure also names the labels the query uses (for feedback)."""
     start = time.perf_counter()
     result = fn()
@@ -105,7 +110,10 @@ class SyntaxStep:
                     ctx.deferred = (deferred, message)
                     step = "schema" if deferred is ErrorType.SCHEMA_ERROR else "properties"
                     return ValidationResult(
-                        self.name, True, None, f"parses; the binder's error is left to the {step} step: {message}",
+                        self.name,
+                        True,
+                        None,
+                        f"parses; the binder's error is left to the {step} step: {message}",
                         {"deferred": deferred.value, "store_message": message},
                     )
             kind = "parse" if exc.kind == "syntax" else exc.kind
@@ -148,7 +156,9 @@ class SchemaStep:
         if ctx.deferred and ctx.deferred[0] is ErrorType.SCHEMA_ERROR:
             return _from_binder(self.name, ErrorType.SCHEMA_ERROR, ctx.deferred[1], ctx, shape)
         used = len(shape.labels) + len(shape.rel_types) if shape else 0
-        return ValidationResult(self.name, True, None, f"{used} label(s)/type(s) and every relationship direction match the schema")
+        return ValidationResult(
+            self.name, True, None, f"{used} label(s)/type(s) and every relationship direction match the schema"
+        )
 
 
 class PropertiesStep:
@@ -170,11 +180,15 @@ class PropertiesStep:
             return _from_binder(self.name, ErrorType.PROPERTIES_ERROR, ctx.deferred[1], ctx, shape)
         if ctx.deferred:
             # A deferred binder error no step recognised: report it rather than lose it.
-            return ValidationResult(self.name, False, ctx.deferred[0], ctx.deferred[1], {"store_message": ctx.deferred[1]})
+            return ValidationResult(
+                self.name, False, ctx.deferred[0], ctx.deferred[1], {"store_message": ctx.deferred[1]}
+            )
         return ValidationResult(self.name, True, None, "every property used exists on its label")
 
 
-def _from_binder(step: str, error: ErrorType, message: str, ctx: ValidationContext, shape: QueryShape | None) -> ValidationResult:
+def _from_binder(
+    step: str, error: ErrorType, message: str, ctx: ValidationContext, shape: QueryShape | None
+) -> ValidationResult:
     """A failing result built from the store's binder message, with the closest valid names."""
     details: dict[str, Any] = {"store_message": message, "suggestions": {}}
     labels = NameSet(ctx.schema.labels, ctx.names_case_sensitive)
@@ -187,16 +201,27 @@ def _from_binder(step: str, error: ErrorType, message: str, ctx: ValidationConte
         close = labels.closest(name) + [t for t in types.closest(name) if t not in labels]
         details["unknown_names"] = [name]
         details["suggestions"][name] = close
-        text = f"label or relationship type `{name}` does not exist" + (f"; did you mean {quote_list(close)}?" if close else "")
+        text = f"label or relationship type `{name}` does not exist" + (
+            f"; did you mean {quote_list(close)}?" if close else ""
+        )
     elif error is ErrorType.PROPERTIES_ERROR and prop:
         key, var = prop.group(1).strip("`'\""), prop.group(2).strip("`'\"")
         owners = sorted(shape.node_labels(var) | shape.rel_types_of(var)) if shape else []
         valid = sorted({p for o in owners for p in ctx.schema.properties_of(o)})
-        close = NameSet(valid or {p for lab in ctx.schema.labels for p in ctx.schema.properties_of(lab)}, ctx.names_case_sensitive).closest(key)
-        details["unknown_properties"] = [{
-            "variable": var, "owners": owners, "property": key, "relationship": False,
-            "closest": close, "valid": valid, "elsewhere": [],
-        }]
+        close = NameSet(
+            valid or {p for lab in ctx.schema.labels for p in ctx.schema.properties_of(lab)}, ctx.names_case_sensitive
+        ).closest(key)
+        details["unknown_properties"] = [
+            {
+                "variable": var,
+                "owners": owners,
+                "property": key,
+                "relationship": False,
+                "closest": close,
+                "valid": valid,
+                "elsewhere": [],
+            }
+        ]
         details["suggestions"][key] = close
         text = f"`{var}.{key}`: property `{key}` does not exist" + (f" on `{'|'.join(owners)}`" if owners else "")
         if close:
@@ -219,17 +244,31 @@ class ExecutionStep:
         try:
             ctx.result = ctx.store.query(query, timeout_s=ctx.timeout_s)
         except QueryTimeout as exc:
-            return ValidationResult(self.name, False, ErrorType.TIMEOUT, f"the query ran longer than {ctx.timeout_s:g} s and was stopped ({exc})", {"timeout_s": ctx.timeout_s})
+            return ValidationResult(
+                self.name,
+                False,
+                ErrorType.TIMEOUT,
+                f"the query ran longer than {ctx.timeout_s:g} s and was stopped ({exc})",
+                {"timeout_s": ctx.timeout_s},
+            )
         except QueryError as exc:
             if exc.kind == "write":
-                return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, f"the read-only database refused a write: {exc}", {"kind": exc.kind})
+                return ValidationResult(
+                    self.name,
+                    False,
+                    ErrorType.UNSAFE_QUERY,
+                    f"the read-only database refused a write: {exc}",
+                    {"kind": exc.kind},
+                )
             if exc.kind == "unsafe":
                 return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, str(exc), {"kind": exc.kind})
             if exc.kind in LIMIT_KINDS:
                 return ValidationResult(self.name, False, ErrorType.RESOURCE_LIMIT, str(exc), {"kind": exc.kind})
             return ValidationResult(self.name, False, ErrorType.EXECUTION_ERROR, str(exc), {"kind": exc.kind})
         rows = len(ctx.result.rows)
-        return ValidationResult(self.name, True, None, f"ran in {ctx.result.elapsed_s:.3f} s, {rows} row(s)", {"rows": rows})
+        return ValidationResult(
+            self.name, True, None, f"ran in {ctx.result.elapsed_s:.3f} s, {rows} row(s)", {"rows": rows}
+        )
 
 
 class NonEmptyStep:
@@ -243,16 +282,22 @@ class NonEmptyStep:
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         result = ctx.result
         if result is None:
-            return ValidationResult(self.name, False, ErrorType.EXECUTION_ERROR, "no result to check: the execution step did not run")
+            return ValidationResult(
+                self.name, False, ErrorType.EXECUTION_ERROR, "no result to check: the execution step did not run"
+            )
         if any(any(value is not None for value in row) for row in result.rows):
             return ValidationResult(self.name, True, None, f"{len(result.rows)} row(s)")
         what = "no rows" if not result.rows else f"{len(result.rows)} row(s), all values null"
         hints = value_hints(query, ctx)
         message = f"the query returned {what}"
         for hint in hints:
-            spelled = f"; closest stored values: {', '.join(repr(v) for v in hint['closest'])}" if hint["closest"] else ""
+            spelled = (
+                f"; closest stored values: {', '.join(repr(v) for v in hint['closest'])}" if hint["closest"] else ""
+            )
             message += f"; no `{hint['label']}` has {hint['property']} {hint['op']} {hint['value']!r}{spelled}"
-        return ValidationResult(self.name, False, ErrorType.EMPTY_RESULT, message, {"value_hints": hints, "rows": len(result.rows)})
+        return ValidationResult(
+            self.name, False, ErrorType.EMPTY_RESULT, message, {"value_hints": hints, "rows": len(result.rows)}
+        )
 
 
 def value_hints(query: str, ctx: ValidationContext) -> list[dict[str, Any]]:

@@ -104,7 +104,7 @@ class FaultServer:
         with self._lock:
             self.requests.append(rec)
 
-    def __enter__(self) -> "FaultServer":
+    def __enter__(self) -> FaultServer:
         self._thread.start()
         return self
 
@@ -120,9 +120,7 @@ class FaultServer:
             "object": "chat.completion",
             "created": 1700000000,
             "model": model,
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-            ],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
         }
 
@@ -135,8 +133,13 @@ class FaultServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, code: int, payload: bytes, headers: dict[str, str] | None = None,
-                      content_type: str = "application/json") -> None:
+            def _send(
+                self,
+                code: int,
+                payload: bytes,
+                headers: dict[str, str] | None = None,
+                content_type: str = "application/json",
+            ) -> None:
                 self.send_response(code)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
