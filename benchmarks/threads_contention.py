@@ -1,11 +1,12 @@
-"""Decode speed of a packaged model by thread count, on an idle machine and beside a busy process.
+"""Decode and prefill speed of a packaged model by thread count, alone and beside a busy process.
 
 llama.cpp's threads meet at a barrier after every operation of a step; when another
 process holds a core one of them needs, the step waits for the scheduler and decode
 speed can collapse. For each thread count this measures decode tokens/s (one token
-evaluated at a time after a short prompt, the cost of generating) with no competitor,
-then with `--competitors` processes spinning on a core each (`python -c 'while True:
-pass'`). `T2C_LOCAL_THREADS`' default (`t2c_lib.llm.local.default_threads`) is chosen
+evaluated at a time after a short prompt, the cost of generating) and prefill tokens/s
+(a study-sized prompt of about 700 tokens evaluated from an empty cache, what a cold
+`t2c ask` pays first) with no competitor, then with `--competitors` processes spinning on
+a core each (`python -c 'while True: pass'`). `T2C_LOCAL_THREADS`' default (`t2c_lib.llm.local.default_threads`) is chosen
 from these numbers; the README's "Threads" section has them.
 
 Usage: python benchmarks/threads_contention.py [--model local] [--threads 1,2] [--tokens 48]
@@ -43,9 +44,23 @@ def decode_rate(model: LocalModel, tokens: int) -> float:
         return min(tokens, len(filler)) / (time.perf_counter() - t0)
 
 
-def measure(model: LocalModel, tokens: int, repeats: int) -> float:
+def prefill_rate(model: LocalModel, tokens: int = 700) -> float:
+    """Tokens per second of evaluating a prompt of `tokens` tokens from an empty KV cache."""
+    llama, lock = shared_llama(model.settings)
+    text = " ".join(f"(:MK)-[:PREREQUISITE]->(:MK {{nama: 'Mata kuliah {i}'}})" for i in range(400))
+    ids = llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)[:tokens]
+    with lock:
+        llama.reset()
+        t0 = time.perf_counter()
+        llama.eval(ids)
+        return len(ids) / (time.perf_counter() - t0)
+
+
+def measure(model: LocalModel, tokens: int, repeats: int) -> tuple[float, float]:
     decode_rate(model, 8)  # warm-up
-    return statistics.median(decode_rate(model, tokens) for _ in range(repeats))
+    decode = statistics.median(decode_rate(model, tokens) for _ in range(repeats))
+    prefill = statistics.median(prefill_rate(model) for _ in range(max(1, repeats // 2)))
+    return decode, prefill
 
 
 def main() -> None:
@@ -61,20 +76,20 @@ def main() -> None:
         f"model={LocalModel(args.model).model_id} cores={os.cpu_count()} machine={platform.machine()} "
         f"loadavg_1m_at_start={os.getloadavg()[0]:.2f}"
     )
-    print("| threads | competitors | decode tokens/s (median) |")
-    print("| --- | --- | --- |")
+    print("| threads | competitors | decode tokens/s (median) | prefill tokens/s (median) |")
+    print("| --- | --- | --- | --- |")
     for n in counts:
         model = LocalModel(args.model, n_threads=n).load()
         for competing in (0, args.competitors):
             spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(competing)]
             try:
                 time.sleep(0.5 if spinners else 0)
-                rate = measure(model, args.tokens, args.repeats)
+                decode, prefill = measure(model, args.tokens, args.repeats)
             finally:
                 for proc in spinners:
                     proc.kill()
                     proc.wait()
-            print(f"| {n} | {competing} | {rate:.1f} |", flush=True)
+            print(f"| {n} | {competing} | {decode:.1f} | {prefill:.0f} |", flush=True)
     print(f"loadavg_1m_at_end={os.getloadavg()[0]:.2f}")
 
 

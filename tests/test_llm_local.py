@@ -131,8 +131,8 @@ def test_cache_fingerprint_holds_rendering_weights_and_context() -> None:
     assert LocalModel(QWEN, n_ctx=2048).fingerprint != qwen.fingerprint
 
 
-def test_default_threads_leave_half_the_cores_free() -> None:
-    assert [default_threads(n) for n in (1, 2, 3, 4, 8, 16, 64)] == [1, 1, 1, 2, 4, 4, 4]
+def test_default_threads_are_the_cores_up_to_four() -> None:
+    assert [default_threads(n) for n in (1, 2, 3, 4, 8, 16, 64)] == [1, 2, 3, 4, 4, 4, 4]
 
 
 # --- completion rendering (the base Gemma; no model needed) ----------------------------------

@@ -14,7 +14,7 @@ Environment variables (secrets are read from the environment only, never from pa
 | `T2C_LLM_MAX_WAIT` | seconds of backoff a request may accumulate before giving up | `180` |
 | `T2C_LLM_SEED` | sampling seed sent to the endpoint and used by the local model; `none` to omit | `42` |
 | `T2C_LOCAL_N_CTX` | context window of the local model (tokens) | the registry's (`4096`) |
-| `T2C_LOCAL_THREADS` | CPU threads of the local model | half the cores, 1 to 4 |
+| `T2C_LOCAL_THREADS` | CPU threads of the local model | the cores, at most 4 |
 | `T2C_LOCAL_EXTRA_BUFFERS` | `1` lets llama.cpp use its extra (repacked/AMX) weight buffers | off |
 
 `local` is Qwen2.5-Coder-1.5B-Instruct (Q4_K_M); `local/qwen2.5-coder-0.5b` and

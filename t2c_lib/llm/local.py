@@ -47,15 +47,16 @@ DEFAULT_N_BATCH = 512
 
 
 def default_threads(cores: int | None = None) -> int:
-    """CPU threads when T2C_LOCAL_THREADS is unset: half the cores, at least 1, at most 4.
+    """CPU threads when T2C_LOCAL_THREADS is unset: every core, at most 4.
 
-    llama.cpp's threads wait for each other at every step; when another process holds a
-    core one of them is waiting for, generation collapses (measured on 2 cores: 2 threads
-    fell from ~20 to about 1 token/s beside one busy process, 1 thread kept its speed; see
-    the README, "Threads"). Leaving half the cores free keeps a busy machine from stalling it.
+    llama.cpp's threads wait for each other at every step. Spinning while they wait made
+    2 threads on 2 cores collapse to about 1 token/s beside one busy process; with passive
+    waiting (`_load` sets OMP_WAIT_POLICY=PASSIVE unless the user chose otherwise) they did
+    not collapse, and 2 threads were as fast as 1 beside a busy process and faster alone
+    (README, "Threads"). Past 4 threads a model this small gains little.
     """
     cores = cores if cores is not None else (os.cpu_count() or 1)
-    return max(1, min(4, cores // 2))
+    return max(1, min(4, cores))
 
 
 def model_path(model: str | PackagedModel | None = None, directory: str | Path | None = None) -> Path:
