@@ -9,7 +9,6 @@ single-pass; `strategies` covers every strategy at its measured budget.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from t2c_lib.study import columns
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.study.figure_text import STRATEGY_LABELS
 from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
+from t2c_lib.study.runlog import read_json
 
 BASELINE, TREATMENT = "single-pass", "feedback"
 LEGACY_NAMES = {"agentic": "feedback"}
@@ -118,9 +118,19 @@ def presets_of(per_question: pd.DataFrame) -> list[str]:
     return found
 
 
+def read_table(path: Path) -> pd.DataFrame:
+    """A CSV a step wrote (metrics, attempt scores, gold audit); a damaged one is a one-line error naming it."""
+    try:
+        return pd.read_csv(path, keep_default_na=False)
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise IncompatibleResults(
+            f"{path}: not a readable CSV ({exc}); write it again with the step that made it"
+        ) from exc
+
+
 def load_per_question(run_dir: Path) -> pd.DataFrame:
     """Every cell's per-question metrics in one frame (sorted, so the same files give the same frame)."""
-    frames = [pd.read_csv(path, keep_default_na=False) for path in sorted(run_dir.glob(f"*/*/{METRICS_FILE}"))]
+    frames = [read_table(path) for path in sorted(run_dir.glob(f"*/*/{METRICS_FILE}"))]
     if not frames:
         raise MissingResults(f"{run_dir}: no {METRICS_FILE} found; run the evaluation step first")
     data = pd.concat(frames, ignore_index=True)
@@ -140,7 +150,7 @@ def load_per_question(run_dir: Path) -> pd.DataFrame:
 
 
 def load_summaries(run_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(run_dir.glob(f"*/*/{SUMMARY_FILE}"))]
+    return [read_json(p) for p in sorted(run_dir.glob(f"*/*/{SUMMARY_FILE}"))]
 
 
 def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame:
@@ -546,7 +556,7 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
 
 def load_attempt_scores(run_dir: Path) -> pd.DataFrame:
     """Every cell's per-attempt correctness in one frame (empty for runs evaluated before strategies)."""
-    frames = [pd.read_csv(path, keep_default_na=False) for path in sorted(run_dir.glob(f"*/*/{ATTEMPT_SCORES_FILE}"))]
+    frames = [read_table(path) for path in sorted(run_dir.glob(f"*/*/{ATTEMPT_SCORES_FILE}"))]
     if not frames:
         return pd.DataFrame(
             columns=[
@@ -635,7 +645,7 @@ def analyze_run(
     per_question = load_per_question(run_dir)
     attempts = load_attempt_scores(run_dir)
     gold_path = run_dir / GOLD_AUDIT_FILE
-    gold = pd.read_csv(gold_path, keep_default_na=False) if gold_path.is_file() else None
+    gold = read_table(gold_path) if gold_path.is_file() else None
     summaries = load_summaries(run_dir)
     overview, cumulative, errors, recovery = agentic_tables(summaries)
     weights = sorted({s["weights"] for s in summaries})

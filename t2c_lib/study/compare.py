@@ -11,7 +11,6 @@ single-pass in KG-valid and Pass@1, with the loop's McNemar p (Holm within each 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from t2c_lib.metrics.stats import holm, mcnemar_exact
 from t2c_lib.study import columns
 from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, col, run_suffix, side, stat
+from t2c_lib.study.runlog import read_json
 
 NO_QUERY = "NO_QUERY"
 KG_VALID = columns.at("kg_valid_chain", columns.Attempt.FINAL)
@@ -111,7 +111,7 @@ class RunPair:
 
 def _manifest(run: Path) -> dict:
     path = Path(run) / "manifest.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    return read_json(path) if path.exists() else {}
 
 
 def _model_of(run: Path) -> str:

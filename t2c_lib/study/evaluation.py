@@ -36,7 +36,7 @@ from t2c_lib.study.layout import (
     SUMMARY_FILE,
     Cell,
 )
-from t2c_lib.study.runlog import read_jsonl, write_json
+from t2c_lib.study.runlog import read_json, read_jsonl, write_json
 
 
 def presets_in_order(headline: str) -> list[str]:
@@ -227,10 +227,9 @@ def evaluate_cell(
 
 def _answered_by(directory: Path) -> str:
     """The model id the cell's manifest records (which model answered), "" for a cell without one."""
-    import json
 
     path = directory / MANIFEST_FILE
-    return json.loads(path.read_text(encoding="utf-8")).get("model_id", "") if path.is_file() else ""
+    return read_json(path).get("model_id", "") if path.is_file() else ""
 
 
 def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weights: str) -> dict[str, Any]:

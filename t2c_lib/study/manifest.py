@@ -8,7 +8,6 @@ A cell is resumed only under the settings it was started with (`check_same_setti
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,6 +21,7 @@ from t2c_lib.records import canonical_strategy
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
 from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams, params_from_dict
+from t2c_lib.study.runlog import read_json
 
 
 def git_commit(root: Path | None = None) -> str:
@@ -116,7 +116,7 @@ def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
     """Refuse to resume a cell whose earlier attempts were made with different settings."""
     if not path.is_file():
         return
-    old, new = (_comparable(m) for m in (json.loads(path.read_text(encoding="utf-8")), manifest))
+    old, new = (_comparable(m) for m in (read_json(path), manifest))
     changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
     if changed:
         raise SettingsChanged(
@@ -158,29 +158,22 @@ def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
     for cell in expand_grid(params):
         path = cell.directory(run_dir) / MANIFEST_FILE
         if path.is_file():
-            cells[f"{cell.strategy}/{cell.configuration}"] = json.loads(path.read_text(encoding="utf-8"))["signature"]
+            cells[f"{cell.strategy}/{cell.configuration}"] = read_json(path)["signature"]
     return {"run_id": params.run_id, "parameters": params.to_dict(), "cells": cells}
 
 
 def recorded_models(run_dir: Path) -> list[str]:
     """The model ids that answered in a run, from its cells' manifests (which model answered, not which is set now)."""
-    return sorted(
-        {
-            json.loads(path.read_text(encoding="utf-8")).get("model_id", "")
-            for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")
-        }
-        - {""}
-    )
+    return sorted({read_json(path).get("model_id", "") for path in run_dir.glob(f"*/*/{MANIFEST_FILE}")} - {""})
 
 
 def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[Cell, StudyParams]]:
     """The cells a run has started, each with the parameters its manifest records (so `--run-id` needs no params file)."""
-    import json
 
     run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
     found = []
     for path in sorted(run_dir.glob(f"*/*/{MANIFEST_FILE}")):
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = read_json(path)
         params = params_from_dict(manifest["parameters"], source=str(path))
         strategy = manifest.get("strategy") or manifest["mode"]
         found.append(

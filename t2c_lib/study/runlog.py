@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.errors import IncompatibleResults
 from t2c_lib.records import Attempt
 from t2c_lib.study.layout import ATTEMPTS_FILE, OUTAGES_FILE, QUESTIONS_FILE
 
@@ -141,6 +142,16 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError:
             continue
     return records
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file a step wrote (manifest, summary); a damaged one is a one-line error naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IncompatibleResults(
+            f"{path}: not readable JSON ({exc}); write it again with the step that made it"
+        ) from exc
 
 
 def _json_line(record: dict[str, Any]) -> str:
