@@ -56,3 +56,16 @@ def test_an_unwritable_path_is_a_user_error_naming_it(tmp_path):
     with pytest.raises(PathError, match=r"cannot write .*taken/out.csv: Not a directory"):
         with user_path(tmp_path / "taken" / "out.csv"):
             (tmp_path / "taken" / "out.csv").write_text("x")
+
+
+def test_a_damaged_result_file_is_a_user_error_naming_it(tmp_path):
+    from t2c_lib.errors import IncompatibleResults
+    from t2c_lib.study.analysis import read_table
+    from t2c_lib.study.runlog import read_json
+
+    (tmp_path / "summary.json").write_text('{"n": 6, "scoring": ', encoding="utf-8")  # a writer killed mid-file
+    with pytest.raises(IncompatibleResults, match=r"summary.json: not readable JSON"):
+        read_json(tmp_path / "summary.json")
+    (tmp_path / "metrics.csv").write_bytes(b"\xff\xfe\x00q")
+    with pytest.raises(IncompatibleResults, match=r"metrics.csv: not a readable CSV"):
+        read_table(tmp_path / "metrics.csv")
