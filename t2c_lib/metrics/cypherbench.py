@@ -33,12 +33,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from t2c_lib.graph.base import INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryResult
 
-if TYPE_CHECKING:  # output imports the scoring presets, which register this module's EX
-    from t2c_lib.metrics.output import Execution
+
+class Executed(Protocol):
+    """What `output.execute` returns, as far as EX needs it (the scoring presets import this module, output imports them)."""
+
+    result: QueryResult | None
 
 CYPHERBENCH_VERSION = "cypherbench-ex:v1"
 
@@ -154,7 +157,7 @@ def cypherbench_pass_at_1(
     return 1.0 if cypherbench_equivalent(gold_query, generated_query, gold, generated) else 0.0
 
 
-def cypherbench_score(gold_query: str, generated_query: str | None, gold: Execution, generated: Execution) -> float:
+def cypherbench_score(gold_query: str, generated_query: str | None, gold: Executed, generated: Executed) -> float:
     """`cypherbench_pass_at_1` over `Execution`s (what `output.execute` returns): the scoring-preset form."""
     return cypherbench_pass_at_1(gold_query, generated_query, gold.result, generated.result)
 
