@@ -38,12 +38,10 @@ from typing import Any, Protocol
 from t2c_lib.graph.base import INTERNAL_KEY, GraphNode, GraphPath, GraphRel, QueryResult
 
 
-class Execution(Protocol):
-    """What `cypherbench_score` reads of an `output.Execution` (not imported: output imports the scoring presets,
-    which register this module's EX, so an import would close a circle)."""
+class Executed(Protocol):
+    """What `output.execute` returns, as far as EX needs it (the scoring presets import this module, output imports them)."""
 
-    @property
-    def result(self) -> QueryResult | None: ...
+    result: QueryResult | None
 
 
 CYPHERBENCH_VERSION = "cypherbench-ex:v1"
@@ -166,7 +164,7 @@ def cypherbench_pass_at_1(
     return 1.0 if cypherbench_equivalent(gold_query, generated_query, gold, generated) else 0.0
 
 
-def cypherbench_score(gold_query: str, generated_query: str | None, gold: Execution, generated: Execution) -> float:
+def cypherbench_score(gold_query: str, generated_query: str | None, gold: Executed, generated: Executed) -> float:
     """`cypherbench_pass_at_1` over `Execution`s (what `output.execute` returns): the scoring-preset form."""
     return cypherbench_pass_at_1(gold_query, generated_query, gold.result, generated.result)
 
