@@ -50,6 +50,8 @@ def test_the_local_servers_password_is_read_for_loopback_only(tmp_path, monkeypa
     runs on that port, any other URI nothing."""
     import subprocess
     import sys
+    import time
+    from pathlib import Path
 
     (tmp_path / "password").write_text("generated-password-0123456789abc\n")
     monkeypatch.setenv("T2C_NEO4J_DIR", str(tmp_path))
@@ -60,6 +62,11 @@ def test_the_local_servers_password_is_read_for_loopback_only(tmp_path, monkeypa
         [sys.executable, "-c", "import time; time.sleep(60)", "t2c.neo4j.Launcher", "home", "7687"]
     )
     try:
+        # Popen can return before the child has exec'd: until then /proc/<pid>/cmdline is empty
+        cmdline = Path(f"/proc/{stand_in.pid}/cmdline")
+        deadline = time.monotonic() + 10
+        while b"t2c.neo4j.Launcher" not in cmdline.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
         (tmp_path / "neo4j.pid").write_text(f"{stand_in.pid}\n")
         for uri in ("bolt://127.0.0.1:7687", "neo4j://localhost", "bolt://[::1]:7687", "bolt://127.0.1.1"):
             assert config.neo4j_password(uri) == "generated-password-0123456789abc", uri
