@@ -99,9 +99,8 @@ def test_ask_through_a_loopback_endpoint_prints_every_attempt(cache_dir):
         requests = list(server.requests)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert (
-        "Few-Shot_Nodes+Paths, feedback, model loopback-model@127.0.0.1" in out
-    )  # the measured defaults; feedback = the thesis's agentic
+    # the measured defaults (ASK_DEFAULTS: Few-Shot, only_paths since issue 25); feedback = the thesis's agentic loop
+    assert "Few-Shot_Only-Paths, feedback, model loopback-model@127.0.0.1" in out
     assert "Attempt 1 (temperature 0;" in out and "Attempt 2 (temperature 0.1;" in out
     assert "failed:    schema [SCHEMA_ERROR] (:MK)-[:PURSUED_IN]->(:topic) has the wrong direction" in out
     assert "feedback sent:" in out and "tulis (:topic)-[:PURSUED_IN]->(:MK)" in out
