@@ -62,6 +62,17 @@ def load_dotenv(path: Path | None = None) -> None:
         os.environ.setdefault(key, value)
 
 
+def int_setting(name: str, default: int, minimum: int = 1) -> int:
+    """An integer setting from the environment (at least `minimum`), else `default`; a bad value is one clear error."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) < minimum:
+        wanted = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}"
+        raise InvalidValue(f"{name} must be {wanted}, got {raw!r}")
+    return int(raw)
+
+
 def env(name: str, default: str | None = None) -> str | None:
     """An environment setting (after `.env`), or `default` when unset or empty."""
     value = os.environ.get(name)

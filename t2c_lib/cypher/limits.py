@@ -9,12 +9,11 @@ real query (the gold queries and examples of both datasets: at most 452 characte
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
+from t2c_lib.config import int_setting
 from t2c_lib.cypher.lexer import Kind, Token
-from t2c_lib.errors import InvalidValue
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?:[*+}]|\|)(?:[^()\\]|\\.)*\)\s*(?:[*+]|\{\d*,)")
@@ -34,18 +33,9 @@ class QueryLimits:
     def from_env(cls) -> QueryLimits:
         """Defaults, with `T2C_MAX_QUERY_CHARS` / `T2C_MAX_QUERY_DEPTH` when set (positive integers)."""
         return cls(
-            max_chars=_setting("T2C_MAX_QUERY_CHARS", cls.max_chars),
-            max_depth=_setting("T2C_MAX_QUERY_DEPTH", cls.max_depth),
+            max_chars=int_setting("T2C_MAX_QUERY_CHARS", cls.max_chars),
+            max_depth=int_setting("T2C_MAX_QUERY_DEPTH", cls.max_depth),
         )
-
-
-def _setting(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise InvalidValue(f"{name} must be a positive integer, got {raw!r}")
-    return int(raw)
 
 
 def nesting_depth(tokens: list[Token]) -> int:

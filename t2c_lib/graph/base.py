@@ -7,12 +7,11 @@ Properties whose names start with `_` are internal (load keys) and never shown t
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from t2c_lib.config import int_setting
 from t2c_lib.errors import (  # the store errors live at the bottom of the package; named here for stores' callers
-    InvalidValue,
     QueryError,
     QueryTimeout,
     ResourceLimit,
@@ -42,7 +41,7 @@ DEFAULT_MAX_RESULT_BYTES = 32 * 1024 * 1024
 
 def max_result_bytes_setting() -> int:
     """The result byte budget from `T2C_MAX_RESULT_BYTES` (a positive integer), else DEFAULT_MAX_RESULT_BYTES."""
-    return _positive_int_setting("T2C_MAX_RESULT_BYTES", DEFAULT_MAX_RESULT_BYTES)
+    return int_setting("T2C_MAX_RESULT_BYTES", DEFAULT_MAX_RESULT_BYTES)
 
 
 MAX_VALUE_DEPTH = 64
@@ -82,18 +81,9 @@ def value_bytes(value: Any) -> int:
     return total
 
 
-def _positive_int_setting(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    if not raw.isdigit() or int(raw) < 1:
-        raise InvalidValue(f"{name} must be a positive integer, got {raw!r}")
-    return int(raw)
-
-
 def max_rows_setting() -> int:
     """The row cap from `T2C_MAX_ROWS` (a positive integer), else DEFAULT_MAX_ROWS."""
-    return _positive_int_setting("T2C_MAX_ROWS", DEFAULT_MAX_ROWS)
+    return int_setting("T2C_MAX_ROWS", DEFAULT_MAX_ROWS)
 
 
 @dataclass(frozen=True)

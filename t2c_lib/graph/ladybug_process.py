@@ -21,8 +21,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.config import int_setting
 from t2c_lib.errors import (
-    InvalidValue,
     QueryError,
     QueryTimeout,
     ResourceLimit,
@@ -46,12 +46,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 def query_memory_setting() -> int:
     """The query process's memory budget in bytes, from `T2C_QUERY_MEMORY_MB` (a positive integer), else 2 GiB."""
-    raw = os.environ.get("T2C_QUERY_MEMORY_MB", "").strip()
-    if not raw:
-        return DEFAULT_QUERY_MEMORY
-    if not raw.isdigit() or int(raw) < 64:
-        raise InvalidValue(f"T2C_QUERY_MEMORY_MB must be an integer of at least 64, got {raw!r}")
-    return int(raw) * 1024**2
+    return int_setting("T2C_QUERY_MEMORY_MB", DEFAULT_QUERY_MEMORY // 1024**2, minimum=64) * 1024**2
 
 
 class QueryProcess:
