@@ -11,6 +11,7 @@ no query can take it down.
 
 from __future__ import annotations
 
+import io
 import os
 import select
 import signal
@@ -125,7 +126,7 @@ class QueryProcess:
                 f"the database process sent a reply of {size:,} bytes, over {MAX_REPLY_BYTES:,}; it was restarted"
             )
         payload = self._read(size, deadline, timeout_s, started, starting)
-        return SafeUnpickler(_BytesReader(payload)).load()
+        return SafeUnpickler(io.BytesIO(payload)).load()
 
     def _read(self, size: int, deadline: float, timeout_s: float, started: float, starting: bool) -> bytes:
         chunks: list[bytes] = []
@@ -165,32 +166,6 @@ class QueryProcess:
 
     def close(self) -> None:
         self._finalizer()
-
-
-class _BytesReader:
-    """A minimal file-like reader over bytes for the unpickler."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = memoryview(data)
-        self._pos = 0
-
-    def read(self, n: int = -1) -> bytes:
-        end = len(self._data) if n < 0 else self._pos + n
-        out = bytes(self._data[self._pos : end])
-        self._pos += len(out)
-        return out
-
-    def readline(self) -> bytes:
-        rest = bytes(self._data[self._pos :])
-        cut = rest.find(b"\n")
-        out = rest if cut < 0 else rest[: cut + 1]
-        self._pos += len(out)
-        return out
-
-    def readinto(self, buffer: Any) -> int:
-        out = self.read(len(buffer))
-        buffer[: len(out)] = out
-        return len(out)
 
 
 def _stop(proc: subprocess.Popen, requests: Any, replies_fd: int) -> None:
