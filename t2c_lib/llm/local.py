@@ -33,15 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.llm.base import Completion, LLMError, Message, Usage
+from t2c_lib.llm.lanes import LaneEngine, LaneGroup, LaneRequest, bound_lane
 from t2c_lib.llm.registry import PackagedModel, Rendering, resolve_local
 from t2c_lib.llm.render import CHAT_VERSION, COMPLETION_VERSION, RenderedPrompt, Segment, renderer_for
+from t2c_lib.llm.stopping import answer_complete, periodic_tail
 
 log = logging.getLogger(__name__)
 
 # The base model's answer ends where the next example starts, or at a blank line (few-shot answers are one block).
 STOP_SEQUENCES: tuple[str, ...] = ("\nQuestion:", "\n\n")
-REPEAT_LIMIT = 3  # a generated line seen this often means the model is looping
-LOOP_WINDOW = 32  # ... as do this many tokens repeating with a period of at most 8
 DEFAULT_SEED = 42
 DEFAULT_N_BATCH = 512
 
@@ -199,6 +199,7 @@ class LocalModel:
         seed: int | None = None,
         extra_buffers: bool | None = None,
         grammar: str | None = None,
+        lanes: int = 1,
     ) -> None:
         self.spec = resolve_local(model)
         self.model_id = self.spec.model_id
@@ -218,10 +219,18 @@ class LocalModel:
             from t2c_lib.llm.grammar import grammar_digest
 
             self.fingerprint += f";grammar={grammar_digest(grammar)}"
+        # Lanes (`t2c_lib.llm.lanes`): several replies decoded together, for instruct models
+        # without a grammar. Their arithmetic differs from one-at-a-time decoding, so the lane
+        # count and weight layout join the cache key.
+        self.lanes = max(1, int(lanes))
+        self.batched = self.lanes > 1 and self.spec.instruct and not grammar
+        if self.batched:
+            self.fingerprint += f";lanes={self.lanes};extra_buffers={int(self.extra_buffers)}"
         self.last_reused_tokens = 0
 
     def __repr__(self) -> str:
-        return f"LocalModel({self.model_id!r}, n_ctx={self.n_ctx}, threads={self.n_threads}, seed={self.seed})"
+        lanes = f", lanes={self.lanes}" if self.batched else ""
+        return f"LocalModel({self.model_id!r}, n_ctx={self.n_ctx}, threads={self.n_threads}, seed={self.seed}{lanes})"
 
     def variant(self, **changes: Any) -> LocalModel:
         """The same model and settings with `changes` (n_ctx, grammar, ...) applied: a new instance."""
@@ -233,6 +242,7 @@ class LocalModel:
             "seed": self.seed,
             "extra_buffers": self.extra_buffers,
             "grammar": self.grammar,
+            "lanes": self.lanes,
         }
         return LocalModel(**{**settings, **changes})
 
@@ -245,6 +255,17 @@ class LocalModel:
         """Fetch (if needed) and load the weights now (otherwise the first `complete` does)."""
         shared_llama(self.settings)
         return self
+
+    def lane_group(self) -> LaneGroup | None:
+        """A `LaneGroup` of `lanes` lanes on this model's weights, or None when it answers one at a time."""
+        if not self.batched:
+            return None
+        llama, _ = shared_llama(self.settings)
+
+        def engine() -> LaneEngine:
+            return LaneEngine(llama, self.lanes, self.n_ctx, self.n_threads)
+
+        return LaneGroup(engine, self.lanes, owner=self)
 
     def render(self, messages: Sequence[Message]) -> RenderedPrompt:
         """The prompt the model sees for `messages` (loads the model: the chat template is in its GGUF)."""
@@ -282,6 +303,9 @@ class LocalModel:
         prompt = _renderer(llama, self.spec).render(messages)
         base_stops = () if self.spec.instruct else STOP_SEQUENCES
         stops = list(dict.fromkeys([*base_stops, *(stop or [])]))
+        binding = bound_lane()
+        if binding is not None and binding.owner is self:
+            return self._complete_in_lane(binding, llama, lock, prompt, temperature, max_tokens, stops, seed)
         with lock:
             t0 = time.perf_counter()
             prefix_ids, suffix_ids = _prompt_ids(llama, self.spec, prompt)
@@ -329,6 +353,43 @@ class LocalModel:
             text=out["choices"][0]["text"],
             usage=Usage(int(usage.get("prompt_tokens", len(tokens))), int(usage.get("completion_tokens", 0))),
             latency_s=latency,
+            model=self.model_id,
+        )
+
+    def _complete_in_lane(
+        self,
+        binding: Any,
+        llama: Any,
+        lock: threading.Lock,
+        prompt: RenderedPrompt,
+        temperature: float,
+        max_tokens: int,
+        stops: list[str],
+        seed: int | None,
+    ) -> Completion:
+        """The reply decoded in this thread's lane, beside the other lanes' replies."""
+        t0 = time.perf_counter()
+        with lock:
+            prefix_ids, suffix_ids = _prompt_ids(llama, self.spec, prompt)
+        n_prompt = len(prefix_ids) + len(suffix_ids)
+        if self.n_ctx - n_prompt < 1:
+            raise LLMError(
+                f"{self.model_id}: the prompt has {n_prompt} tokens but the context holds {self.n_ctx}; "
+                "raise T2C_LOCAL_N_CTX or shorten the prompt"
+            )
+        request = LaneRequest(
+            tuple(prefix_ids),
+            tuple(suffix_ids),
+            max_tokens,
+            max(0.0, float(temperature)),
+            self.seed if seed is None else seed,
+            tuple(stops),
+        )
+        reply = binding.engine.complete(binding.lane, request)
+        return Completion(
+            text=reply.text,
+            usage=Usage(reply.prompt_tokens, reply.completion_tokens),
+            latency_s=time.perf_counter() - t0,
             model=self.model_id,
         )
 
@@ -409,33 +470,15 @@ def _answer_on_same_line(llama: Any, n_prompt: int) -> Any:
     return llama_cpp.LogitsProcessorList([processor])
 
 
-def _periodic_tail(tokens: Sequence[int], window: int = LOOP_WINDOW, max_period: int = 8) -> bool:
-    """True when the last `window` tokens repeat with a short period ("0000...", "abab...")."""
-    if len(tokens) < window:
-        return False
-    tail = tokens[-window:]
-    return any(all(tail[i] == tail[i - p] for i in range(p, window)) for p in range(1, max_period + 1))
+_periodic_tail = periodic_tail  # the name the tests and benchmarks know
 
 
 def _answer_complete(llama: Any, n_prompt: int) -> Any:
-    """Stopping criteria: a closed `</cypher>` tag, a line repeated `REPEAT_LIMIT` times, or a token loop.
-
-    A base model that has answered tends to keep going; one that is lost tends to loop
-    over the same line until `max_tokens`. Both waste minutes per question on 2 cores.
-    """
+    """`answer_complete` as llama-cpp-python stopping criteria (generated tokens start at `n_prompt`)."""
     import llama_cpp
 
     def done(input_ids: Any, logits: Any) -> bool:
-        generated = [int(t) for t in input_ids[n_prompt:]]
-        if not generated:
-            return False
-        if _periodic_tail(generated):
-            return True
-        text = llama.detokenize(generated).decode("utf-8", "ignore")
-        if "</cypher>" in text.lower():
-            return True
-        lines = [line.strip() for line in text.split("\n")[:-1] if line.strip()]
-        return bool(lines) and lines.count(lines[-1]) >= REPEAT_LIMIT
+        return answer_complete([int(t) for t in input_ids[n_prompt:]], llama.detokenize)
 
     return llama_cpp.StoppingCriteriaList([done])
 

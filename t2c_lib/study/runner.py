@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from t2c_lib.datasets import GroundTruthItem
 from t2c_lib.llm.base import STOPS_THE_RUN
+from t2c_lib.llm.lanes import LaneGroup, split_for_lanes
 from t2c_lib.records import Attempt
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import StudyParams
@@ -76,11 +77,14 @@ def run_cell(
     workers: int = 1,
     progress: bool = True,
     model_id: str = "",
+    lanes: LaneGroup | None = None,
 ) -> CellReport:
     """Run `solve` on every unfinished question, persisting attempts and outcomes as they happen.
 
     `solve(item, on_attempt)` runs the agent loop for one question, calls `on_attempt` for
-    each attempt and returns the question's outcome record.
+    each attempt and returns the question's outcome record. With `lanes` (a local model
+    decoding several replies together) question k goes to lane k mod lanes, each lane's
+    thread asks its questions in order: a split fixed by the question list, not by timing.
     """
     started = time.perf_counter()
     log = AttemptLog(cell.directory(run_dir))
@@ -132,7 +136,9 @@ def run_cell(
         dynamic_ncols=True,
     )
     try:
-        if workers <= 1:
+        if lanes is not None:
+            _run_in_lanes(lanes, todo, one, bar)
+        elif workers <= 1:
             for item in todo:
                 one(item)
                 bar.update(1)
@@ -167,3 +173,33 @@ def run_cell(
         outages_set_aside=outages,
         model_id=model_id,
     )
+
+
+def _run_in_lanes(
+    lanes: LaneGroup, todo: list[GroundTruthItem], one: Callable[[GroundTruthItem], None], bar: Any
+) -> None:
+    """One thread per lane, each with its fixed share of `todo`; the first stop ends every lane."""
+    stop = threading.Event()
+
+    def lane_worker(lane: int, items: list[GroundTruthItem]) -> None:
+        with lanes.bind(lane):
+            for item in items:
+                if stop.is_set():
+                    return
+                try:
+                    one(item)
+                except BaseException:
+                    stop.set()
+                    raise
+                bar.update(1)
+
+    # The engine is shut first on the way out: on Ctrl-C the replies still decoding end at once
+    # (as an outage: their questions are not recorded) instead of running to their end.
+    with ThreadPoolExecutor(max_workers=lanes.lanes, thread_name_prefix="t2c-lane") as pool, lanes:
+        futures = [pool.submit(lane_worker, i, items) for i, items in enumerate(split_for_lanes(todo, lanes.lanes))]
+        try:
+            for future in futures:
+                future.result()
+        except BaseException:
+            stop.set()
+            raise

@@ -142,6 +142,8 @@ def make_chat_model(params: StudyParams, cache_mode: str = "use", grammar: str |
     from t2c_lib.llm.cache import CachedModel, CacheMode
 
     model = make_model(params.model, seed=params.seed)
+    if params.workers > 1 and hasattr(model, "lane_group"):  # a packaged model: `workers` lanes
+        model = model.variant(lanes=params.workers)
     if grammar:
         from t2c_lib.llm.factory import constrained
 
@@ -228,7 +230,10 @@ def infer(
         manifest["grammar"] = grammar_digest(grammar)
     check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
-    workers = 1 if chat.model_id.startswith("local/") else params.workers
+    # A packaged model answers one request at a time, or in `workers` lanes decoded together
+    # (`LocalModel.lane_group`); an endpoint gets `workers` concurrent requests.
+    lanes = _lane_group(chat)
+    workers = lanes.lanes if lanes is not None else 1 if chat.model_id.startswith("local/") else params.workers
 
     def solve(item: GroundTruthItem, on_attempt: Any) -> dict[str, Any]:
         state = make_loop(on_attempt).run(item.question, item.id)
@@ -257,9 +262,22 @@ def infer(
             workers=workers,
             progress=progress,
             model_id=chat.model_id,
+            lanes=lanes,
         )
     finally:
         study.store.close()
+
+
+def _lane_group(chat: Any) -> Any:
+    """The lanes of the packaged model behind `chat` (through its wrappers), or None."""
+    model = chat
+    for _ in range(8):
+        if hasattr(model, "lane_group"):
+            return model.lane_group()
+        model = getattr(model, "model", None)
+        if model is None or isinstance(model, str):
+            return None
+    return None
 
 
 THESIS_STRATEGIES = ("single-pass", "feedback")
