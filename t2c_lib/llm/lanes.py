@@ -352,10 +352,11 @@ class LaneGroup:
     either bind and work or the lane must be closed (`bind` closes it on exit).
     """
 
-    def __init__(self, engine_factory: Any, lanes: int, owner: Any = None) -> None:
+    def __init__(self, engine_factory: Any, lanes: int, owner: Any = None, description: str = "") -> None:
         self._factory = engine_factory
         self.lanes = lanes
         self.owner = owner
+        self.description = description or f"lanes={lanes}"  # recorded in the cell manifest
         self.engine: LaneEngine | None = None
 
     def __enter__(self) -> LaneGroup:

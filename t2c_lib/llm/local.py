@@ -224,8 +224,9 @@ class LocalModel:
         # count and weight layout join the cache key.
         self.lanes = max(1, int(lanes))
         self.batched = self.lanes > 1 and self.spec.instruct and not grammar
+        self.engine = f"lanes={self.lanes};extra_buffers={int(self.extra_buffers)}" if self.batched else ""
         if self.batched:
-            self.fingerprint += f";lanes={self.lanes};extra_buffers={int(self.extra_buffers)}"
+            self.fingerprint += f";{self.engine}"
         self.last_reused_tokens = 0
 
     def __repr__(self) -> str:
@@ -265,7 +266,7 @@ class LocalModel:
         def engine() -> LaneEngine:
             return LaneEngine(llama, self.lanes, self.n_ctx, self.n_threads)
 
-        return LaneGroup(engine, self.lanes, owner=self)
+        return LaneGroup(engine, self.lanes, owner=self, description=self.engine)
 
     def render(self, messages: Sequence[Message]) -> RenderedPrompt:
         """The prompt the model sees for `messages` (loads the model: the chat template is in its GGUF)."""

@@ -105,6 +105,8 @@ def run_signature(manifest: dict[str, Any]) -> str:
         parts.insert(4, f"config:{manifest.get('strategy', manifest.get('mode'))}/{manifest['configuration']}")
     if manifest["parameters"].get("decoding", "free") != "free":
         parts.append(f"dec:{manifest['parameters']['decoding']}")
+    if manifest.get("engine"):
+        parts.append(f"engine:{manifest['engine']}")
     return "|".join(parts)
 
 

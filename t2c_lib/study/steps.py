@@ -20,7 +20,7 @@ from t2c_lib.graph.base import GraphStore
 from t2c_lib.llm.ratelimit import RateLimitedModel, RateLimiter
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, run_dir_for
-from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest
+from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import write_json
 from t2c_lib.study.runner import CellReport, run_cell
@@ -228,11 +228,14 @@ def infer(
         from t2c_lib.llm.grammar import grammar_digest
 
         manifest["grammar"] = grammar_digest(grammar)
+    lanes = _lane_group(chat)
+    if lanes is not None:  # replies decoded together: the engine decides bytes, so it is a setting
+        manifest["engine"] = lanes.description
+        manifest["signature"] = run_signature(manifest)
     check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
     # A packaged model answers one request at a time, or in `workers` lanes decoded together
     # (`LocalModel.lane_group`); an endpoint gets `workers` concurrent requests.
-    lanes = _lane_group(chat)
     workers = lanes.lanes if lanes is not None else 1 if chat.model_id.startswith("local/") else params.workers
 
     def solve(item: GroundTruthItem, on_attempt: Any) -> dict[str, Any]:
