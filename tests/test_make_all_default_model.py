@@ -2,7 +2,8 @@
 
 One configuration, single-pass and feedback, two questions: every notebook runs, every
 table and figure is written, the records name the default model by its weights, and a
-rerun on the warm response cache makes no model call and writes the same bytes.
+rerun on the warm response cache makes no model call and gives the same records and the
+same scored tables, byte for byte.
 """
 
 from __future__ import annotations
@@ -49,15 +50,23 @@ def make_all(params_file: Path, env: dict[str, str]) -> subprocess.CompletedProc
     )
 
 
-def records(run_dir: Path) -> dict[str, list[dict]]:
-    """Every questions.jsonl and attempts.jsonl of the run, without wall times."""
-    out = {}
+def records(run_dir: Path) -> dict[str, object]:
+    """Every questions.jsonl and attempts.jsonl of the run without wall times, and every metrics.csv.
+
+    Lanes append a record when its question or attempt finishes, so the line order of the
+    logs follows completion; the rows are compared in question order. The scored tables
+    are compared byte for byte.
+    """
+    out: dict[str, object] = {}
     for path in sorted(run_dir.rglob("*.jsonl")):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         for row in rows:
             for key in ("model_latency_s", "validation_s", "model_time_s", "validation_time_s", "cached"):
                 row.pop(key, None)
+        rows.sort(key=lambda r: (r.get("question_id", ""), r.get("iteration", 0)))
         out[str(path.relative_to(run_dir))] = rows
+    for path in sorted(run_dir.rglob("metrics.csv")):
+        out[str(path.relative_to(run_dir))] = path.read_bytes()
     return out
 
 
