@@ -81,6 +81,7 @@ def test_bootstrap_ci_with_shared_indices_equals_a_fresh_draw_per_call():
         a, t = rng.random(n).round(2), rng.random(n).round(2)
         diff = t - a
         idx = np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))
-        low, high = np.quantile(diff[idx].mean(axis=1), [0.025, 0.975])
+        alpha = (1.0 - 0.95) / 2.0
+        low, high = np.quantile(diff[idx].mean(axis=1), [alpha, 1.0 - alpha])
         ci = paired_bootstrap_ci(a, t)
         assert (ci.estimate, ci.low, ci.high) == (float(diff.mean()), float(low), float(high))
