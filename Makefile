@@ -43,7 +43,8 @@ GRID_START := $(shell date +%s)
 GRID_PROGRESS = $(PY) -m t2c_lib.study.progress $(RUN_DIR) --since $(GRID_START) $(GRID_CELLS) || true
 endif
 
-$(STUDY_MK): $(PARAMS) $(STAMP) t2c_lib/study/make.py
+# the rules are remade when the generator changes too (a copy of the Makefile outside a checkout has none)
+$(STUDY_MK): $(PARAMS) $(STAMP) $(wildcard t2c_lib/study/make.py)
 	$(T2C) study plan --params $(PARAMS) --makefile $@
 
 help: ## show this help
