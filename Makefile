@@ -40,10 +40,11 @@ MAKEFLAGS += -j$(JOBS)
 export T2C_LOCAL_THREADS
 # after every notebook run: cells of the whole grid done of total, time so far, an estimate
 GRID_START := $(shell date +%s)
-GRID_PROGRESS = $(T2C) study progress --params $(PARAMS) --run-dir $(RUN_DIR) --since $(GRID_START) || true
+GRID_PROGRESS = $(PY) -m t2c_lib.study.progress $(RUN_DIR) --since $(GRID_START) $(GRID_CELLS) || true
 endif
 
-$(STUDY_MK): $(PARAMS) $(STAMP)
+# the rules are remade when the generator changes too (a copy of the Makefile outside a checkout has none)
+$(STUDY_MK): $(PARAMS) $(STAMP) $(wildcard t2c_lib/study/make.py)
 	$(T2C) study plan --params $(PARAMS) --makefile $@
 
 help: ## show this help

@@ -252,3 +252,36 @@ def test_grid_progress_counts_cells_of_the_whole_grid_and_estimates_from_this_ru
     (run_dir / ".analyzed").touch()
     done = grid_progress("r", cells, run_dir, since=start, now=start + 4000)
     assert done.line() == "[grid r] 4 of 4 cells (strategy x configuration) done (analysis done); 1 h 06 min so far"
+
+
+def test_progress_module_prints_the_line_make_shows(tmp_path, capsys):
+    """`make` calls `python -m t2c_lib.study.progress RUN_DIR --since T CELL...` (standard library only)."""
+    from t2c_lib.study.progress import main
+
+    run_dir = tmp_path / "results" / "r"
+    cells = [run_dir / "feedback" / "CoT_Full", run_dir / "single-pass" / "CoT_Full"]
+    for d in cells:
+        d.mkdir(parents=True)
+    (cells[0] / ".inferred").touch()
+    main([str(run_dir), "--since", "0", *map(str, cells)])
+    line = capsys.readouterr().err
+    assert line.startswith("[grid r] 0 of 2 cells (strategy x configuration) done (1 inferred, 0 evaluated); ")
+
+
+def test_generated_rules_name_every_cell_folder_for_the_progress_line():
+    from pathlib import Path
+
+    from t2c_lib.study.make import make_rules
+
+    params = params_from_dict(
+        {
+            "run_id": "g",
+            "prompt_types": ["CoT"],
+            "schema_formats": ["full_schema"],
+            "strategies": ["single-pass", "feedback"],
+        }
+    )
+    rules = make_rules(params, "params/g.yaml")
+    assert "GRID_CELLS := results/g/feedback/CoT_Full results/g/single-pass/CoT_Full\n" in rules
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert "-m t2c_lib.study.progress $(RUN_DIR) --since $(GRID_START) $(GRID_CELLS)" in makefile

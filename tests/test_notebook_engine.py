@@ -77,3 +77,41 @@ def test_engine_start_skips_the_slow_optional_iri_checker() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["None"]  # blocked, not imported
+
+
+def test_the_kernel_runs_exit_handlers_then_ends_without_teardown(tmp_path: Path) -> None:
+    """`t2c_lib.study.kernel`: the notebook's atexit handlers (and weakref finalizers) run; debugpy stays importable."""
+    marker = tmp_path / "exit-handler-ran"
+    notebook = json.loads(json.dumps(NOTEBOOK))
+    notebook["cells"][1]["source"] = [
+        "import atexit, sys, pathlib\n",
+        f"atexit.register(pathlib.Path({str(marker)!r}).write_text, 'yes')\n",
+        "print(sys.argv[0].endswith('kernel.py'), sys.modules.get('debugpy', 'absent') is not None)",
+    ]
+    source, out = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
+    source.write_text(json.dumps(notebook))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "t2c_lib.study.notebook_engine",
+            "--no-progress-bar",
+            "-k",
+            "python3",
+            str(source),
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["cells"][-1]["outputs"][0]["text"] == ["True True\n"]
+    assert marker.read_text() == "yes"
+
+
+def test_kernel_command_replaces_only_ipykernels_launcher() -> None:
+    from t2c_lib.study.kernel import SCRIPT, command
+
+    assert command(["/py", "-m", "ipykernel_launcher", "-f", "c.json"]) == ["/py", SCRIPT, "-f", "c.json"]
+    assert command(["/other/kernel", "-f", "c.json"]) == ["/other/kernel", "-f", "c.json"]

@@ -68,3 +68,20 @@ def test_bootstrap_is_seeded_and_brackets_the_mean():
 def test_unpaired_lengths_are_rejected():
     with pytest.raises(ValueError, match="same length"):
         mcnemar_exact([1, 0], [1])
+
+
+def test_bootstrap_ci_with_shared_indices_equals_a_fresh_draw_per_call():
+    """The resampled indices are drawn once per (n, resamples, seed); every CI is still the fresh-draw one, bit for bit."""
+    import numpy as np
+
+    from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
+
+    rng = np.random.default_rng(7)
+    for n in (5, 52, 52, 13):
+        a, t = rng.random(n).round(2), rng.random(n).round(2)
+        diff = t - a
+        idx = np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))
+        alpha = (1.0 - 0.95) / 2.0
+        low, high = np.quantile(diff[idx].mean(axis=1), [alpha, 1.0 - alpha])
+        ci = paired_bootstrap_ci(a, t)
+        assert (ci.estimate, ci.low, ci.high) == (float(diff.mean()), float(low), float(high))

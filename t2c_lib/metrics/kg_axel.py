@@ -36,6 +36,7 @@ from typing import Any
 import textdistance
 
 from t2c_lib.graph.base import GraphNode, GraphRel, QueryResult
+from t2c_lib.metrics.nltk_import import load_nltk
 from t2c_lib.metrics.text import RougeL
 
 SPECIAL = re.compile(r"\(|\)|:|\{|\}|->|<-|-|\[|\]|,|\.|\*|/|<|>")
@@ -88,7 +89,8 @@ _SPACES = re.compile(r"\s+")
 
 @cache
 def _rouge_scorer() -> Any:
-    """rouge-score's stemming scorer, built on first use (its NLTK import costs about 2 s)."""
+    """rouge-score's stemming scorer, built on first use (it imports NLTK: `load_nltk` loads it without SciPy)."""
+    load_nltk()
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
@@ -114,6 +116,7 @@ def upper_keywords(text: str) -> str:
 
 def bleu(gold: str | None, generated: str | None) -> float:
     """NLTK sentence BLEU, 4-gram uniform weights, no smoothing, on spaced-form tokens."""
+    load_nltk()
     from nltk.translate.bleu_score import sentence_bleu
 
     ref, hyp = spaced(gold).split(), spaced(generated).split()

@@ -31,6 +31,8 @@ from typing import Any, NamedTuple
 
 import textdistance
 
+from t2c_lib.metrics.nltk_import import load_nltk
+
 MAX_NGRAM = 4
 BLEU_SETTING = "nltk-sentence-method1-ws"
 ROUGE_SETTING = "rougeL-ws"
@@ -63,7 +65,8 @@ class WhitespaceTokenizer:
 
 @cache
 def _rouge_scorer() -> Any:
-    """rouge-score's scorer, built on first use: importing NLTK costs about 2 s, which a notebook that only runs inference need not pay."""
+    """rouge-score's scorer, built on first use: importing NLTK costs time a notebook that only runs inference need not pay."""
+    load_nltk()  # rouge_score imports NLTK: load it without SciPy first
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeL"], tokenizer=WhitespaceTokenizer())
@@ -77,6 +80,7 @@ def bleu(gold: str | None, generated: str | None, smoothing: str | Callable[...,
 
     `smoothing`: a method name of NLTK's `SmoothingFunction` or the function itself.
     """
+    load_nltk()
     from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
 
     if isinstance(smoothing, str):

@@ -15,7 +15,8 @@ Where each part lives:
 | `evaluation.py` | one cell's `metrics.csv`, `attempt_scores.csv`, `summary.json` (numbers from `metrics/`) |
 | `analysis.py`, `compare.py` | a run's comparison tables; two runs side by side |
 | `plots.py`, `figure_text.py` | the paper's figures and their captions |
-| `make.py`, `progress.py`, `notebook_engine.py` | `make all`: its rules, its progress line, papermill on IPC |
+| `make.py`, `progress.py`, `notebook_engine.py`, `kernel.py` | `make all`: its rules, its progress line, papermill on IPC, the notebooks' kernel |
+| `table_view.py` | a few rows shown in a notebook without pandas |
 
 Every number is computed in `t2c_lib.metrics` (paired statistics included); this package only
 reads and writes the files around those calls. The names below are the notebooks' API
@@ -54,6 +55,7 @@ _PUBLIC = {
     "analysis": ("RunTables", "analyze_run", "summary_header", "paired_note", "readable_summary", "summary_view"),
     "compare": ("RunPair", "compare_runs"),
     "plots": ("figures_of", "export_figures", "export_conversation_figure", "fig_conversations"),
+    "table_view": ("Table", "table"),
 }
 _WHERE = {name: module for module, names in _PUBLIC.items() for name in names}
 

@@ -4,7 +4,8 @@ ipykernel warns "Kernel is running over TCP without encryption" whenever a kerne
 TCP without CurveZMQ keys (once per notebook `make all` runs). The notebooks run on this
 machine only, so the kernel manager here uses Unix-domain (IPC) sockets in a private
 temporary directory instead: nothing listens on the network and there is nothing to warn
-about. Every other papermill option works as usual.
+about. The kernel is ipykernel started through `t2c_lib.study.kernel` (no debugger, no
+interpreter teardown after the last cell: see there). Every other papermill option works as usual.
 """
 
 from __future__ import annotations
@@ -14,15 +15,31 @@ import sys
 import tempfile
 from typing import Any
 
-# jsonschema imports the optional `rfc3987_syntax` (for its "iri" format check) when it is
-# installed, and that module builds a Lark grammar at import: about 3 s of every notebook
-# run's start, spent before papermill's clock starts. nbformat's notebook schema uses no
-# "iri" format, so the check is never needed here; a None entry makes the import fail at
-# once and jsonschema goes on without it. An explicit import of it elsewhere still wins.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+# Optional modules papermill's process would import and never use, kept out (a None entry in
+# sys.modules makes an import fail at once; the importer goes on without the option; an
+# explicit import of one elsewhere in this process still fails, so the list is this process's):
+# - jsonschema imports the packages behind its optional format checks when installed
+#   (`rfc3987_syntax` builds a Lark grammar at import, about 3 s of every notebook run's
+#   start; the others, with `arrow`, about 0.2 s). nbformat's notebook schema uses no
+#   "format" keyword, so no format check is ever made here.
+# - papermill imports pyarrow's file systems for `hdfs://` notebook paths (pyarrow and numpy,
+#   about 0.3 s of CPU); `make all` reads and writes local files only.
+UNUSED_OPTIONAL_MODULES = (
+    "rfc3987_syntax",
+    "rfc3986_validator",
+    "rfc3339_validator",
+    "isoduration",
+    "uri_template",
+    "webcolors",
+    "pyarrow.fs",
+)
+for _name in UNUSED_OPTIONAL_MODULES:
+    sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
 
 from jupyter_client.manager import AsyncKernelManager  # noqa: E402
 from papermill.engines import NBClientEngine, papermill_engines  # noqa: E402
+
+from t2c_lib.study.kernel import command as kernel_command  # noqa: E402
 
 
 class IPCKernelManager(AsyncKernelManager):
@@ -44,6 +61,10 @@ class IPCKernelManager(AsyncKernelManager):
                 pass
 
     cleanup_resources = _async_cleanup_resources
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        """The kernel spec's command, with ipykernel's launcher replaced by `t2c_lib.study.kernel`."""
+        return kernel_command(super().format_kernel_cmd(extra_arguments))
 
 
 class IPCEngine(NBClientEngine):
