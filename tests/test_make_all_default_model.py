@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -51,7 +52,7 @@ def make_all(params_file: Path, env: dict[str, str]) -> subprocess.CompletedProc
 
 
 def records(run_dir: Path) -> dict[str, object]:
-    """Every questions.jsonl and attempts.jsonl of the run without wall times, and every metrics.csv.
+    """Every questions.jsonl and attempts.jsonl of the run without times taken, and every metrics.csv.
 
     Lanes append a record when its question or attempt finishes, so the line order of the
     logs follows completion; the rows are compared in question order. The scored tables
@@ -63,6 +64,9 @@ def records(run_dir: Path) -> dict[str, object]:
         for row in rows:
             for key in ("model_latency_s", "validation_s", "model_time_s", "validation_time_s", "cached"):
                 row.pop(key, None)
+            for step in row.get("validations", []):
+                step.pop("elapsed_s", None)
+                step["message"] = re.sub(r"ran in [0-9.]+ s", "ran in _ s", step.get("message", ""))
         rows.sort(key=lambda r: (r.get("question_id", ""), r.get("iteration", 0)))
         out[str(path.relative_to(run_dir))] = rows
     for path in sorted(run_dir.rglob("metrics.csv")):
