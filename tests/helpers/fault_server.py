@@ -1,8 +1,11 @@
 """A loopback OpenAI-compatible server that misbehaves on cue (429, 5xx, bad bodies, hangs).
 
 Tests queue faults; each request takes the next one, and when the queue is empty the
-server answers a normal chat completion. Every request is recorded (path, headers,
-JSON body, arrival time) so tests can check what the client sent and when.
+server answers a normal chat completion (`reply_for(body)`: `reply_text` here; a subclass
+may answer per request, as `replay_server.ReplayServer` does), after `latency_s` seconds
+if given. It is threaded: every connection has its own thread, so concurrent requests
+wait out their latency side by side. Every request is recorded (path, headers, JSON body,
+arrival time) so tests can check what the client sent and when.
 """
 
 from __future__ import annotations
@@ -76,9 +79,13 @@ def free_port() -> int:
 class FaultServer:
     """Run with `with FaultServer() as srv:`; `srv.base_url` is the `/v1` root for the SDK."""
 
-    def __init__(self, reply_text: str = DEFAULT_TEXT, port: int = 0) -> None:
-        """`port` 0 picks a free one; a fixed port lets a test refuse first and answer later at one URL."""
+    def __init__(self, reply_text: str = DEFAULT_TEXT, port: int = 0, latency_s: float = 0.0) -> None:
+        """`port` 0 picks a free one; a fixed port lets a test refuse first and answer later at one URL.
+
+        `latency_s`: how long every normal answer takes (a model's think time), slept per request.
+        """
         self.reply_text = reply_text
+        self.latency_s = latency_s
         self.faults: deque[Fault] = deque()
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -99,6 +106,10 @@ class FaultServer:
     def _next(self) -> Fault:
         with self._lock:
             return self.faults.popleft() if self.faults else ok()
+
+    def reply_for(self, body: dict[str, Any]) -> str:
+        """The text of a normal answer to this request; a `LookupError` answers HTTP 400 with its message."""
+        return self.reply_text
 
     def _record(self, rec: Recorded) -> None:
         with self._lock:
@@ -129,6 +140,7 @@ class FaultServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart (delayed ACK)
 
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 pass
@@ -159,7 +171,14 @@ class FaultServer:
                 fault = server._next()
                 model = str(body.get("model", "fault-model"))
                 if fault.kind == "ok":
-                    text = fault.body if fault.body is not None else server.reply_text
+                    if server.latency_s:
+                        server._stop.wait(server.latency_s)
+                    try:
+                        text = fault.body if fault.body is not None else server.reply_for(body)
+                    except LookupError as exc:
+                        err = {"error": {"message": str(exc), "type": "no_reply", "code": None}}
+                        self._send(400, json.dumps(err).encode())
+                        return
                     self._send(200, json.dumps(server._completion_body(model, text)).encode())
                 elif fault.kind == "status":
                     err = fault.body or json.dumps(
