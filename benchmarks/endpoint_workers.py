@@ -93,7 +93,9 @@ def differences(a: dict[str, list[Any]], b: dict[str, list[Any]]) -> list[str]:
     out = [f"{name}: only in one run" for name in sorted(set(a) ^ set(b))]
     for name in sorted(set(a) & set(b)):
         if a[name] != b[name]:
-            first = next((i for i, (x, y) in enumerate(zip(a[name], b[name])) if x != y), min(len(a[name]), len(b[name])))
+            first = next(
+                (i for i, (x, y) in enumerate(zip(a[name], b[name])) if x != y), min(len(a[name]), len(b[name]))
+            )
             out.append(f"{name}: {len(a[name])} vs {len(b[name])} records, first difference at record {first}")
     return out
 
@@ -107,6 +109,18 @@ def max_in_window(times: list[float], window: float = 60.0) -> int:
             start += 1
         best = max(best, end - start + 1)
     return best
+
+
+def busy(arrivals: list[float], started: float, wall: float, latency: float, workers: int) -> dict[str, float]:
+    """How busy the run kept the endpoint: the time to its first request, after its last reply, and in between."""
+    if not arrivals:
+        return {"first_request_s": 0.0, "after_last_reply_s": 0.0, "mean_in_flight": 0.0}
+    span = arrivals[-1] + latency - arrivals[0]
+    return {
+        "first_request_s": round(arrivals[0] - started, 1),
+        "after_last_reply_s": round(started + wall - arrivals[-1] - latency, 1),
+        "mean_in_flight": round(len(arrivals) * latency / span, 2) if span else float(workers),
+    }
 
 
 class Bench:
@@ -212,6 +226,7 @@ class Bench:
             out = self.finish(self.t2c_run(params, env), run_id)
             wall = time.monotonic() - started
             calls = len(server.requests)
+            arrivals = sorted(r.at for r in server.requests)
         after = os.times()
         cpu = (after.children_user + after.children_system) - (before.children_user + before.children_system)
         floor = calls * self.latency / workers
@@ -221,11 +236,15 @@ class Bench:
             "latency_s": self.latency,
             "floor_s": round(floor, 1),
             "run_cpu_s": round(cpu, 1),
+            **busy(arrivals, started, wall, self.latency, workers),
         }
         self.save()
+        b = self.report["speed"][str(workers)]
         print(
             f"  workers {workers}: wall {wall:.1f} s, {calls} calls, floor calls x latency / workers {floor:.1f} s, "
-            f"CPU of the run {cpu:.1f} s"
+            f"CPU of the run {cpu:.1f} s; first request after {b['first_request_s']:.1f} s, last reply "
+            f"{b['after_last_reply_s']:.1f} s before the end, {b['mean_in_flight']:.1f} requests in flight on average "
+            f"between them"
         )
         cells = [line.rsplit("\r", 1)[-1].strip() for line in out.splitlines() if "already done" in line]
         print("    " + "\n    ".join(cells))

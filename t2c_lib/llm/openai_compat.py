@@ -247,12 +247,7 @@ class OpenAICompatModel:
         from openai.types.chat import ChatCompletion
 
         self._completion_type = ChatCompletion
-        self._client = openai.OpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key or "not-needed",
-            max_retries=0,  # our retries are the only ones
-            timeout=self.retry.timeout_s,
-        )
+        self._client = _shared_client(endpoint, self.retry.timeout_s)
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, endpoint={self.endpoint.label!r})"
@@ -388,6 +383,36 @@ class OpenAICompatModel:
             latency_s=latency,
             model=self.model_id,
         )
+
+
+_CLIENTS: dict[tuple[str, str, float], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _shared_client(endpoint: Endpoint, timeout_s: float) -> Any:
+    """One SDK client per endpoint, key and timeout in this process, shared by every model instance and thread.
+
+    A study opens a model per cell (and `t2c run` runs cells at once); each new client built
+    an SSL context from the CA bundle (~0.1 s of CPU) and opened its own connections. The
+    SDK's client is safe to share between threads. The key is in the client, never in the
+    cache key (that holds its sha256).
+    """
+    import hashlib
+
+    import openai
+
+    key = (endpoint.base_url, hashlib.sha256(endpoint.api_key.encode("utf-8")).hexdigest(), float(timeout_s))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = openai.OpenAI(
+                base_url=endpoint.base_url,
+                api_key=endpoint.api_key or "not-needed",
+                max_retries=0,  # our retries are the only ones
+                timeout=timeout_s,
+            )
+            _CLIENTS[key] = client
+        return client
 
 
 def _refused(exc: BaseException) -> bool:
