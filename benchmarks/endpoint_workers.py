@@ -58,57 +58,11 @@ sys.path.insert(0, str(ROOT))
 
 from t2c_lib.datasets import load_dataset  # noqa: E402
 from tests.helpers.replay_server import GoldRule, Recording, RecordingRule, ReplayServer  # noqa: E402
+from tests.helpers.run_results import differences, max_in_window, run_results  # noqa: E402
 
 MODEL = "recorded-replies"
 THESIS = ROOT / "params" / "thesis.yaml"
 DEFAULT_WORK = Path(os.environ.get("TMPDIR", "/tmp")) / "t2c-endpoint-workers"
-
-
-def strip_timing(value: Any) -> Any:
-    """A record without its clock readings (keys ending in `_s`), the part that must not depend on scheduling."""
-    if isinstance(value, dict):
-        return {k: strip_timing(v) for k, v in value.items() if not k.endswith("_s")}
-    if isinstance(value, list):
-        return [strip_timing(v) for v in value]
-    return value
-
-
-def run_results(run_dir: Path, drop: tuple[str, ...] = ()) -> dict[str, list[Any]]:
-    """Every cell's questions and attempts, timing (and `drop`) removed, in question order."""
-    found: dict[str, list[Any]] = {}
-    for path in sorted(run_dir.glob("*/*/*.jsonl")):
-        if path.name not in ("questions.jsonl", "attempts.jsonl"):
-            continue
-        records = [strip_timing(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line]
-        for record in records:
-            for key in drop:
-                record.pop(key, None)
-        records.sort(key=lambda r: (r["question_id"], r.get("iteration", 0), r.get("kind", "")))
-        found[str(path.relative_to(run_dir))] = records
-    return found
-
-
-def differences(a: dict[str, list[Any]], b: dict[str, list[Any]]) -> list[str]:
-    """Files that differ between two runs' results (empty: identical)."""
-    out = [f"{name}: only in one run" for name in sorted(set(a) ^ set(b))]
-    for name in sorted(set(a) & set(b)):
-        if a[name] != b[name]:
-            first = next(
-                (i for i, (x, y) in enumerate(zip(a[name], b[name])) if x != y), min(len(a[name]), len(b[name]))
-            )
-            out.append(f"{name}: {len(a[name])} vs {len(b[name])} records, first difference at record {first}")
-    return out
-
-
-def max_in_window(times: list[float], window: float = 60.0) -> int:
-    """The most arrival times in any half-open window [t, t + window)."""
-    times = sorted(times)
-    best = start = 0
-    for end, t in enumerate(times):
-        while times[start] <= t - window:
-            start += 1
-        best = max(best, end - start + 1)
-    return best
 
 
 def busy(arrivals: list[float], started: float, wall: float, latency: float, workers: int) -> dict[str, float]:
