@@ -6,7 +6,6 @@ import threading
 import time
 from typing import Any
 
-
 MARGIN = 0.02
 """Calls are spaced this much wider than 60 s / per_minute. Exact spacing puts the (N+1)-th call exactly
 60 s after the first; a sleep that overshoots for one call and not the next, or a request that takes

@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-
 RAN_IN = re.compile(r"\bran in \d+(?:\.\d+)? s\b")
 """The execution validator's message quotes the query's time (`ran in 0.006 s, 1 row(s)`)."""
 
