@@ -95,3 +95,15 @@ def test_requests_per_minute_holds_across_cells_run_at_once(dirs: Path, monkeypa
     assert max_in_window(arrivals, 2.0) <= limit / 30
     span = arrivals[-1] - arrivals[0]
     assert span >= (len(arrivals) - 1) * 60 / limit
+
+
+def test_the_vllm_parameter_file_is_the_thesis_grid_with_many_workers() -> None:
+    from t2c_lib.study.params import load_params
+    from tests.helpers import ROOT
+
+    path = ROOT / "params" / "thesis-vllm.yaml"
+    vllm, thesis = load_params(path), load_params(ROOT / "params" / "thesis.yaml")
+    assert expand_grid(vllm) == expand_grid(thesis) and vllm.limit == thesis.limit == "all"
+    assert vllm.workers >= 4 and cells_at_once(vllm, len(expand_grid(vllm))) > 1
+    served = next(line.split()[2] for line in path.read_text().splitlines() if line.startswith("#   vllm serve "))
+    assert served == vllm.model  # the comment's server serves the model the file asks for
