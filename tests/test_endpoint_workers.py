@@ -105,5 +105,5 @@ def test_the_vllm_parameter_file_is_the_thesis_grid_with_many_workers() -> None:
     vllm, thesis = load_params(path), load_params(ROOT / "params" / "thesis.yaml")
     assert expand_grid(vllm) == expand_grid(thesis) and vllm.limit == thesis.limit == "all"
     assert vllm.workers >= 4 and cells_at_once(vllm, len(expand_grid(vllm))) > 1
-    served = next(line.split()[2] for line in path.read_text().splitlines() if line.startswith("#   vllm serve "))
+    served = next(line.split()[3] for line in path.read_text().splitlines() if line.startswith("#   vllm serve "))
     assert served == vllm.model  # the comment's server serves the model the file asks for
