@@ -9,15 +9,19 @@ chain. The speed of this path is measured in `benchmarks/endpoint_workers.py`, n
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from t2c_lib import config
 from t2c_lib.datasets import load_dataset
+from t2c_lib.llm.base import LLMUnavailableError
 from t2c_lib.study.grid import cells_at_once, run_grid
 from t2c_lib.study.layout import expand_grid
 from t2c_lib.study.params import params_from_dict
+from t2c_lib.study.slots import GridStopped
+from tests.helpers.fault_server import free_port
 from tests.helpers.replay_server import GoldRule, Recording, RecordingRule, ReplayServer
 from tests.helpers.run_results import differences, max_in_window, run_results
 
@@ -45,18 +49,31 @@ def cache(tmp_path_factory):
     return tmp_path_factory.mktemp("endpoint-cache")
 
 
-@pytest.fixture()
-def dirs(cache, tmp_path, monkeypatch):
+def isolate(monkeypatch: pytest.MonkeyPatch, cache: Path, results: Path) -> Path:
     monkeypatch.setattr(config, "CACHE_DIR", cache)
-    monkeypatch.setattr(config, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setattr(config, "RESULTS_DIR", results)
     for name in ("T2C_MODEL", "T2C_LLM_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY", "T2C_LLM_GRAMMAR_FIELD"):
         monkeypatch.delenv(name, raising=False)
-    return tmp_path / "results"
+    return results
 
 
-def run(monkeypatch, rule, latency_s: float, **settings) -> tuple[list, ReplayServer]:
+@pytest.fixture()
+def dirs(cache, tmp_path, monkeypatch):
+    return isolate(monkeypatch, cache, tmp_path / "results")
+
+
+@pytest.fixture(scope="module")
+def one_worker(cache, rule, tmp_path_factory):
+    """The grid with one worker, cells one after another: the results every other schedule must give."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        results = isolate(monkeypatch, cache, tmp_path_factory.mktemp("one-worker"))
+        reports, _ = run(monkeypatch, rule, 0.05, run_id="w1", workers=1)
+    return reports, results / "w1"
+
+
+def run(monkeypatch, rule, latency_s: float, answer=None, port: int = 0, **settings) -> tuple[list, ReplayServer]:
     params = params_from_dict({**GRID, **settings})
-    with ReplayServer(RecordingRule(rule, Recording()), latency_s=latency_s) as server:
+    with ReplayServer(answer or RecordingRule(rule, Recording()), latency_s=latency_s, port=port) as server:
         monkeypatch.setenv("T2C_LLM_BASE_URL", server.base_url)
         reports = run_grid(params, expand_grid(params), progress=False)
     return reports, server
@@ -68,9 +85,9 @@ def most_in_flight(server: ReplayServer, latency_s: float) -> int:
     return max(sum(1 for b in arrivals if a <= b < a + latency_s) for a in arrivals)
 
 
-def test_many_workers_give_the_results_of_one(dirs: Path, monkeypatch, rule) -> None:
+def test_many_workers_give_the_results_of_one(dirs: Path, monkeypatch, rule, one_worker) -> None:
     assert cells_at_once(params_from_dict({**GRID, "workers": 4}), 4) > 1  # the concurrent path is the one tested
-    one, _ = run(monkeypatch, rule, 0.05, run_id="w1", workers=1)
+    one, one_dir = one_worker
     many, server = run(monkeypatch, rule, 0.05, run_id="w4", workers=4)
 
     assert [r.cell for r in many] == [r.cell for r in one] == expand_grid(params_from_dict(GRID))
@@ -79,9 +96,42 @@ def test_many_workers_give_the_results_of_one(dirs: Path, monkeypatch, rule) -> 
     calls = sum(r.model_calls for r in many)
     assert calls == sum(r.model_calls for r in one) == len(server.requests) > 2 * GRID["limit"]  # loops iterated
     assert all(r.cache_hits == GRID["limit"] for r in many if r.cell.strategy == "single-pass")  # paired via the cache
-    a, b = run_results(dirs / "w1"), run_results(dirs / "w4")
+    a, b = run_results(one_dir), run_results(dirs / "w4")
     assert len(a) == 8 and all(a.values())  # 4 cells x (questions, attempts)
     assert differences(a, b) == []
+
+
+class FailsAfter:
+    """The rule's answers for the first `n` requests, then HTTP 400 for every request: an outage mid-run."""
+
+    def __init__(self, rule: GoldRule, n: int) -> None:
+        self.rule, self.n, self.seen = rule, n, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, messages):
+        with self.lock:
+            self.seen += 1
+            if self.seen > self.n:
+                raise LookupError("the endpoint went away")
+        return self.rule.answer(messages).reply
+
+
+def test_a_stop_in_one_cell_stops_the_cells_run_with_it_and_the_rerun_completes(
+    dirs: Path, monkeypatch, rule, one_worker
+) -> None:
+    port = free_port()  # the resumed run must ask the same endpoint (its address is in the model id)
+    with pytest.raises(LLMUnavailableError) as stopped:
+        run(monkeypatch, rule, 0.05, FailsAfter(rule, 12), port, run_id="stop", workers=4)
+    assert not isinstance(stopped.value, GridStopped)  # the cause, not the cells it stopped
+    assert "the endpoint went away" in str(stopped.value)
+    partial = run_results(dirs / "stop")
+    kept = [q for name, records in partial.items() if name.endswith("questions.jsonl") for q in records]
+    assert kept and all(q["error"] is None for q in kept)  # nothing recorded from the outage
+    assert sum(len(v) for k, v in partial.items() if k.endswith("questions.jsonl")) < 4 * GRID["limit"]
+
+    resumed, _ = run(monkeypatch, rule, 0.05, port=port, run_id="stop", workers=4)
+    assert sum(r.skipped for r in resumed) == len(kept)
+    assert differences(run_results(one_worker[1], ("cached",)), run_results(dirs / "stop", ("cached",))) == []
 
 
 def test_requests_per_minute_holds_across_cells_run_at_once(dirs: Path, monkeypatch, rule) -> None:

@@ -90,6 +90,7 @@ class FaultServer:
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._connections: set[Any] = set()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fault-server", daemon=True)
@@ -123,6 +124,13 @@ class FaultServer:
         self._stop.set()  # wakes hanging handlers
         self._httpd.shutdown()
         self._httpd.server_close()
+        with self._lock:  # a stopped server closes its kept-alive connections too, as a real one does
+            connections, self._connections = list(self._connections), set()
+        for connection in connections:
+            try:
+                connection.shutdown(2)
+            except OSError:
+                pass
         self._thread.join(timeout=5)
 
     def _completion_body(self, model: str, text: str) -> dict[str, Any]:
@@ -144,6 +152,16 @@ class FaultServer:
 
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
 
             def _send(
                 self,
