@@ -90,17 +90,24 @@ def with_cell_options(func):
 def run_command(params_file, prompt_type, schema_format, mode, store, model, limit, run_id, no_cache, refresh):
     """Run the grid (or one cell of it): every question through the loop; resumes."""
     from t2c_lib.llm.cache import CacheMode
-    from t2c_lib.study.steps import infer, model_choice
+    from t2c_lib.study.grid import cells_at_once, run_grid
+    from t2c_lib.study.steps import model_choice
 
     params = _params(params_file, store=store, model=model, limit=limit, run_id=run_id)
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
     cells = _cells(params, prompt_type, schema_format, mode, params_file)
     choice = model_choice(params)
     choice.check()
-    click.echo(f"t2c run {params.run_id}: {len(cells)} cell(s) (strategy x configuration), {choice.describe()}")
-    for cell in cells:
-        report = infer(params, cell.prompt_type, cell.schema_format, cell.strategy, cache_mode=cache_mode)
-        click.echo(report.line())
+    at_once = cells_at_once(params, len(cells))
+    together = (
+        f"; {at_once} cells at a time, at most {params.workers} questions in flight (each cell's line as it finishes)"
+        if at_once > 1
+        else ""
+    )
+    click.echo(
+        f"t2c run {params.run_id}: {len(cells)} cell(s) (strategy x configuration), {choice.describe()}{together}"
+    )
+    run_grid(params, cells, cache_mode=cache_mode, on_report=lambda report: click.echo(report.line()))
 
 
 run_id_option = click.option(

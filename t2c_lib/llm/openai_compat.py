@@ -244,12 +244,10 @@ class OpenAICompatModel:
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
         self._openai = openai
-        self._client = openai.OpenAI(
-            base_url=endpoint.base_url,
-            api_key=endpoint.api_key or "not-needed",
-            max_retries=0,  # our retries are the only ones
-            timeout=self.retry.timeout_s,
-        )
+        from openai.types.chat import ChatCompletion
+
+        self._completion_type = ChatCompletion
+        self._client = _shared_client(endpoint, self.retry.timeout_s)
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, endpoint={self.endpoint.label!r})"
@@ -327,21 +325,24 @@ class OpenAICompatModel:
     ) -> Completion:
         """One HTTP request; transient problems become `_Retryable`, permanent ones `LLMError`."""
         openai = self._openai
-        kwargs: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.to_dict() for m in messages],
             "temperature": temperature,
             "max_tokens": max_tokens,
         }
         if stop:
-            kwargs["stop"] = list(stop)
+            body["stop"] = list(stop)
         if (seed if seed is not None else self.seed) is not None:
-            kwargs["seed"] = seed if seed is not None else self.seed
+            body["seed"] = seed if seed is not None else self.seed
         if self.grammar:
-            kwargs["extra_body"] = {self.endpoint.grammar_field: self.grammar}
+            body[self.endpoint.grammar_field] = self.grammar
         t0 = time.perf_counter()
         try:
-            response = self._client.chat.completions.create(**kwargs)
+            # The SDK's documented raw request (`client.post`), not `chat.completions.create`: the body is
+            # plain JSON already, and create's per-field type transform of every message cost ~5 ms of
+            # CPU per call under the GIL, which many workers share (benchmarks/endpoint_workers.py).
+            response = self._client.post("/chat/completions", body=body, cast_to=self._completion_type)
         except openai.APITimeoutError:
             raise _Retryable(f"no response within {self.retry.timeout_s:g}s (timeout)") from None
         except openai.APIConnectionError as exc:
@@ -382,6 +383,36 @@ class OpenAICompatModel:
             latency_s=latency,
             model=self.model_id,
         )
+
+
+_CLIENTS: dict[tuple[str, str, float], Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _shared_client(endpoint: Endpoint, timeout_s: float) -> Any:
+    """One SDK client per endpoint, key and timeout in this process, shared by every model instance and thread.
+
+    A study opens a model per cell (and `t2c run` runs cells at once); each new client built
+    an SSL context from the CA bundle (~0.1 s of CPU) and opened its own connections. The
+    SDK's client is safe to share between threads. The key is in the client, never in the
+    cache key (that holds its sha256).
+    """
+    import hashlib
+
+    import openai
+
+    key = (endpoint.base_url, hashlib.sha256(endpoint.api_key.encode("utf-8")).hexdigest(), float(timeout_s))
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(key)
+        if client is None:
+            client = openai.OpenAI(
+                base_url=endpoint.base_url,
+                api_key=endpoint.api_key or "not-needed",
+                max_retries=0,  # our retries are the only ones
+                timeout=timeout_s,
+            )
+            _CLIENTS[key] = client
+        return client
 
 
 def _refused(exc: BaseException) -> bool:

@@ -67,10 +67,13 @@ class AttemptLog:
         self._append(self.questions_path, record)
 
     def _append(self, path: Path, record: dict[str, Any]) -> None:
+        """Write the line whole under the lock; fsync after it (before returning), so threads of a cell
+        do not queue behind each other's disk flushes and concurrent ones share a journal commit."""
         line = _json_line(record)
-        with self._lock, path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
+        with path.open("a", encoding="utf-8") as handle:
+            with self._lock:
+                handle.write(line)
+                handle.flush()
             os.fsync(handle.fileno())
 
 

@@ -22,9 +22,10 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -35,6 +36,9 @@ from t2c_lib.records import Attempt
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import AttemptLog
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.study.slots import CellSlots, QuestionSlots
 
 
 @dataclass
@@ -78,6 +82,7 @@ def run_cell(
     progress: bool = True,
     model_id: str = "",
     lanes: LaneGroup | None = None,
+    slots: CellSlots | QuestionSlots | None = None,
 ) -> CellReport:
     """Run `solve` on every unfinished question, persisting attempts and outcomes as they happen.
 
@@ -85,6 +90,9 @@ def run_cell(
     each attempt and returns the question's outcome record. With `lanes` (a local model
     decoding several replies together) question k goes to lane k mod lanes, each lane's
     thread asks its questions in order: a split fixed by the question list, not by timing.
+    `slots`, shared by cells that run at the same time, bounds the questions in flight across
+    all of them (`t2c_lib.study.grid`); with slots, every question waits for one on its own
+    thread, so the grid sees the cell's demand.
     """
     started = time.perf_counter()
     log = AttemptLog(cell.directory(run_dir))
@@ -102,7 +110,8 @@ def run_cell(
 
     def one(item: GroundTruthItem) -> None:
         try:
-            record = solve(item, on_attempt)
+            with slots.hold() if slots is not None else nullcontext():
+                record = solve(item, on_attempt)
         except STOPS_THE_RUN:
             raise  # a bad configuration or an outage: no answer to record; stop, and the resumed run asks it
         except Exception as exc:  # a question that raises is recorded, the run goes on
@@ -143,7 +152,7 @@ def run_cell(
                 one(item)
                 bar.update(1)
         else:
-            pool = ThreadPoolExecutor(max_workers=workers)
+            pool = ThreadPoolExecutor(max_workers=max(1, len(todo)) if slots is not None else workers)
             try:
                 for future in as_completed([pool.submit(one, item) for item in todo]):
                     future.result()

@@ -33,6 +33,7 @@ from t2c_lib.study.screen import (
     screen_gold,
     write_cached_screen,
 )
+from t2c_lib.study.slots import CellSlots, QuestionSlots
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +137,14 @@ def measured_vote_k(params: StudyParams, cell: Cell, run_dir: Path) -> int:
     return vote_k_from_calls(sum(calls) / len(calls))
 
 
-def make_chat_model(params: StudyParams, cache_mode: str = "use", grammar: str | None = None) -> Any:
-    """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints)."""
+def make_chat_model(
+    params: StudyParams, cache_mode: str = "use", grammar: str | None = None, limiter: RateLimiter | None = None
+) -> Any:
+    """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints).
+
+    `limiter`: the rate limiter to share (cells that run at once share one: `requests_per_minute`
+    is the whole run's budget); by default a new one.
+    """
     from t2c_lib.llm import make_model
     from t2c_lib.llm.cache import CachedModel, CacheMode
 
@@ -149,7 +156,7 @@ def make_chat_model(params: StudyParams, cache_mode: str = "use", grammar: str |
 
         model = constrained(model, grammar)
     if params.requests_per_minute:
-        model = RateLimitedModel(model, RateLimiter(params.requests_per_minute))
+        model = RateLimitedModel(model, limiter or RateLimiter(params.requests_per_minute))
     return CachedModel(model, mode=CacheMode(cache_mode))
 
 
@@ -164,10 +171,14 @@ def infer(
     results_dir: Path | None = None,
     model: Any = None,
     mode: str | None = None,
+    slots: CellSlots | QuestionSlots | None = None,
+    limiter: RateLimiter | None = None,
 ) -> CellReport:
     """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
 
-    `mode` is the old name of `strategy` (`agentic` = `feedback`).
+    `mode` is the old name of `strategy` (`agentic` = `feedback`). `slots` and `limiter` are
+    shared by cells that run at once (`t2c_lib.study.grid`): questions in flight and requests
+    per minute are budgets of the whole run.
     """
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.agent.strategies import get_strategy
@@ -184,7 +195,7 @@ def infer(
         from t2c_lib.llm.grammar import cypher_grammar
 
         grammar = cypher_grammar(schema)
-    chat = model or make_chat_model(params, cache_mode, grammar)
+    chat = model or make_chat_model(params, cache_mode, grammar, limiter)
     from t2c_lib.linking import settings_from
 
     parts = build_parts(
@@ -266,6 +277,7 @@ def infer(
             progress=progress,
             model_id=chat.model_id,
             lanes=lanes,
+            slots=slots,
         )
     finally:
         study.store.close()

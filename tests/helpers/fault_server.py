@@ -1,8 +1,11 @@
 """A loopback OpenAI-compatible server that misbehaves on cue (429, 5xx, bad bodies, hangs).
 
 Tests queue faults; each request takes the next one, and when the queue is empty the
-server answers a normal chat completion. Every request is recorded (path, headers,
-JSON body, arrival time) so tests can check what the client sent and when.
+server answers a normal chat completion (`reply_for(body)`: `reply_text` here; a subclass
+may answer per request, as `replay_server.ReplayServer` does), after `latency_s` seconds
+if given. It is threaded: every connection has its own thread, so concurrent requests
+wait out their latency side by side. Every request is recorded (path, headers, JSON body,
+arrival time) so tests can check what the client sent and when.
 """
 
 from __future__ import annotations
@@ -76,13 +79,18 @@ def free_port() -> int:
 class FaultServer:
     """Run with `with FaultServer() as srv:`; `srv.base_url` is the `/v1` root for the SDK."""
 
-    def __init__(self, reply_text: str = DEFAULT_TEXT, port: int = 0) -> None:
-        """`port` 0 picks a free one; a fixed port lets a test refuse first and answer later at one URL."""
+    def __init__(self, reply_text: str = DEFAULT_TEXT, port: int = 0, latency_s: float = 0.0) -> None:
+        """`port` 0 picks a free one; a fixed port lets a test refuse first and answer later at one URL.
+
+        `latency_s`: how long every normal answer takes (a model's think time), slept per request.
+        """
         self.reply_text = reply_text
+        self.latency_s = latency_s
         self.faults: deque[Fault] = deque()
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._connections: set[Any] = set()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fault-server", daemon=True)
@@ -100,6 +108,10 @@ class FaultServer:
         with self._lock:
             return self.faults.popleft() if self.faults else ok()
 
+    def reply_for(self, body: dict[str, Any]) -> str:
+        """The text of a normal answer to this request; a `LookupError` answers HTTP 400 with its message."""
+        return self.reply_text
+
     def _record(self, rec: Recorded) -> None:
         with self._lock:
             self.requests.append(rec)
@@ -112,6 +124,13 @@ class FaultServer:
         self._stop.set()  # wakes hanging handlers
         self._httpd.shutdown()
         self._httpd.server_close()
+        with self._lock:  # a stopped server closes its kept-alive connections too, as a real one does
+            connections, self._connections = list(self._connections), set()
+        for connection in connections:
+            try:
+                connection.shutdown(2)
+            except OSError:
+                pass
         self._thread.join(timeout=5)
 
     def _completion_body(self, model: str, text: str) -> dict[str, Any]:
@@ -129,9 +148,20 @@ class FaultServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart (delayed ACK)
 
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
 
             def _send(
                 self,
@@ -159,7 +189,14 @@ class FaultServer:
                 fault = server._next()
                 model = str(body.get("model", "fault-model"))
                 if fault.kind == "ok":
-                    text = fault.body if fault.body is not None else server.reply_text
+                    if server.latency_s:
+                        server._stop.wait(server.latency_s)
+                    try:
+                        text = fault.body if fault.body is not None else server.reply_for(body)
+                    except LookupError as exc:
+                        err = {"error": {"message": str(exc), "type": "no_reply", "code": None}}
+                        self._send(400, json.dumps(err).encode())
+                        return
                     self._send(200, json.dumps(server._completion_body(model, text)).encode())
                 elif fault.kind == "status":
                     err = fault.body or json.dumps(
