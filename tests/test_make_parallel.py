@@ -42,6 +42,11 @@ def _project(tmp_path: Path) -> Path:
     (project / ".venv" / ".installed").write_text("", encoding="utf-8")
     (project / ".venv" / "bin" / "t2c").symlink_to(T2C)
     (project / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    # the stand-in venv is the real one seen through links: its python imports t2c_lib
+    # (make's progress line runs `python -m t2c_lib.study.progress`)
+    for name in ("pyvenv.cfg", "lib"):
+        if (Path(sys.prefix) / name).exists():
+            (project / ".venv" / name).symlink_to(Path(sys.prefix) / name)
     params = (
         (ROOT / "params" / "quick.yaml").read_text(encoding="utf-8").replace("run_id: quick", "run_id: make_parallel")
     )
