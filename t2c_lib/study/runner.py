@@ -37,7 +37,7 @@ from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import AttemptLog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.study.slots import CellSlots, QuestionSlots
+    from t2c_lib.study.slots import CellSlots
 
 
 @dataclass
@@ -80,14 +80,14 @@ def run_cell(
     workers: int = 1,
     progress: bool = True,
     model_id: str = "",
-    slots: CellSlots | QuestionSlots | None = None,
+    slots: CellSlots | None = None,
 ) -> CellReport:
     """Run `solve` on every unfinished question, persisting attempts and outcomes as they happen.
 
     `solve(item, on_attempt)` runs the agent loop for one question, calls `on_attempt` for
-    each attempt and returns the question's outcome record. `slots`, shared by cells that run
-    at the same time, bounds the questions in flight across all of them (`t2c_lib.study.grid`);
-    with slots, every question waits for one on its own thread, so the grid sees the cell's demand.
+    each attempt and returns the question's outcome record. With `slots` (cells run at the same
+    time, `t2c_lib.study.grid`) every question starts at once on its own thread: the model's
+    requests wait for the run's slots, and the grid sees how many questions the cell has left.
     """
     started = time.perf_counter()
     log = AttemptLog(cell.directory(run_dir))
