@@ -100,7 +100,7 @@ def run_command(params_file, prompt_type, schema_format, mode, store, model, lim
     choice.check()
     at_once = cells_at_once(params, len(cells))
     together = (
-        f"; {at_once} cells at a time, at most {params.workers} questions in flight (each cell's line as it finishes)"
+        f"; {at_once} cells at a time, at most {params.workers} requests in flight (each cell's line as it finishes)"
         if at_once > 1
         else ""
     )

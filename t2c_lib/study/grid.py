@@ -1,23 +1,24 @@
 """Run the cells of a grid: one after another, or, against an endpoint with many workers, several at once.
 
-Why several at once: `workers` questions are asked at the same time, but a cell has only
+Why several at once: `workers` requests are in flight at the same time, but a cell has only
 its own questions (52 in the thesis grid). Run one after another, every cell ends in a tail
-with fewer than `workers` questions in flight, and every cell's setup (the store, its query
+with fewer than `workers` requests in flight, and every cell's setup (the store, its query
 process, the schema) and every single-pass cell (answered from the response cache, so
 validation only) runs while the endpoint idles. `benchmarks/endpoint_workers.py` measures it.
 So when `workers` > 1 and the model is an endpoint's, up to `CELLS_AT_ONCE` cells run at the
-same time, sharing one `QuestionSlots(workers)` (at most `workers` questions in flight in the
-whole run, whichever cells they belong to) and one rate limiter (`requests_per_minute` is
-the run's budget, not each cell's). The packaged model keeps one cell at a time.
+same time, sharing one `RequestSlots(workers)` (at most `workers` requests at the endpoint in
+the whole run, whichever cells they come from; validation runs beside them) and one rate
+limiter (`requests_per_minute` is the run's budget, not each cell's). The packaged model keeps
+one cell at a time.
 
 Pairing is kept: a cell of another strategy starts only after its `feedback` twin (same
 configuration) has finished, as `make` orders them, so the twin's first attempts are in
 the response cache (single-pass pairs with feedback question by question and costs no call;
 `vote` measures its k from the twin). Each question is solved on its own, so what a cell
 records does not depend on the schedule (only the order of lines in its JSONL files, as with
-any `workers` > 1). A configuration error or an outage in one cell closes the slots: the
-other cells start no new question, the cells finish what is in flight, and the first error
-is raised; a rerun resumes every cell.
+any `workers` > 1). A configuration error or an outage in one cell closes the slots: no
+request and no question starts after it, the questions under way stop at their next request,
+and the first error is raised; a rerun resumes every cell.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from t2c_lib.llm.registry import is_local
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runner import CellReport
-from t2c_lib.study.slots import CellSlots, GridStopped, QuestionSlots
+from t2c_lib.study.slots import CellSlots, GridStopped, RequestSlots
 
 CELLS_AT_ONCE = 8
 """The most cells open at the same time (each holds a store and its query process, about 75 MB)."""
@@ -81,9 +82,9 @@ def run_grid(
 class _GridRun:
     """The cells of one `run_grid` call running at once, and the rules for opening the next one.
 
-    - a feedback cell opens when no open feedback cell is still setting up (it has not asked
-      for a slot yet) and the open ones have fewer than `2 x workers` questions left waiting
-      or in flight: the next cell's setup then overlaps the others' last questions;
+    - a feedback cell opens when no open feedback cell is still setting up (it has not started
+      a question yet) and the open ones have fewer than `2 x workers` questions left: the next
+      cell's setup then overlaps the others' last questions;
     - any other cell opens as soon as its feedback twin has finished (or at once if the twin
       is not part of this run);
     - at most `cells_at_once` cells are open (each holds a store and its query process);
@@ -101,7 +102,7 @@ class _GridRun:
         self.cache_mode = cache_mode
         self.report = report
         self.at_once = cells_at_once(params, len(cells))
-        self.slots = QuestionSlots(params.workers)
+        self.slots = RequestSlots(params.workers)
         self.limiter = RateLimiter(params.requests_per_minute) if params.requests_per_minute else None
         self.futures: dict[Cell, Future] = {}
         self.views: dict[Cell, CellSlots] = {}
@@ -123,7 +124,7 @@ class _GridRun:
                     if first is not None:
                         self.slots.close(str(first))
                         self.waiting.clear()  # nothing new opens; open cells stop at their next question
-            except BaseException:  # Ctrl-C: no new question starts; the ones in flight finish
+            except BaseException:  # Ctrl-C: no request or question starts; those under way stop at their next request
                 self.slots.close("interrupted")
                 raise
         if first is not None:

@@ -38,7 +38,7 @@ from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import AttemptLog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.study.slots import CellSlots, QuestionSlots
+    from t2c_lib.study.slots import CellSlots
 
 
 @dataclass
@@ -82,7 +82,7 @@ def run_cell(
     progress: bool = True,
     model_id: str = "",
     lanes: LaneGroup | None = None,
-    slots: CellSlots | QuestionSlots | None = None,
+    slots: CellSlots | None = None,
 ) -> CellReport:
     """Run `solve` on every unfinished question, persisting attempts and outcomes as they happen.
 
@@ -90,9 +90,9 @@ def run_cell(
     each attempt and returns the question's outcome record. With `lanes` (a local model
     decoding several replies together) question k goes to lane k mod lanes, each lane's
     thread asks its questions in order: a split fixed by the question list, not by timing.
-    `slots`, shared by cells that run at the same time, bounds the questions in flight across
-    all of them (`t2c_lib.study.grid`); with slots, every question waits for one on its own
-    thread, so the grid sees the cell's demand.
+    With `slots` (cells run at the same time, `t2c_lib.study.grid`) every question starts at
+    once on its own thread: the model's requests wait for the run's slots, and the grid sees
+    how many questions the cell has left.
     """
     started = time.perf_counter()
     log = AttemptLog(cell.directory(run_dir))

@@ -1,12 +1,15 @@
-"""A grid's shared budget of questions in flight, for cells that run at the same time.
+"""A run's shared budget of requests in flight at the endpoint, for cells that run at the same time.
 
 `t2c run` against an endpoint runs several cells at once (`t2c_lib.study.grid`); `workers`
-still means what it says: at most that many questions of the whole grid are being solved at
-any moment, whichever cells they belong to. A question takes a slot for as long as it is
-being solved; slots are handed out first come, first served. Each cell holds a `CellSlots`
-view that counts its own questions waiting or in flight, so the grid can see when the open
-cells run out of questions and open the next one. When one cell stops the run (a bad
-configuration or an outage) the slots close: questions not yet started are not started
+still bounds what the endpoint sees: at most that many requests of the whole run are in
+flight at any moment, whichever cells and questions they come from (`RequestSlots`, taken by
+`SlotModel` around every real model call, so answers from the response cache take none).
+Validation, prompts and feedback run outside the slots, so the endpoint stays busy while
+the questions between two calls are checked. Slots are handed out in arrival order.
+
+Each cell counts its own unfinished questions (`CellSlots`), so the grid sees when the open
+cells run short of questions and opens the next one. When one cell stops the run (a bad
+configuration or an outage) the slots close: no request and no question starts after that
 (`GridStopped`), so nothing is recorded for them and the resumed run asks them.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from t2c_lib.llm.base import LLMUnavailableError
 
@@ -23,8 +27,8 @@ class GridStopped(LLMUnavailableError):
     """Another cell of the grid stopped the run; this question was not asked (it stops its cell in turn)."""
 
 
-class QuestionSlots:
-    """At most `size` questions in flight across the cells sharing this object."""
+class RequestSlots:
+    """At most `size` requests in flight across the cells sharing this object."""
 
     def __init__(self, size: int) -> None:
         if size < 1:
@@ -35,7 +39,7 @@ class QuestionSlots:
         self._why = ""
 
     def close(self, why: str) -> None:
-        """No question starts after this; `why` is the stop's message. Questions waiting for a slot stop now."""
+        """Nothing starts after this; `why` is the stop's message. Requests waiting for a slot stop now."""
         with self._changed:
             self._why = self._why or why or "the run stopped"
             self._changed.notify_all()
@@ -44,14 +48,18 @@ class QuestionSlots:
     def closed(self) -> bool:
         return bool(self._why)
 
+    def check(self) -> None:
+        """Raise `GridStopped` once the slots are closed."""
+        if self._why:
+            raise GridStopped(f"not asked, the run stopped: {self._why}")
+
     @contextmanager
     def hold(self) -> Iterator[None]:
-        """One question's slot, waited for in arrival order; raises `GridStopped` once the slots are closed."""
+        """One request's slot, waited for in arrival order; raises `GridStopped` once the slots are closed."""
         with self._changed:
             while self.held >= self.size and not self._why:
                 self._changed.wait()
-            if self._why:
-                raise GridStopped(f"not asked, the run stopped: {self._why}")
+            self.check()
             self.held += 1
         try:
             yield
@@ -61,14 +69,18 @@ class QuestionSlots:
                 self._changed.notify()
 
     def cell(self) -> CellSlots:
-        """A view for one cell: the same slots, with that cell's own counts."""
+        """A view for one cell: its own count of unfinished questions, and the shared stop."""
         return CellSlots(self)
 
 
 class CellSlots:
-    """One cell's use of the shared slots: how many of its questions wait or are in flight, and whether it began."""
+    """One cell's questions under way (`demand`), whether it began asking, and the run's stop.
 
-    def __init__(self, shared: QuestionSlots) -> None:
+    The runner holds it around each question: it waits for nothing (the requests wait for
+    their slots), it counts, and it refuses to start a question once the run stopped.
+    """
+
+    def __init__(self, shared: RequestSlots) -> None:
         self.shared = shared
         self.demand = 0
         self.asking = threading.Event()
@@ -77,11 +89,24 @@ class CellSlots:
     @contextmanager
     def hold(self) -> Iterator[None]:
         self.asking.set()
+        self.shared.check()
         with self._lock:
             self.demand += 1
         try:
-            with self.shared.hold():
-                yield
+            yield
         finally:
             with self._lock:
                 self.demand -= 1
+
+
+class SlotModel:
+    """Wraps a ChatModel so every real call holds one of the run's `RequestSlots` while it is answered."""
+
+    def __init__(self, model: Any, slots: RequestSlots) -> None:
+        self.model = model
+        self.model_id = model.model_id
+        self.slots = slots
+
+    def complete(self, *args: Any, **kwargs: Any) -> Any:
+        with self.slots.hold():
+            return self.model.complete(*args, **kwargs)

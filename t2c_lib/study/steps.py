@@ -33,7 +33,7 @@ from t2c_lib.study.screen import (
     screen_gold,
     write_cached_screen,
 )
-from t2c_lib.study.slots import CellSlots, QuestionSlots
+from t2c_lib.study.slots import CellSlots, RequestSlots, SlotModel
 
 log = logging.getLogger(__name__)
 
@@ -138,12 +138,17 @@ def measured_vote_k(params: StudyParams, cell: Cell, run_dir: Path) -> int:
 
 
 def make_chat_model(
-    params: StudyParams, cache_mode: str = "use", grammar: str | None = None, limiter: RateLimiter | None = None
+    params: StudyParams,
+    cache_mode: str = "use",
+    grammar: str | None = None,
+    limiter: RateLimiter | None = None,
+    slots: RequestSlots | None = None,
 ) -> Any:
     """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints).
 
-    `limiter`: the rate limiter to share (cells that run at once share one: `requests_per_minute`
-    is the whole run's budget); by default a new one.
+    Cells that run at once share `limiter` (`requests_per_minute` is the whole run's budget;
+    by default a new one) and `slots` (at most `workers` requests in flight in the whole run).
+    Both sit behind the cache: an answer from the cache takes neither.
     """
     from t2c_lib.llm import make_model
     from t2c_lib.llm.cache import CachedModel, CacheMode
@@ -157,6 +162,8 @@ def make_chat_model(
         model = constrained(model, grammar)
     if params.requests_per_minute:
         model = RateLimitedModel(model, limiter or RateLimiter(params.requests_per_minute))
+    if slots is not None:
+        model = SlotModel(model, slots)
     return CachedModel(model, mode=CacheMode(cache_mode))
 
 
@@ -171,14 +178,14 @@ def infer(
     results_dir: Path | None = None,
     model: Any = None,
     mode: str | None = None,
-    slots: CellSlots | QuestionSlots | None = None,
+    slots: CellSlots | None = None,
     limiter: RateLimiter | None = None,
 ) -> CellReport:
     """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
 
-    `mode` is the old name of `strategy` (`agentic` = `feedback`). `slots` and `limiter` are
-    shared by cells that run at once (`t2c_lib.study.grid`): questions in flight and requests
-    per minute are budgets of the whole run.
+    `mode` is the old name of `strategy` (`agentic` = `feedback`). `slots` (this cell's view of
+    the run's request slots) and `limiter` are shared by cells that run at once
+    (`t2c_lib.study.grid`): requests in flight and requests per minute are budgets of the whole run.
     """
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.agent.strategies import get_strategy
@@ -195,7 +202,7 @@ def infer(
         from t2c_lib.llm.grammar import cypher_grammar
 
         grammar = cypher_grammar(schema)
-    chat = model or make_chat_model(params, cache_mode, grammar, limiter)
+    chat = model or make_chat_model(params, cache_mode, grammar, limiter, slots.shared if slots else None)
     from t2c_lib.linking import settings_from
 
     parts = build_parts(

@@ -197,7 +197,10 @@ class FaultServer:
                         err = {"error": {"message": str(exc), "type": "no_reply", "code": None}}
                         self._send(400, json.dumps(err).encode())
                         return
-                    self._send(200, json.dumps(server._completion_body(model, text)).encode())
+                    try:
+                        self._send(200, json.dumps(server._completion_body(model, text)).encode())
+                    except OSError:
+                        self.close_connection = True  # the client went away while we waited (killed, timed out)
                 elif fault.kind == "status":
                     err = fault.body or json.dumps(
                         {"error": {"message": f"injected HTTP {fault.status}", "type": "fault", "code": None}}
