@@ -292,14 +292,10 @@ def infer(
 
 def _lane_group(chat: Any) -> Any:
     """The lanes of the packaged model behind `chat` (through its wrappers), or None."""
-    model = chat
-    for _ in range(8):
-        if hasattr(model, "lane_group"):
-            return model.lane_group()
-        model = getattr(model, "model", None)
-        if model is None or isinstance(model, str):
-            return None
-    return None
+    from t2c_lib.llm.cache import _through_wrappers
+
+    lane_group = _through_wrappers(chat, "lane_group", None)
+    return lane_group() if callable(lane_group) else None
 
 
 THESIS_STRATEGIES = ("single-pass", "feedback")
