@@ -141,8 +141,11 @@ def test_requests_per_minute_holds_across_cells_run_at_once(dirs: Path, monkeypa
     )
     arrivals = sorted(r.at for r in server.requests)
     assert len(reports) == 2 and len(arrivals) >= 14
-    # Unlimited (or one limiter per cell), eight workers at zero latency send far more in 2 s.
-    assert max_in_window(arrivals, 2.0) <= limit / 30
+    # The limiter spaces its grants 0.204 s apart (10 in any 2 s); the server sees them after a thread
+    # switch and a socket write, and on a loaded machine one request late by up to a slot lets the
+    # server count one more (CI saw 11). Unlimited, eight workers at zero latency send hundreds in 2 s,
+    # and one limiter per cell would send about 20.
+    assert max_in_window(arrivals, 2.0) <= limit / 30 + 1
     span = arrivals[-1] - arrivals[0]
     assert span >= (len(arrivals) - 1) * 60 / limit
 
