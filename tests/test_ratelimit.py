@@ -52,7 +52,7 @@ def test_two_processes_naming_one_file_share_one_budget(tmp_path: Path) -> None:
     # One limiter per process would grant two at a time: 10 grants in about 0.4 s.
     assert grants[-1] - grants[0] >= 9 * interval * 0.95
     gaps = [b - a for a, b in zip(grants, grants[1:])]
-    assert sum(gap < interval / 2 for gap in gaps) <= 1  # a late print may pair two grants, not more
+    assert sum(gap < interval / 2 for gap in gaps) <= 2  # a late print may pair two grants now and then; unshared: 5 pairs
 
 
 def test_a_damaged_or_far_future_slot_costs_no_wait(tmp_path: Path) -> None:
@@ -74,6 +74,16 @@ def test_one_limiter_per_endpoint_model_in_a_process(tmp_path: Path) -> None:
     assert other is not first and other.shared_file != first.shared_file
 
 
+class CountingLimiter(RateLimiter):
+    def __init__(self, per_minute: float) -> None:
+        super().__init__(per_minute)
+        self.grants = 0
+
+    def acquire(self) -> float:
+        self.grants += 1
+        return super().acquire()
+
+
 def test_a_retry_after_429_takes_its_own_slot() -> None:
     with FaultServer() as server:
         server.queue(status(429, retry_after="0"), ok(), status(429, retry_after="0"), ok())
@@ -82,10 +92,12 @@ def test_a_retry_after_429_takes_its_own_slot() -> None:
             Endpoint(server.base_url, "", "fault"),
             RetryPolicy(max_attempts=3, base_delay_s=0.0, timeout_s=5, max_total_wait_s=0.5),
         )
-        limited = RateLimitedModel(model, RateLimiter(300))  # one request every 0.2 s
+        limiter = CountingLimiter(300)  # one request every 0.2 s
+        limited = RateLimitedModel(model, limiter)
         for _ in range(2):
             limited.complete(MESSAGES, max_tokens=16)
         arrivals = [r.at for r in server.requests]
-    assert len(arrivals) == 4  # two 429s answered by two retries
-    gaps = [b - a for a, b in zip(arrivals, arrivals[1:])]
-    assert min(gaps) >= 0.2 * 0.9, gaps  # the server never sees two requests closer than the budget allows
+    assert len(arrivals) == 4 and limiter.grants == 4  # two 429s answered by two retries: a slot each
+    # Four slots span three intervals (0.61 s); unpaced retries would follow their 429s at once (about 0.2 s
+    # in all). A request late in transit on a busy machine shortens the span by its delay, hence 0.5.
+    assert arrivals[-1] - arrivals[0] >= 0.5

@@ -293,9 +293,9 @@ def infer(
 
 def _lane_group(chat: Any) -> Any:
     """The lanes of the packaged model behind `chat` (through its wrappers), or None."""
-    from t2c_lib.llm.cache import _through_wrappers
+    from t2c_lib.llm.base import model_attribute
 
-    lane_group = _through_wrappers(chat, "lane_group", None)
+    lane_group = model_attribute(chat, "lane_group", None)
     return lane_group() if callable(lane_group) else None
 
 
