@@ -52,7 +52,9 @@ def test_two_processes_naming_one_file_share_one_budget(tmp_path: Path) -> None:
     # One limiter per process would grant two at a time: 10 grants in about 0.4 s.
     assert grants[-1] - grants[0] >= 9 * interval * 0.95
     gaps = [b - a for a, b in zip(grants, grants[1:])]
-    assert sum(gap < interval / 2 for gap in gaps) <= 2  # a late print may pair two grants now and then; unshared: 5 pairs
+    assert (
+        sum(gap < interval / 2 for gap in gaps) <= 2
+    )  # a late print may pair two grants now and then; unshared: 5 pairs
 
 
 def test_a_damaged_or_far_future_slot_costs_no_wait(tmp_path: Path) -> None:
