@@ -28,6 +28,15 @@ for _ in range(5):
 """
 
 
+def test_rate_limiter_spaces_calls():
+    limiter = RateLimiter(per_minute=600)  # one every 0.1 s
+    started = time.monotonic()
+    for _ in range(4):
+        limiter.acquire()
+    assert time.monotonic() - started >= 0.29
+    RateLimiter(None).acquire()  # no limit: returns at once
+
+
 def test_two_processes_naming_one_file_share_one_budget(tmp_path: Path) -> None:
     shared = tmp_path / "endpoint.next"
     procs = [
