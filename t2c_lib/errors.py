@@ -27,6 +27,7 @@ The tree (classes defined elsewhere are named with their module):
       PathError              a file or folder the user named cannot be read or written (`user_path`)
       EmbedderUnavailable    (linking.embedder) the MiniLM weights are not installed
       LLMError               (llm.base) a model call failed for good: LLMConfigError, LLMUnavailableError
+      ConversationsStopped   (chat.evaluate) the model failed for good during a conversation evaluation
       StoreError             a graph store failed: StoreUnavailable, QueryError (UnsafeQuery,
                              ResultTooLarge, ResourceLimit), QueryTimeout
 

@@ -458,3 +458,44 @@ def test_conversation_metrics_on_one_dialogue(engine_for, kurikulum, tmp_path):
         "konv-13,2,Bagaimana dengan 'Pembelajaran Mesin'?,REQUEST_MODIFICATION,EXECUTE_QUERY,model"
         in paths["turns"].read_text()
     )
+
+
+class OutageStandIn(ScriptedModelStandIn):
+    """The scripted stand-in, except that the reply OUTAGE raises what an endpoint gone away raises."""
+
+    def complete(self, messages, temperature=0.0, max_tokens=512, stop=None, **kwargs) -> Completion:
+        from t2c_lib.llm.base import LLMUnavailableError
+
+        if self.replies and self.replies[0] == "OUTAGE":
+            self.replies.pop(0)
+            raise LLMUnavailableError("model 'x' at endpoint failed after 6 attempt(s): HTTP 503: down")
+        return super().complete(messages, temperature, max_tokens, stop, **kwargs)
+
+
+@pytest.mark.parametrize("failing_call", [0, 1, 2], ids=["router", "query", "answer"])
+def test_an_outage_stops_the_conversation_evaluation_and_scores_nothing(
+    kurikulum, kurikulum_store, tmp_path, failing_call
+):
+    """Routing, the query and the answer template each fall back in a chat; in an evaluation each stops it instead."""
+    from t2c_lib.chat.evaluate import ConversationsStopped, evaluate_conversations
+
+    dialogue = next(d for d in kurikulum.conversations if d.id == "konv-13")
+    first = dialogue.turns[0].cypher
+    replies = ["EXECUTE_QUERY", f"<cypher>{first}</cypher>", "Kodenya {m.kode}."]
+    replies.insert(failing_call, "OUTAGE")
+    model = OutageStandIn(replies)
+    settings = ChatSettings(max_iterations=2, timeout_s=5.0)
+    engine = ChatEngine.open(settings, dataset=kurikulum, store=kurikulum_store, model=model)
+    with pytest.raises(ConversationsStopped, match="HTTP 503.*scored nothing for this turn"):
+        evaluate_conversations(engine, [dialogue], out_dir=tmp_path / "conv")
+    assert not (tmp_path / "conv" / "turns.csv").exists()
+    assert engine.model is model and engine.router.model is model  # the engine is left as it was
+
+    chat = OutageStandIn(list(replies))  # the same outage in an interactive session: the turn goes on
+    chat_engine = ChatEngine.open(settings, dataset=kurikulum, store=kurikulum_store, model=chat)
+    session = Session.start(session_id="chat", directory=tmp_path / "chat", engine=chat_engine)
+    try:
+        answer = session.ask(dialogue.turns[0].message)
+    finally:
+        session.close()
+    assert answer.status is (TurnStatus.FAILED if failing_call == 1 else TurnStatus.ANSWERED)

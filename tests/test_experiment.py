@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
-from t2c_lib.llm.ratelimit import RateLimiter
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.runlog import AttemptLog, read_jsonl
@@ -96,17 +95,6 @@ def test_lines_are_sorted_json(tmp_path):
     log = AttemptLog(tmp_path)
     log.append_question({"question_id": "q", "b": 1, "a": 2})
     assert log.questions_path.read_text() == json.dumps({"a": 2, "b": 1, "question_id": "q"}) + "\n"
-
-
-def test_rate_limiter_spaces_calls():
-    import time
-
-    limiter = RateLimiter(per_minute=600)  # one every 0.1 s
-    started = time.monotonic()
-    for _ in range(4):
-        limiter.acquire()
-    assert time.monotonic() - started >= 0.29
-    RateLimiter(None).acquire()  # no limit: returns at once
 
 
 def test_make_rules_chain_single_pass_after_feedback():

@@ -15,6 +15,12 @@ time, in its own folder. Definitions:
 
 Only deterministic values are written (no times), so the same model, settings and cache give
 the same `turns.csv` and `summary.json`.
+
+An interactive chat turns a failed model call into a failed turn (or the router's rules, or the
+fixed answer template) and goes on. An evaluation must not: a model that is unreachable or
+misconfigured says nothing about the dialogue, so the evaluation stops with
+`ConversationsStopped` and writes no report; the rerun replays what was answered from the
+response cache and asks the rest.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
 from t2c_lib.datasets import DatasetError
+from t2c_lib.errors import T2CError
+from t2c_lib.llm.base import LLMConfigError, LLMUnavailableError
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 
@@ -106,6 +114,31 @@ class ConversationReport:
         return [asdict(t) for t in self.turns]
 
 
+class ConversationsStopped(T2CError, RuntimeError):
+    """The model failed for good (an outage, a configuration error) during an evaluation: nothing is scored."""
+
+
+class StopOnModelFailure:
+    """A model wrapper that turns an outage or a configuration error into `ConversationsStopped`.
+
+    The chat parts catch `LLMError` to keep an interactive session going; this error is not
+    one, so it passes through them and stops the evaluation instead of scoring the turn.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.model_id = model.model_id
+
+    def complete(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self.model.complete(*args, **kwargs)
+        except (LLMConfigError, LLMUnavailableError) as exc:
+            raise ConversationsStopped(
+                f"{exc}. The conversation evaluation stopped and scored nothing for this turn; "
+                "rerun it when the model answers (turns already answered come from the response cache)"
+            ) from exc
+
+
 def _share(flags: Sequence[bool]) -> float | None:
     return round(sum(flags) / len(flags), 6) if flags else None
 
@@ -124,10 +157,17 @@ def evaluate_conversations(
     if not dialogues:
         raise DatasetError(engine.dataset.path, "no conversations (conversations.yaml)")
     outcomes: list[TurnOutcome] = []
-    for number, dialogue in enumerate(dialogues, start=1):
-        if progress:
-            print(f"[{number}/{len(dialogues)}] {dialogue.id}: {dialogue.title}", flush=True)
-        outcomes += play_dialogue(engine, dialogue, out_dir, scoring)
+    models = (engine.model, engine.router.model, engine.writer.model)
+    engine.model, engine.router.model, engine.writer.model = (
+        StopOnModelFailure(m) if m is not None else None for m in models
+    )
+    try:
+        for number, dialogue in enumerate(dialogues, start=1):
+            if progress:
+                print(f"[{number}/{len(dialogues)}] {dialogue.id}: {dialogue.title}", flush=True)
+            outcomes += play_dialogue(engine, dialogue, out_dir, scoring)
+    finally:
+        engine.model, engine.router.model, engine.writer.model = models
     return ConversationReport(tuple(outcomes), engine.signature(), scoring)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from t2c_lib.errors import T2CError
 
@@ -78,3 +78,15 @@ class ChatModel(Protocol):
     ) -> Completion:
         """Return the model's answer to `messages`; raise `LLMError` when it cannot."""
         ...
+
+
+def model_attribute(model: object, name: str, default: object) -> Any:
+    """An attribute of the model, looking through wrappers (cache, rate limiter, slots) that keep the inner one as `.model`."""
+    for _ in range(8):
+        if hasattr(model, name):
+            return getattr(model, name)
+        inner = getattr(model, "model", None)
+        if inner is None or isinstance(inner, str):
+            break
+        model = inner
+    return default

@@ -19,9 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
-from t2c_lib.llm.base import ChatModel, Completion, Message, Usage
+from t2c_lib.llm.base import ChatModel, Completion, Message, Usage, model_attribute
 from t2c_lib.llm.paths import cache_dir
 
 CACHE_FILENAME = "llm_cache.sqlite"
@@ -216,11 +215,11 @@ class CachedModel:
 
     @property
     def seed(self) -> int | None:
-        return _through_wrappers(self.model, "seed", None)
+        return model_attribute(self.model, "seed", None)
 
     @property
     def fingerprint(self) -> str:
-        return _through_wrappers(self.model, "fingerprint", "")
+        return model_attribute(self.model, "fingerprint", "")
 
     def __repr__(self) -> str:
         return f"CachedModel({self.model!r}, mode={self.mode.value})"
@@ -262,15 +261,3 @@ class CachedModel:
         completion = self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **extra)
         self.cache.put(key, completion, payload, replace=self.mode is CacheMode.REFRESH)
         return completion
-
-
-def _through_wrappers(model: object, name: str, default: object) -> Any:
-    """An attribute of the model, looking through wrappers that keep the inner one as `.model`."""
-    for _ in range(8):
-        if hasattr(model, name):
-            return getattr(model, name)
-        inner = getattr(model, "model", None)
-        if inner is None or isinstance(inner, str):
-            break
-        model = inner
-    return default

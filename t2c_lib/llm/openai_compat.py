@@ -248,6 +248,8 @@ class OpenAICompatModel:
 
         self._completion_type = ChatCompletion
         self._client = _shared_client(endpoint, self.retry.timeout_s)
+        self.pace: Callable[[], float] | None = None
+        """Called before every request, retries included (a rate limiter's `acquire`); returns seconds waited."""
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, endpoint={self.endpoint.label!r})"
@@ -280,9 +282,12 @@ class OpenAICompatModel:
         """
         policy = self.retry
         started = time.monotonic()
+        paced = 0.0  # seconds spent waiting for the rate limiter: not part of the retry wait budget
         attempt = 0
         while True:
             attempt += 1
+            if self.pace is not None:
+                paced += self.pace()
             try:
                 return self._once(messages, temperature, max_tokens, stop, seed)
             except _Retryable as failure:
@@ -295,7 +300,7 @@ class OpenAICompatModel:
                         delay = failure.retry_after + spread
                     else:
                         delay = policy.backoff(attempt - 1, self._rng)
-                elapsed = time.monotonic() - started
+                elapsed = time.monotonic() - started - paced
                 budget_left = policy.max_total_wait_s - elapsed
                 if delay > budget_left:
                     raise self._fail(

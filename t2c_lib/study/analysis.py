@@ -558,20 +558,7 @@ def load_attempt_scores(run_dir: Path) -> pd.DataFrame:
     """Every cell's per-attempt correctness in one frame (empty for runs evaluated before strategies)."""
     frames = [read_table(path) for path in sorted(run_dir.glob(f"*/*/{ATTEMPT_SCORES_FILE}"))]
     if not frames:
-        return pd.DataFrame(
-            columns=[
-                "question_id",
-                "strategy",
-                "configuration",
-                "iteration",
-                "kind",
-                "ok",
-                "kg_valid",
-                "error_type",
-                "failed_validator",
-                "result_correct",
-            ]
-        )
+        return pd.DataFrame(columns=list(columns.ATTEMPT_SCORES_CSV))
     data = pd.concat(frames, ignore_index=True)
     data["strategy"] = data["strategy"].replace(LEGACY_NAMES)
     return data.sort_values(["strategy", "configuration", "question_id", "iteration"], kind="stable").reset_index(

@@ -7,8 +7,9 @@ process, the schema) and every single-pass cell (answered from the response cach
 validation only) runs while the endpoint idles. `benchmarks/endpoint_workers.py` measures it.
 So when `workers` > 1 and the model is an endpoint's, up to `CELLS_AT_ONCE` cells run at the
 same time, sharing one `RequestSlots(workers)` (at most `workers` requests at the endpoint in
-the whole run, whichever cells they come from; validation runs beside them) and one rate
-limiter (`requests_per_minute` is the run's budget, not each cell's). The packaged model keeps
+the whole run, whichever cells they come from; validation runs beside them) and the endpoint's
+rate limiter (`requests_per_minute` is the machine's budget for that endpoint, not each cell's:
+`t2c_lib.llm.ratelimit.shared_limiter`). The packaged model keeps
 one cell at a time.
 
 Pairing is kept: a cell of another strategy starts only after its `feedback` twin (same
@@ -27,7 +28,6 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from t2c_lib.llm.ratelimit import RateLimiter
 from t2c_lib.llm.registry import is_local
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import StudyParams
@@ -103,7 +103,6 @@ class _GridRun:
         self.report = report
         self.at_once = cells_at_once(params, len(cells))
         self.slots = RequestSlots(params.workers)
-        self.limiter = RateLimiter(params.requests_per_minute) if params.requests_per_minute else None
         self.futures: dict[Cell, Future] = {}
         self.views: dict[Cell, CellSlots] = {}
         self.waiting = list(cells)
@@ -175,7 +174,6 @@ class _GridRun:
                 cache_mode=self.cache_mode,
                 progress=False,
                 slots=self.views[cell],
-                limiter=self.limiter,
             )
         except BaseException as exc:
             self.slots.close(f"{type(exc).__name__}: {exc}")

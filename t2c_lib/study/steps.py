@@ -17,7 +17,7 @@ from t2c_lib.datasets import Dataset, GroundTruthItem, load_dataset
 from t2c_lib.errors import InvalidValue, StudyError
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
-from t2c_lib.llm.ratelimit import RateLimitedModel, RateLimiter
+from t2c_lib.llm.ratelimit import RateLimitedModel, RateLimiter, shared_limiter
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, run_dir_for
 from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
@@ -146,8 +146,8 @@ def make_chat_model(
 ) -> Any:
     """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints).
 
-    Cells that run at once share `limiter` (`requests_per_minute` is the whole run's budget;
-    by default a new one) and `slots` (at most `workers` requests in flight in the whole run).
+    `requests_per_minute` is a budget per endpoint model shared by every thread and process on
+    this machine (`shared_limiter`; `limiter` overrides it) and cells that run at once share `slots` (at most `workers` requests in flight in the whole run).
     Both sit behind the cache: an answer from the cache takes neither.
     """
     from t2c_lib.llm import make_model
@@ -161,7 +161,7 @@ def make_chat_model(
 
         model = constrained(model, grammar)
     if params.requests_per_minute:
-        model = RateLimitedModel(model, limiter or RateLimiter(params.requests_per_minute))
+        model = RateLimitedModel(model, limiter or shared_limiter(model.model_id, params.requests_per_minute))
     if slots is not None:
         model = SlotModel(model, slots)
     return CachedModel(model, mode=CacheMode(cache_mode))
@@ -184,8 +184,9 @@ def infer(
     """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
 
     `mode` is the old name of `strategy` (`agentic` = `feedback`). `slots` (this cell's view of
-    the run's request slots) and `limiter` are shared by cells that run at once
-    (`t2c_lib.study.grid`): requests in flight and requests per minute are budgets of the whole run.
+    the run's request slots) is shared by cells that run at once (`t2c_lib.study.grid`): requests
+    in flight are a budget of the whole run. Requests per minute are the endpoint's budget on this
+    machine, across processes (`limiter` overrides it).
     """
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.agent.strategies import get_strategy
@@ -292,9 +293,9 @@ def infer(
 
 def _lane_group(chat: Any) -> Any:
     """The lanes of the packaged model behind `chat` (through its wrappers), or None."""
-    from t2c_lib.llm.cache import _through_wrappers
+    from t2c_lib.llm.base import model_attribute
 
-    lane_group = _through_wrappers(chat, "lane_group", None)
+    lane_group = model_attribute(chat, "lane_group", None)
     return lane_group() if callable(lane_group) else None
 
 
