@@ -17,7 +17,8 @@ from t2c_lib.datasets import Dataset, GroundTruthItem, load_dataset
 from t2c_lib.errors import InvalidValue, StudyError
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
-from t2c_lib.llm.ratelimit import RateLimitedModel, RateLimiter, shared_limiter
+from t2c_lib.llm.base import model_attribute
+from t2c_lib.llm.ratelimit import RateLimitedModel, shared_limiter
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, run_dir_for
 from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
@@ -141,13 +142,13 @@ def make_chat_model(
     params: StudyParams,
     cache_mode: str = "use",
     grammar: str | None = None,
-    limiter: RateLimiter | None = None,
     slots: RequestSlots | None = None,
 ) -> Any:
     """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints).
 
     `requests_per_minute` is a budget per endpoint model shared by every thread and process on
-    this machine (`shared_limiter`; `limiter` overrides it) and cells that run at once share `slots` (at most `workers` requests in flight in the whole run).
+    this machine (`shared_limiter`); cells that run at once share `slots` (at most `workers`
+    requests in flight in the whole run).
     Both sit behind the cache: an answer from the cache takes neither.
     """
     from t2c_lib.llm import make_model
@@ -161,7 +162,7 @@ def make_chat_model(
 
         model = constrained(model, grammar)
     if params.requests_per_minute:
-        model = RateLimitedModel(model, limiter or shared_limiter(model.model_id, params.requests_per_minute))
+        model = RateLimitedModel(model, shared_limiter(model.model_id, params.requests_per_minute))
     if slots is not None:
         model = SlotModel(model, slots)
     return CachedModel(model, mode=CacheMode(cache_mode))
@@ -179,14 +180,13 @@ def infer(
     model: Any = None,
     mode: str | None = None,
     slots: CellSlots | None = None,
-    limiter: RateLimiter | None = None,
 ) -> CellReport:
     """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
 
     `mode` is the old name of `strategy` (`agentic` = `feedback`). `slots` (this cell's view of
     the run's request slots) is shared by cells that run at once (`t2c_lib.study.grid`): requests
     in flight are a budget of the whole run. Requests per minute are the endpoint's budget on this
-    machine, across processes (`limiter` overrides it).
+    machine, across processes (`make_chat_model`).
     """
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.agent.strategies import get_strategy
@@ -203,7 +203,7 @@ def infer(
         from t2c_lib.llm.grammar import cypher_grammar
 
         grammar = cypher_grammar(schema)
-    chat = model or make_chat_model(params, cache_mode, grammar, limiter, slots.shared if slots else None)
+    chat = model or make_chat_model(params, cache_mode, grammar, slots.shared if slots else None)
     from t2c_lib.linking import settings_from
 
     parts = build_parts(
@@ -293,8 +293,6 @@ def infer(
 
 def _lane_group(chat: Any) -> Any:
     """The lanes of the packaged model behind `chat` (through its wrappers), or None."""
-    from t2c_lib.llm.base import model_attribute
-
     lane_group = model_attribute(chat, "lane_group", None)
     return lane_group() if callable(lane_group) else None
 
