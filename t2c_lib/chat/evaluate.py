@@ -38,7 +38,7 @@ from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import T2CError
-from t2c_lib.llm.base import LLMConfigError, LLMUnavailableError
+from t2c_lib.llm.base import LLMConfigError, LLMUnavailableError, ModelWrapper
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 
@@ -118,16 +118,12 @@ class ConversationsStopped(T2CError, RuntimeError):
     """The model failed for good (an outage, a configuration error) during an evaluation: nothing is scored."""
 
 
-class StopOnModelFailure:
+class StopOnModelFailure(ModelWrapper):
     """A model wrapper that turns an outage or a configuration error into `ConversationsStopped`.
 
     The chat parts catch `LLMError` to keep an interactive session going; this error is not
     one, so it passes through them and stops the evaluation instead of scoring the turn.
     """
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.model_id = model.model_id
 
     def complete(self, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -90,3 +90,18 @@ def model_attribute(model: object, name: str, default: object) -> Any:
             break
         model = inner
     return default
+
+
+class ModelWrapper:
+    """A `ChatModel` that adds one concern around an inner model's `complete` (pacing, slots, stopping).
+
+    The inner model stays reachable as `.model`, which `model_attribute` looks through; a
+    subclass overrides `complete` and calls `self.model.complete` inside its concern.
+    """
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+        self.model_id = model.model_id
+
+    def complete(self, *args: Any, **kwargs: Any) -> Completion:
+        return self.model.complete(*args, **kwargs)

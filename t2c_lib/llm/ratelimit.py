@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.llm.base import ModelWrapper
 from t2c_lib.llm.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ def shared_limiter(model_id: str, per_minute: float, directory: Path | None = No
         return limiter
 
 
-class RateLimitedModel:
+class RateLimitedModel(ModelWrapper):
     """Wraps a ChatModel so every real request first takes a slot of the rate limiter.
 
     A model that sends its own retries (an endpoint's: a 429 answered later) takes a slot for each
@@ -109,8 +110,7 @@ class RateLimitedModel:
     """
 
     def __init__(self, model: Any, limiter: RateLimiter) -> None:
-        self.model = model
-        self.model_id = model.model_id
+        super().__init__(model)
         self.limiter = limiter
         self._paces_itself = hasattr(model, "pace")
         if self._paces_itself:

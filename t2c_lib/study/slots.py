@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from t2c_lib.llm.base import LLMUnavailableError
+from t2c_lib.llm.base import LLMUnavailableError, ModelWrapper
 
 
 class GridStopped(LLMUnavailableError):
@@ -99,12 +99,11 @@ class CellSlots:
                 self.demand -= 1
 
 
-class SlotModel:
+class SlotModel(ModelWrapper):
     """Wraps a ChatModel so every real call holds one of the run's `RequestSlots` while it is answered."""
 
     def __init__(self, model: Any, slots: RequestSlots) -> None:
-        self.model = model
-        self.model_id = model.model_id
+        super().__init__(model)
         self.slots = slots
 
     def complete(self, *args: Any, **kwargs: Any) -> Any:
