@@ -9,41 +9,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from t2c_lib.agent import Attempt, ErrorType, ValidationResult
+from t2c_lib.agent import ErrorType
 from t2c_lib.study.analysis import analyze_run, write_tables
 from t2c_lib.study.evaluation import evaluate_cell, write_gold_audit
 from t2c_lib.study.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, Cell
 from t2c_lib.study.plots import FIGURES, export_figures
 from t2c_lib.study.runlog import AttemptLog
+from tests.helpers import WRONG, recorded
 
-STEPS = ("guard", "syntax", "schema", "properties", "execution", "non_empty")
-WRONG = "MATCH (m:Movie) RETURN m.title"
 BROKEN = "MATCH (p:Person RETURN p"
-
-
-def recorded(qid: str, iteration: int, query: str, fails_at: str | None = None, kind: str = "generate") -> Attempt:
-    """An attempt as a strategy would have logged it; `fails_at` names the validator that rejected it."""
-    error = {None: None, "syntax": ErrorType.SYNTAX_ERROR, "schema": ErrorType.SCHEMA_ERROR}[fails_at]
-    validations = []
-    for step in STEPS:
-        validations.append(ValidationResult(step, step != fails_at, error if step == fails_at else None))
-        if step == fails_at:
-            break
-    return Attempt(
-        question_id=qid,
-        iteration=iteration,
-        prompt_hash="p",
-        raw_response=query,
-        query=query,
-        validations=validations,
-        ok=fails_at is None,
-        error_type=error,
-        feedback=None,
-        prompt_tokens=100,
-        completion_tokens=10,
-        mode="",
-        kind=kind,
-    )
+SYNTAX, SCHEMA = ErrorType.SYNTAX_ERROR, ErrorType.SCHEMA_ERROR
 
 
 @pytest.fixture()
@@ -53,22 +28,22 @@ def strategy_run(tiny_dataset, tiny_store, tmp_path):
     plans = {
         # single-pass: q1 broken, q2 right, q3 wrong
         "single-pass": {
-            q1.id: [recorded(q1.id, 1, BROKEN, "syntax")],
+            q1.id: [recorded(q1.id, 1, BROKEN, SYNTAX)],
             q2.id: [recorded(q2.id, 1, q2.cypher)],
             q3.id: [recorded(q3.id, 1, WRONG)],
         },
         # feedback: recovers q1 at attempt 2
         "feedback": {
-            q1.id: [recorded(q1.id, 1, BROKEN, "syntax"), recorded(q1.id, 2, q1.cypher)],
+            q1.id: [recorded(q1.id, 1, BROKEN, SYNTAX), recorded(q1.id, 2, q1.cypher)],
             q2.id: [recorded(q2.id, 1, q2.cypher)],
             q3.id: [recorded(q3.id, 1, WRONG)],
         },
         # verifier: on q2 "corrects" the right query into a wrong one (harm); the schema
         # validator wrongly rejects q3's right query (a false rejection)
         "verifier": {
-            q1.id: [recorded(q1.id, 1, BROKEN, "syntax")],
+            q1.id: [recorded(q1.id, 1, BROKEN, SYNTAX)],
             q2.id: [recorded(q2.id, 1, q2.cypher), recorded(q2.id, 2, WRONG, kind="verify")],
-            q3.id: [recorded(q3.id, 1, q3.cypher, "schema"), recorded(q3.id, 2, q3.cypher, "schema", kind="verify")],
+            q3.id: [recorded(q3.id, 1, q3.cypher, SCHEMA), recorded(q3.id, 2, q3.cypher, SCHEMA, kind="verify")],
         },
         # vote: 3 samples; q1's answer is sample 2 (the winner), not the last
         "vote": {
@@ -114,7 +89,7 @@ def test_strategy_table(strategy_run, tiny_dataset):
     assert rows.loc["feedback", "pass_at_1_first"] == pytest.approx(1 / 3)
     assert rows.loc["feedback", "pass_at_1_final"] == pytest.approx(2 / 3)
     assert rows.loc["feedback", "llm_calls"] == pytest.approx(4 / 3)
-    assert rows.loc["feedback", "tokens"] == pytest.approx(4 / 3 * 110)
+    assert rows.loc["feedback", "tokens"] == pytest.approx(4 / 3 * 120)
     assert rows.loc["verifier", "pass_at_1_final"] == pytest.approx(
         1 / 3
     )  # q3 is right but rejected: counts as correct rows

@@ -81,12 +81,18 @@ STEPS = ("guard", "syntax", "schema", "properties", "execution", "non_empty")
 WRONG = "MATCH (m:Movie) RETURN m.title"
 
 
-def recorded(qid: str, iteration: int, query: str, error: ErrorType | None) -> Attempt:
+FAILING_STEP = {ErrorType.SYNTAX_ERROR: "syntax", ErrorType.SCHEMA_ERROR: "schema", ErrorType.EMPTY_RESULT: "non_empty"}
+"""The validator that rejects a recorded attempt with this error."""
+
+
+def recorded(
+    qid: str, iteration: int, query: str, error: ErrorType | None = None, *, kind: str = "generate"
+) -> Attempt:
+    """An attempt as the loop or a strategy would have logged it; `error` names why the chain rejected it."""
+    fails_at = FAILING_STEP[error] if error is not None else None
     validations = []
     for step in STEPS:
-        failed = (
-            error is not None and step == {ErrorType.SYNTAX_ERROR: "syntax", ErrorType.EMPTY_RESULT: "non_empty"}[error]
-        )
+        failed = step == fails_at
         validations.append(ValidationResult(step, not failed, error if failed else None, "x" if failed else ""))
         if failed:
             break
@@ -102,6 +108,7 @@ def recorded(qid: str, iteration: int, query: str, error: ErrorType | None) -> A
         feedback="fb" if error else None,
         prompt_tokens=100,
         completion_tokens=20,
+        kind=kind,
     )
 
 
