@@ -12,7 +12,7 @@ query of a conversation meets the same validator chain, read-only guard and wall
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.build import LoopParts, build_loop, build_parts
@@ -96,6 +96,16 @@ class ChatEngine:
     @property
     def language(self) -> str:
         return self.dataset.language
+
+    def with_models(self, wrap: Callable[[ChatModel], ChatModel]) -> ChatEngine:
+        """The same engine with its query, routing and answer models each wrapped (the store stays this engine's)."""
+        return replace(
+            self,
+            model=wrap(self.model),
+            router=replace(self.router, model=None if self.router.model is None else wrap(self.router.model)),
+            writer=replace(self.writer, model=None if self.writer.model is None else wrap(self.writer.model)),
+            owns_store=False,
+        )
 
     def loop(self, on_attempt: Callable[[Attempt], None] | None = None) -> AgentLoop:
         """A loop with the session's strategy and budgets (cheap: the parts are shared)."""

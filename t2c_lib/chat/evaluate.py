@@ -153,17 +153,11 @@ def evaluate_conversations(
     if not dialogues:
         raise DatasetError(engine.dataset.path, "no conversations (conversations.yaml)")
     outcomes: list[TurnOutcome] = []
-    models = (engine.model, engine.router.model, engine.writer.model)
-    engine.model, engine.router.model, engine.writer.model = (
-        StopOnModelFailure(m) if m is not None else None for m in models
-    )
-    try:
-        for number, dialogue in enumerate(dialogues, start=1):
-            if progress:
-                print(f"[{number}/{len(dialogues)}] {dialogue.id}: {dialogue.title}", flush=True)
-            outcomes += play_dialogue(engine, dialogue, out_dir, scoring)
-    finally:
-        engine.model, engine.router.model, engine.writer.model = models
+    stopping = engine.with_models(StopOnModelFailure)
+    for number, dialogue in enumerate(dialogues, start=1):
+        if progress:
+            print(f"[{number}/{len(dialogues)}] {dialogue.id}: {dialogue.title}", flush=True)
+        outcomes += play_dialogue(stopping, dialogue, out_dir, scoring)
     return ConversationReport(tuple(outcomes), engine.signature(), scoring)
 
 
