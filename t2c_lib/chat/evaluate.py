@@ -38,7 +38,7 @@ from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import T2CError
-from t2c_lib.llm.base import LLMConfigError, LLMUnavailableError, ModelWrapper
+from t2c_lib.llm.base import Completion, LLMConfigError, LLMUnavailableError, ModelWrapper
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 
@@ -125,7 +125,7 @@ class StopOnModelFailure(ModelWrapper):
     one, so it passes through them and stops the evaluation instead of scoring the turn.
     """
 
-    def complete(self, *args: Any, **kwargs: Any) -> Any:
+    def complete(self, *args: Any, **kwargs: Any) -> Completion:
         try:
             return self.model.complete(*args, **kwargs)
         except (LLMConfigError, LLMUnavailableError) as exc:

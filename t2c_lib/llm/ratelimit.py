@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.llm.base import ModelWrapper
+from t2c_lib.llm.base import ChatModel, Completion, ModelWrapper
 from t2c_lib.llm.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -109,14 +109,14 @@ class RateLimitedModel(ModelWrapper):
     attempt through its `pace` hook, since the server counts every request it sees.
     """
 
-    def __init__(self, model: Any, limiter: RateLimiter) -> None:
+    def __init__(self, model: ChatModel, limiter: RateLimiter) -> None:
         super().__init__(model)
         self.limiter = limiter
         self._paces_itself = hasattr(model, "pace")
         if self._paces_itself:
-            model.pace = limiter.acquire
+            model.pace = limiter.acquire  # type: ignore[attr-defined]
 
-    def complete(self, *args: Any, **kwargs: Any) -> Any:
+    def complete(self, *args: Any, **kwargs: Any) -> Completion:
         if not self._paces_itself:
             self.limiter.acquire()
         return self.model.complete(*args, **kwargs)

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from t2c_lib.llm.base import LLMUnavailableError, ModelWrapper
+from t2c_lib.llm.base import ChatModel, Completion, LLMUnavailableError, ModelWrapper
 
 
 class GridStopped(LLMUnavailableError):
@@ -102,10 +102,10 @@ class CellSlots:
 class SlotModel(ModelWrapper):
     """Wraps a ChatModel so every real call holds one of the run's `RequestSlots` while it is answered."""
 
-    def __init__(self, model: Any, slots: RequestSlots) -> None:
+    def __init__(self, model: ChatModel, slots: RequestSlots) -> None:
         super().__init__(model)
         self.slots = slots
 
-    def complete(self, *args: Any, **kwargs: Any) -> Any:
+    def complete(self, *args: Any, **kwargs: Any) -> Completion:
         with self.slots.hold():
             return self.model.complete(*args, **kwargs)
