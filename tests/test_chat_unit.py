@@ -19,11 +19,12 @@ from t2c_lib.chat.answer import fill_answer, placeholder_names
 from t2c_lib.chat.checks import CheckCode, check_result
 from t2c_lib.chat.engine import ChatEngine
 from t2c_lib.chat.export import export_format, read_export, result_frame
-from t2c_lib.chat.intent import Router, RouteSource, parse_intent, rule_intent
+from t2c_lib.chat.intent import Router, RouterMode, RouteSource, parse_intent, rule_intent
 from t2c_lib.chat.log import STEPS, TURN_FIELDS, read_log
 from t2c_lib.chat.numbers import format_number, format_value
 from t2c_lib.chat.rewrite import Context, rewrite_request
 from t2c_lib.chat.session import SESSION_FILE
+from t2c_lib.chat.settings import ROUTERS
 from t2c_lib.graph.base import QueryResult
 from t2c_lib.llm.base import Completion, Usage
 
@@ -97,8 +98,40 @@ def test_router_records_model_or_rule_decisions():
     assert "rules decided" in by_rules.note and by_rules.model_reply == "tidak tahu"
     no_previous = router.route("Hanya yang wajib.", [], has_previous=False)
     assert no_previous.intent is Intent.EXECUTE_QUERY and "no previous query" in no_previous.note
-    rules_only = Router(ScriptedModelStandIn([]), "id", use_model=False).route("ok", [], has_previous=False)
+    rules_only = Router(ScriptedModelStandIn([]), "id", mode=RouterMode.RULES).route("ok", [], has_previous=False)
     assert rules_only.intent is Intent.ACKNOWLEDGE and rules_only.llm_calls == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "message", "has_previous", "expected", "source"),
+    [
+        # a question about the graph the model calls unclear: hybrid sends it to the loop, model keeps UNKNOWN
+        (RouterMode.HYBRID, "Berapa jumlah mata kuliah semester 3?", False, Intent.EXECUTE_QUERY, RouteSource.RULES),
+        (RouterMode.MODEL, "Berapa jumlah mata kuliah semester 3?", False, Intent.UNKNOWN, RouteSource.MODEL),
+        # a follow-up the model calls unclear: the rules read a modification of the previous query
+        (RouterMode.HYBRID, "Urutkan menurut semester.", True, Intent.REQUEST_MODIFICATION, RouteSource.RULES),
+        # off-topic stays UNKNOWN, and the model's decision is kept
+        (RouterMode.HYBRID, "Siapa juara piala dunia?", False, Intent.UNKNOWN, RouteSource.MODEL),
+    ],
+)
+def test_hybrid_router_checks_only_the_models_unknown(mode, message, has_previous, expected, source):
+    router = Router(ScriptedModelStandIn(["UNKNOWN"]), "id", frozenset({"mata", "kuliah", "semester"}), mode=mode)
+    decision = router.route(message, [(Q1, GOLD1)] if has_previous else [], has_previous=has_previous)
+    assert (decision.intent, decision.source, decision.llm_calls) == (expected, source, 1)
+    assert decision.model_reply == "UNKNOWN"
+    assert ("hybrid" in decision.note) == (source is RouteSource.RULES)
+
+
+def test_hybrid_router_keeps_the_models_other_decisions():
+    """Only UNKNOWN is second-guessed: a model's ACKNOWLEDGE for a message the rules would send to the loop stands."""
+    router = Router(ScriptedModelStandIn(["ACKNOWLEDGE"]), "id", frozenset({"mata", "kuliah"}))
+    decision = router.route("Mata kuliah apa saja yang diambil pada semester 1?", [], has_previous=False)
+    assert (decision.intent, decision.source) == (Intent.ACKNOWLEDGE, RouteSource.MODEL)
+
+
+def test_router_modes_are_the_settings_routers():
+    assert tuple(sorted(m.value for m in RouterMode)) == tuple(sorted(ROUTERS))
+    assert ChatSettings().router == RouterMode.HYBRID.value
 
 
 # --- rewrite -----------------------------------------------------------------------------------

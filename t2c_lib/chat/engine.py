@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.build import LoopParts, build_loop, build_parts
 from t2c_lib.chat.answer import AnswerWriter
-from t2c_lib.chat.intent import Router, domain_vocabulary
+from t2c_lib.chat.intent import Router, RouterMode, domain_vocabulary
 from t2c_lib.chat.prompts import template_hashes
 from t2c_lib.chat.settings import ChatSettings
 from t2c_lib.prompts.config import Configuration, PromptType
@@ -81,7 +81,7 @@ class ChatEngine:
                 route_model,
                 dataset.language,
                 vocabulary,
-                use_model=settings.router == "model",
+                RouterMode(settings.router),
                 max_tokens=settings.router_max_tokens,
             )
             writer = AnswerWriter(answer_model, dataset.language, settings.answer_max_tokens)

@@ -1,9 +1,12 @@
 """The router: what a user message is (new question, modification, acknowledgement, unclear).
 
 The model decides first; when its reply names no category, or more than one, a
-deterministic rule decides instead (`rule_intent`). Either way the decision says who made
-it, so a log can tell the model's routing from the fallback's. A modification with no
-previous query to modify is routed as a new question, and the decision says so.
+deterministic rule decides instead (`rule_intent`). In the `hybrid` mode (the default) the
+rules also get a second look at a model's UNKNOWN: a small model calls plain questions about
+the graph "unclear", and an unanswered question costs more than one sent to the validated loop.
+Either way the decision says who made it, so a log can tell the model's routing from the
+rules'. A modification with no previous query to modify is routed as a new question, and the
+decision says so.
 """
 
 from __future__ import annotations
@@ -42,6 +45,14 @@ class Intent(str, Enum):
 
 ONE_LINE = ["\n"]
 """Side calls (routing, answer templates) want one line; stopping there saves the model's time."""
+
+
+class RouterMode(str, Enum):
+    """Who routes: the model (rules when its reply is unusable), the model with the rules checking its UNKNOWN, or the rules alone."""
+
+    HYBRID = "hybrid"
+    MODEL = "model"
+    RULES = "rules"
 
 
 class RouteSource(str, Enum):
@@ -212,12 +223,12 @@ def rule_intent(message: str, has_previous: bool, vocabulary: frozenset[str] = f
 
 @dataclass
 class Router:
-    """Route messages with a model (`use_model`) and the rule fallback, in one language over one graph's vocabulary."""
+    """Route messages with a model and the rules (see `RouterMode`), in one language over one graph's vocabulary."""
 
     model: ChatModel | None
     language: str
     vocabulary: frozenset[str] = field(default_factory=frozenset)
-    use_model: bool = True
+    mode: RouterMode = RouterMode.HYBRID
     max_tokens: int = 16
     history_turns: int = 3
 
@@ -249,7 +260,7 @@ class Router:
         """Decide the message's intent; the model first (if used), the rules when its reply is unusable."""
         started = time.perf_counter()
         reply, usage, calls, chosen, source, note = "", None, 0, None, RouteSource.RULES, "routing by rules"
-        if self.use_model and self.model is not None:
+        if self.mode is not RouterMode.RULES and self.model is not None:
             calls = 1
             try:
                 completion = self.model.complete(
@@ -266,6 +277,11 @@ class Router:
                     source, note = RouteSource.MODEL, ""
         if chosen is None:
             chosen = rule_intent(message, has_previous, self.vocabulary)
+        elif chosen is Intent.UNKNOWN and self.mode is RouterMode.HYBRID:
+            ruled = rule_intent(message, has_previous, self.vocabulary)
+            if ruled in (Intent.EXECUTE_QUERY, Intent.REQUEST_MODIFICATION):
+                chosen, source = ruled, RouteSource.RULES
+                note = f"model said UNKNOWN; the rules read {ruled.value} (hybrid routing)"
         if chosen is Intent.REQUEST_MODIFICATION and not has_previous:
             chosen, note = (
                 Intent.EXECUTE_QUERY,

@@ -8,7 +8,7 @@ from typing import Any
 from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 
-ROUTERS = ("model", "rules")
+ROUTERS = ("hybrid", "model", "rules")
 CACHE_MODES = ("use", "refresh", "off")
 
 
@@ -26,7 +26,7 @@ class ChatSettings:
     max_tokens: int = 256
     temperature: float = 0.0
     refine_temperature: float = 0.1
-    router: str = "model"  # model: the model routes, rules when its reply is unusable; rules: rules only
+    router: str = "hybrid"  # hybrid: the model, the rules checking its UNKNOWN; model: rules only when its reply is unusable; rules: rules only
     router_max_tokens: int = 16
     answer_max_tokens: int = 64
     display_limit: int = 20

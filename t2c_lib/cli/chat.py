@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from t2c_lib.agent import AGENTIC, STRATEGY_NAMES
+from t2c_lib.chat.settings import ROUTERS
 from t2c_lib.cli.agent import _echo_attempt
 from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
 from t2c_lib.errors import SessionError
@@ -100,9 +101,10 @@ def _show(answer: Any, debug: bool) -> None:
 )
 @click.option(
     "--router",
-    type=click.Choice(("model", "rules")),
+    type=click.Choice(ROUTERS),
     default=None,
-    help="who routes messages: the model (rules when its reply is unusable) or the rules alone [default: model]",
+    help="who routes messages: the model with the rules checking its UNKNOWN, the model alone (rules when its "
+    "reply is unusable) or the rules alone [default: hybrid]",
 )
 @click.option("--display-limit", type=POSITIVE_INT, default=None, help="rows shown per answer [default: 20]")
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
