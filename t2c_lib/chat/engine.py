@@ -81,7 +81,7 @@ class ChatEngine:
                 route_model,
                 dataset.language,
                 vocabulary,
-                RouterMode(settings.router),
+                mode=RouterMode(settings.router),
                 max_tokens=settings.router_max_tokens,
             )
             writer = AnswerWriter(answer_model, dataset.language, settings.answer_max_tokens)

@@ -257,7 +257,7 @@ class Router:
         )
 
     def route(self, message: str, history: Sequence[tuple[str, str]], has_previous: bool) -> RouteDecision:
-        """Decide the message's intent; the model first (if used), the rules when its reply is unusable."""
+        """Decide the message's intent; the model first (if used), the rules when its reply is unusable or (hybrid) UNKNOWN."""
         started = time.perf_counter()
         reply, usage, calls, chosen, source, note = "", None, 0, None, RouteSource.RULES, "routing by rules"
         if self.mode is not RouterMode.RULES and self.model is not None:
