@@ -56,7 +56,7 @@ class RouterMode(str, Enum):
 
 
 class RouteSource(str, Enum):
-    """Who decided: the model's reply, or the rule fallback (reply unusable, or routing set to rules)."""
+    """Who decided: the model's reply, or the rules (reply unusable, a hybrid check of the model's UNKNOWN, or routing set to rules)."""
 
     MODEL = "model"
     RULES = "rules"
