@@ -123,7 +123,7 @@ def test_summary_of_nothing_fails():
 def test_signature_names_every_setting():
     sig = registry.signature()
     assert sig == (
-        "t2c-metrics|scoring:t2c|eq:v2|bleu:nltk-sentence-method1-ws|rouge:rougeL-ws"
+        "t2c-metrics|scoring:t2c|eq:v3|bleu:nltk-sentence-method1-ws|rouge:rougeL-ws"
         f"|jw:textdistance-char|llmetric-kg:structural|weights:kg-axel|pkg:{t2c_lib.__version__}"
     )
     assert registry.signature("kg-axel", "kg-axel") == (

@@ -22,7 +22,7 @@ def as_execution(side: dict) -> Execution:
 
 
 def is_ordered(case: dict) -> bool | eq.Ordering:
-    """The gold query's ordering (ties free, eq:v2) when given, else strict order if `ordered: true`."""
+    """The gold query's ordering (ties free, eq:v3) when given, else strict order if `ordered: true`."""
     if "gold_query" in case:
         return eq.ordering(case["gold_query"]) or False
     return bool(case.get("ordered", False))
@@ -171,9 +171,18 @@ def test_ordering_finds_the_sort_key_columns(case):
     assert got is not None
     assert got.key_columns == (None if case["keys"] is None else tuple(case["keys"]))
     assert got.limited is case.get("limited", got.limited) and got.skipped is case.get("skipped", False)
+    if "limit" in case:
+        assert got.limit == case["limit"]
 
 
 def test_tie_groups_split_gold_rows_on_the_sort_keys():
     rows = [eq.row_key(r) for r in [["A", 1], ["B", 2], ["C", 2], ["D", 3], ["E", 3]]]
     groups = eq.tie_groups(rows, eq.Ordering((1,), limited=True))
     assert [(g.start, g.end, g.cut) for g in groups] == [(0, 1, False), (1, 3, False), (3, 5, True)]
+
+
+def test_a_limit_the_gold_rows_do_not_reach_cuts_no_tie_group():
+    rows = [eq.row_key(r) for r in [["A", 1], ["B", 2], ["C", 2], ["D", 3], ["E", 3]]]
+    cut = [g.cut for g in eq.tie_groups(rows, eq.Ordering((1,), limited=True, limit=5))]
+    whole = [g.cut for g in eq.tie_groups(rows, eq.Ordering((1,), limited=True, limit=6))]
+    assert cut == [False, False, True] and whole == [False, False, False]

@@ -1,4 +1,4 @@
-"""Result equivalence (rules "eq:v2"): when do two query results denote the same answer?
+"""Result equivalence (rules "eq:v3"): when do two query results denote the same answer?
 
 Pure functions over `QueryResult`s; running queries lives in `output.py`. The rules follow
 test-suite-sql-eval and CypherBench's execution accuracy:
@@ -19,7 +19,8 @@ test-suite-sql-eval and CypherBench's execution accuracy:
   per group). When the final RETURN has a LIMIT, the last tie group may have been cut: the
   generated rows there need only the gold's sort-key values (any of the tied rows is
   right; the rows past the LIMIT are unknown to the comparison); likewise the first group
-  under a SKIP. When a sort key is not a returned column the ties cannot be seen in the
+  under a SKIP. A LIMIT of a literal integer that the gold's rows do not reach cut nothing
+  (eq:v3), so there the last group is compared whole. When a sort key is not a returned column the ties cannot be seen in the
   result, and rows must come in the gold's order, as under eq:v1. The cases are fixtures
   (`tests/fixtures/metrics/equivalence.yaml`, "tie").
 - Different column counts are not equivalent; two empty results are equivalent whatever
@@ -43,7 +44,10 @@ judged different.
 
 History: eq:v1 -> eq:v2 adds the tie rules and applies the float tolerance in unordered
 comparisons when only one side holds a float (eq:v1 judged `[[3]]` and
-`[[3.0000000000000004]]` different unordered, equal ordered).
+`[[3.0000000000000004]]` different unordered, equal ordered). eq:v2 -> eq:v3: a LIMIT the
+gold's rows do not reach no longer frees the last tie group (eq:v2 accepted
+`RETURN m.released, count(m) ... LIMIT 3` for a one-row gold `RETURN m.title, m.released
+ORDER BY m.released DESC LIMIT 3`, because only the sort key was compared).
 """
 
 from __future__ import annotations
@@ -57,7 +61,7 @@ from typing import Any
 
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
 
-EQUIVALENCE_VERSION = "eq:v2"
+EQUIVALENCE_VERSION = "eq:v3"
 FLOAT_TOLERANCE = 1e-6
 MAX_MAPPINGS = 40_320  # 8! : every mapping of up to 8 interchangeable columns
 ROUND_DIGITS = 9  # floats equal at 9 significant digits differ by < 1e-8 relative: within tolerance
@@ -272,16 +276,23 @@ _ALIAS = re.compile(r"^(?P<expr>.*?)\s+AS\s+(?P<alias>`[^`]+`|\w+)\s*$", re.IGNO
 
 @dataclass(frozen=True)
 class Ordering:
-    """How the gold query orders its final rows (eq:v2's tie rules need the sort keys).
+    """How the gold query orders its final rows (the tie rules need the sort keys).
 
     `key_columns`: the result columns of the sort keys, in ORDER BY order, or None when a
     sort key is not a returned column (ties are then invisible: rows must come in order).
     `limited` / `skipped`: the final RETURN has a LIMIT / SKIP, which may cut a tie group.
+    `limit`: the LIMIT's value when it is a literal integer (None otherwise): fewer gold
+    rows than that means the LIMIT cut nothing.
     """
 
     key_columns: tuple[int, ...] | None
     limited: bool = False
     skipped: bool = False
+    limit: int | None = None
+
+    def cuts(self, n_rows: int) -> bool:
+        """Whether the LIMIT may have cut the last tie group of `n_rows` gold rows."""
+        return self.limited and (self.limit is None or n_rows >= self.limit)
 
 
 def ordering(query: str | None) -> Ordering | None:
@@ -319,16 +330,24 @@ def ordering(query: str | None) -> Ordering | None:
             names.append({_expr_key(item)})
         else:
             names.append({_expr_key(item["expr"]), _expr_key(item["alias"])})
+    limited, skipped = "LIMIT" in part, "SKIP" in part
+    limit = _literal_count(masked[slice(*part["LIMIT"])]) if limited else None
     keys: list[int] = []
     if not items:
-        return Ordering(None, "LIMIT" in part, "SKIP" in part)
+        return Ordering(None, limited, skipped, limit)
     for a, b in _top_level_items(masked, *part["ORDER BY"], text):
         key = _expr_key(_DIRECTION.sub("", text[a:b].strip()))
         found = [i for i, n in enumerate(names) if key in n]
         if not found or any(_expr_key(i) == "*" for i in items if isinstance(i, str)):
-            return Ordering(None, "LIMIT" in part, "SKIP" in part)
+            return Ordering(None, limited, skipped, limit)
         keys.append(found[0])
-    return Ordering(tuple(keys), "LIMIT" in part, "SKIP" in part)
+    return Ordering(tuple(keys), limited, skipped, limit)
+
+
+def _literal_count(expr: str) -> int | None:
+    """The value of a LIMIT written as a plain integer (`3`, ` 10 ;`), else None (a parameter, an expression)."""
+    expr = expr.strip().rstrip(";").strip()
+    return int(expr) if expr.isdigit() else None
 
 
 def split_top_level(masked: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -365,7 +384,7 @@ def _expr_key(expr: str) -> str:
 
 
 def results_equivalent(gold: QueryResult, generated: QueryResult, ordered: bool | Ordering = False) -> bool:
-    """Whether `generated` denotes the same answer as `gold` under the eq:v2 rules.
+    """Whether `generated` denotes the same answer as `gold` under the eq:v3 rules.
 
     `ordered`: False compares rows as bags; True in the gold's order; an `Ordering` (from
     `ordering(gold_query)`) in order up to ties on its sort keys (strict order when its
@@ -385,7 +404,7 @@ def results_equivalent(gold: QueryResult, generated: QueryResult, ordered: bool 
         ties = None
     if ties is not None:
         groups = tie_groups(g_rows, ties)
-        loose = set(ties.key_columns) if (ties.limited or ties.skipped) else None
+        loose = set(ties.key_columns) if (ties.cuts(len(g_rows)) or ties.skipped) else None
 
         def same_rows(a: Sequence[Any], b: Sequence[Any]) -> bool:
             return _tied_equal(a, b, groups, ties.key_columns)
@@ -428,7 +447,7 @@ def tie_groups(rows: Sequence[tuple[Key, ...]], order: Ordering) -> list[TieGrou
         if i == len(rows) or keys[i] != keys[start]:
             groups.append(TieGroup(start, i))
             start = i
-    if groups and order.limited:
+    if groups and order.cuts(len(rows)):
         groups[-1] = TieGroup(groups[-1].start, groups[-1].end, cut=True)
     if groups and order.skipped:
         groups[0] = TieGroup(groups[0].start, groups[0].end, cut=True)

@@ -99,7 +99,7 @@ def execute_gold(
 
 
 def pass_at_1(gold: Execution, generated: Execution, ordered: bool | Ordering = False) -> float:
-    """1.0 when both ran and their results are equivalent (eq:v2; `ordered` as in `results_equivalent`), else 0.0."""
+    """1.0 when both ran and their results are equivalent (eq:v3; `ordered` as in `results_equivalent`), else 0.0."""
     if gold.result is None or generated.result is None:
         return 0.0
     return 1.0 if results_equivalent(gold.result, generated.result, ordered=ordered) else 0.0

@@ -101,14 +101,14 @@ def _t2c_output(
 ) -> tuple[float, float]:
     if gold is None or generated is None:
         return 0.0, 0.0
-    same = results_equivalent(gold, generated, ordered=ordering(gold_query) or False)  # eq:v2 tie rules
+    same = results_equivalent(gold, generated, ordered=ordering(gold_query) or False)  # eq:v3 tie rules
     return (1.0 if same else 0.0), rows_jaccard(gold, generated)
 
 
 register_scoring(
     ScoringPreset(
         name="t2c",
-        description="published result-equivalence rules (eq:v2: ties under ORDER BY); whitespace tokens, smoothed BLEU",
+        description="published result-equivalence rules (eq:v3: ties under ORDER BY); whitespace tokens, smoothed BLEU",
         text_scores=_t2c_text,
         output_scores=_t2c_output,
         llmetric_kg_valid=KgValid.STRUCTURAL,

@@ -1,7 +1,7 @@
 """Test-suite accuracy: a prediction is right only if it is right on every perturbed copy too.
 
 After Spider's test-suite evaluation, for graphs. A prediction counts correct under
-`pass_at_1_ts` if it is equivalent to the gold (eq:v2, the gold query's ordering) on the
+`pass_at_1_ts` if it is equivalent to the gold (eq:v3, the gold query's ordering) on the
 original graph and on every perturbed copy (`t2c_lib.metrics.perturb`) where the gold's answer is
 non-empty; copies where the gold fails, times out or returns nothing say nothing and are
 skipped. A prediction correct on the original graph that fails on some copy is a

@@ -421,7 +421,7 @@ def _compare(
 
 def _mismatch(ours: QueryResult, theirs: QueryResult, cypher: str) -> str | None:
     """None if equivalent (in order when the gold sorts its final RETURN), "order" if only the row order differs, else "rows"."""
-    order = ordering(cypher)  # tied rows may come in any order (eq:v2), so ties alone are no mismatch
+    order = ordering(cypher)  # tied rows may come in any order (eq:v3), so ties alone are no mismatch
     if results_equivalent(ours, theirs, ordered=order or False):
         return None
     if order is not None and results_equivalent(ours, theirs, ordered=False):
