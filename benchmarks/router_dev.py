@@ -7,7 +7,10 @@ the response cache, so `hybrid` and `model` cost one pass of model calls between
 the measurement behind the default mode (`ChatSettings.router`); `make conversations` then
 measures the chosen mode once on the test set.
 
-Usage: python benchmarks/router_dev.py [--model local] [--modes hybrid,model,rules] [--json out.json]
+A second set, `benchmarks/routing_heldout.yaml`, was written after the modes were chosen, to test a
+change to them on messages they were not designed on (`--set benchmarks/routing_heldout.yaml`).
+
+Usage: python benchmarks/router_dev.py [--set FILE] [--model local] [--modes hybrid,model,rules] [--json out.json]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from t2c_lib.chat.intent import Intent, RouterMode
 from t2c_lib.chat.settings import ChatSettings
 
 DEV_SET = Path(__file__).with_name("routing_dev.yaml")
+HELD_OUT_SET = Path(__file__).with_name("routing_heldout.yaml")
 
 
 def load_dev_set(path: Path = DEV_SET) -> list[tuple[str, list[tuple[str, str]], Intent]]:
@@ -64,11 +68,14 @@ def route_all(mode: RouterMode, model: str | None, dev: list[tuple[str, list[tup
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--set", dest="routing_set", type=Path, default=DEV_SET, help="routing set [default: %(default)s]"
+    )
     parser.add_argument("--model", default=None, help="model name [default: local, or $T2C_MODEL]")
     parser.add_argument("--modes", default="hybrid,model,rules", help="router modes, comma-separated")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     args = parser.parse_args()
-    dev = load_dev_set()
+    dev = load_dev_set(args.routing_set)
     results = [route_all(RouterMode(m.strip()), args.model, dev) for m in args.modes.split(",")]
     for r in results:
         print(f"{r['mode']:>7}: {r['right']}/{r['n']} right  {r['per_intent']}  ({r['seconds']} s)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 
+import pytest
 import yaml
 
 from t2c_lib.chat.intent import Intent, RouterMode
@@ -21,12 +22,23 @@ def _conversation_messages() -> set[str]:
     return {" ".join(t["message"].split()).lower() for d in dialogues for t in d["turns"]}
 
 
-def test_routing_set_shares_no_message_with_the_conversation_test_set() -> None:
-    dev = router_dev.load_dev_set()
+def _folded(messages) -> set[str]:
+    return {" ".join(m.split()).lower() for m in messages}
+
+
+@pytest.mark.parametrize("routing_set", [router_dev.DEV_SET, router_dev.HELD_OUT_SET], ids=lambda p: p.name)
+def test_routing_set_shares_no_message_with_the_conversation_test_set(routing_set) -> None:
+    dev = router_dev.load_dev_set(routing_set)
     held_out = _conversation_messages()
     assert held_out, "the conversation test set was not read"
     assert not [m for m, _, _ in dev if " ".join(m.split()).lower() in held_out]
     assert {intent for _, _, intent in dev} == set(Intent)  # every intent is measured
+
+
+def test_the_held_out_routing_set_shares_no_message_with_the_dev_set() -> None:
+    dev = _folded(m for m, _, _ in router_dev.load_dev_set(router_dev.DEV_SET))
+    held_out = _folded(m for m, _, _ in router_dev.load_dev_set(router_dev.HELD_OUT_SET))
+    assert dev and held_out and not dev & held_out
 
 
 def test_rules_mode_routes_the_whole_set_without_a_model() -> None:
