@@ -18,6 +18,7 @@ from t2c_lib.chat import ChatSettings, Intent, Session, TurnStatus
 from t2c_lib.chat.answer import fill_answer, placeholder_names
 from t2c_lib.chat.checks import CheckCode, check_result
 from t2c_lib.chat.engine import ChatEngine
+from t2c_lib.chat.evaluate import ConversationReport, TurnOutcome
 from t2c_lib.chat.export import export_format, read_export, result_frame
 from t2c_lib.chat.intent import Router, RouterMode, RouteSource, parse_intent, rule_intent
 from t2c_lib.chat.log import STEPS, TURN_FIELDS, read_log
@@ -481,6 +482,9 @@ def test_conversation_metrics_on_one_dialogue(engine_for, kurikulum, tmp_path):
     assert [t.pass_at_1 for t in report.turns] == [1.0, 0.0, 1.0]
     assert summary["intent_accuracy"] == pytest.approx(2 / 3) and summary["turn_pass_at_1"] == pytest.approx(2 / 3)
     assert summary["follow_up_success"] == 0.5 and summary["new_question_pass_at_1"] == 1.0
+    # turn 2 follows a right answer and fails; turn 3 follows turn 2's wrong one, so it is not counted
+    assert summary["follow_up_turns_after_right_previous"] == 1
+    assert summary["follow_up_success_after_right_previous"] == 0.0
     assert summary["dialogue_success"] == 0.0 and summary["rule_intent_accuracy"] == 1.0
     assert summary["routed_by_model"] == 1.0 and summary["intent_accuracy_by_intent"]["REQUEST_MODIFICATION"] == 0.5
     paths = write_report(report, tmp_path / "conv")
@@ -532,3 +536,26 @@ def test_an_outage_stops_the_conversation_evaluation_and_scores_nothing(
     finally:
         session.close()
     assert answer.status is (TurnStatus.FAILED if failing_call == 1 else TurnStatus.ANSWERED)
+
+
+def _turn(dialogue: str, turn: int, expected: str, passed: float | None) -> TurnOutcome:
+    return TurnOutcome(
+        dialogue, turn, "...", expected, expected, "model", True, expected, "", "", "", passed, 1, None, ""
+    )
+
+
+def test_follow_ups_after_a_right_answer_skip_errors_carried_from_the_turn_before():
+    """Each follow-up is judged against the query turn before it in its own dialogue, across thanks in between."""
+    turns = (
+        _turn("a", 1, "EXECUTE_QUERY", 1.0),
+        _turn("a", 2, "ACKNOWLEDGE", None),
+        _turn("a", 3, "REQUEST_MODIFICATION", 1.0),  # after a right answer (turn 1), right
+        _turn("a", 4, "REQUEST_MODIFICATION", 0.0),  # after a right answer (turn 3), wrong
+        _turn("a", 5, "REQUEST_MODIFICATION", 1.0),  # after turn 4's wrong answer: not counted
+        _turn("b", 1, "EXECUTE_QUERY", 0.0),
+        _turn("b", 2, "REQUEST_MODIFICATION", 0.0),  # after a wrong answer: not counted
+    )
+    summary = ConversationReport(turns, {}, "t2c").summary()
+    assert summary["follow_up_turns"] == 4 and summary["follow_up_success"] == 0.5
+    assert summary["follow_up_turns_after_right_previous"] == 2
+    assert summary["follow_up_success_after_right_previous"] == 0.5

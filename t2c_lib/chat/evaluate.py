@@ -10,6 +10,10 @@ time, in its own folder. Definitions:
   routed to a query, or whose query failed, scores 0);
 - **follow-up success**: turn Pass@1 over the REQUEST_MODIFICATION turns alone. A follow-up
   modifies the session's own previous query, so it depends on the turns before it;
+- **follow-up success after a right previous answer**: the same over the follow-ups whose
+  previous query turn in the dialogue passed, so an error carried over from an earlier turn
+  does not count against the rewrite: what is left is the routing and the rewrite of a right
+  query;
 - **rule intent accuracy** (a reference, no model): the rule fallback alone on every turn.
   The rules were written beside this test set, so read it as a ceiling of the rules, not a result.
 
@@ -88,6 +92,7 @@ class ConversationReport:
         query_turns = [t for t in self.turns if t.expected_intent in QUERY_INTENTS]
         follow_ups = [t for t in query_turns if t.expected_intent == "REQUEST_MODIFICATION"]
         new = [t for t in query_turns if t.expected_intent == "EXECUTE_QUERY"]
+        after_right = [t for t in follow_ups if _previous_query_turn_passed(query_turns, t)]
         dialogues = sorted({t.dialogue_id for t in self.turns})
         solved = [d for d in dialogues if all(t.pass_at_1 == 1.0 for t in query_turns if t.dialogue_id == d)]
         return {
@@ -96,9 +101,11 @@ class ConversationReport:
             "query_turns": len(query_turns),
             "follow_up_turns": len(follow_ups),
             "new_question_turns": len(new),
+            "follow_up_turns_after_right_previous": len(after_right),
             "intent_accuracy": _share([t.intent_ok for t in self.turns]),
             "turn_pass_at_1": _share([t.pass_at_1 == 1.0 for t in query_turns]),
             "follow_up_success": _share([t.pass_at_1 == 1.0 for t in follow_ups]),
+            "follow_up_success_after_right_previous": _share([t.pass_at_1 == 1.0 for t in after_right]),
             "new_question_pass_at_1": _share([t.pass_at_1 == 1.0 for t in new]),
             "dialogue_success": _share([d in solved for d in dialogues]),
             "rule_intent_accuracy": _share([t.rule_intent == t.expected_intent for t in self.turns]),
@@ -133,6 +140,12 @@ class StopOnModelFailure(ModelWrapper):
                 f"{exc}. The conversation evaluation stopped and scored nothing for this turn; "
                 "rerun it when the model answers (turns already answered come from the response cache)"
             ) from exc
+
+
+def _previous_query_turn_passed(query_turns: Sequence[TurnOutcome], follow_up: TurnOutcome) -> bool:
+    """Whether the query turn before `follow_up` in its dialogue (the one it modifies) passed."""
+    earlier = [t for t in query_turns if t.dialogue_id == follow_up.dialogue_id and t.turn < follow_up.turn]
+    return bool(earlier) and max(earlier, key=lambda t: t.turn).pass_at_1 == 1.0
 
 
 def _share(flags: Sequence[bool]) -> float | None:

@@ -485,6 +485,7 @@ CONVERSATION_METRICS = (
     ("turn_pass_at_1", "query_turns"),
     ("new_question_pass_at_1", "new_question_turns"),
     ("follow_up_success", "follow_up_turns"),
+    ("follow_up_success_after_right_previous", "follow_up_turns_after_right_previous"),
     ("dialogue_success", "dialogues"),
 )
 CONVERSATION_LABELS = {
@@ -492,6 +493,7 @@ CONVERSATION_LABELS = {
     "turn_pass_at_1": "turn Pass@1",
     "new_question_pass_at_1": "new questions: Pass@1",
     "follow_up_success": "follow-up success",
+    "follow_up_success_after_right_previous": "follow-ups after a right answer",
     "dialogue_success": "dialogues: all turns pass",
 }
 
@@ -500,7 +502,7 @@ def fig_conversations(summary: dict) -> plt.Figure:
     """The conversation metrics (`chat.evaluate` summary) as horizontal bars, each with its share and count."""
     names = [name for name, _ in CONVERSATION_METRICS]
     values = [summary.get(name) or 0.0 for name in names]
-    fig, ax = plt.subplots(figsize=(4.6, 2.2))
+    fig, ax = plt.subplots(figsize=(4.6, 2.5))
     y = np.arange(len(names))
     ax.barh(y, values, color=MODE_COLORS[TREATMENT])
     for row, (_name, count_key) in enumerate(CONVERSATION_METRICS):
