@@ -559,3 +559,23 @@ def test_follow_ups_after_a_right_answer_skip_errors_carried_from_the_turn_befor
     assert summary["follow_up_turns"] == 4 and summary["follow_up_success"] == 0.5
     assert summary["follow_up_turns_after_right_previous"] == 2
     assert summary["follow_up_success_after_right_previous"] == 0.5
+
+
+def test_conversation_figure_labels_each_bar_with_its_count():
+    """Each bar carries its share and k/N, so a reader can set the figure beside the summary's counts."""
+    from t2c_lib.study.plots import CONVERSATION_METRICS, fig_conversations
+
+    summary = ConversationReport(
+        (
+            _turn("a", 1, "EXECUTE_QUERY", 1.0),
+            _turn("a", 2, "REQUEST_MODIFICATION", 0.0),
+            _turn("a", 3, "REQUEST_MODIFICATION", 1.0),
+        ),
+        {},
+        "t2c",
+    ).summary()
+    fig = fig_conversations(summary)
+    labels = [t.get_text() for t in fig.axes[0].texts]
+    assert len(labels) == len(CONVERSATION_METRICS)
+    # turn Pass@1, follow-up success, follow-ups after a right answer
+    assert "0.67 (2/3)" in labels and "0.50 (1/2)" in labels and "0.00 (0/1)" in labels

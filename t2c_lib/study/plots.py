@@ -506,7 +506,8 @@ def fig_conversations(summary: dict) -> plt.Figure:
     y = np.arange(len(names))
     ax.barh(y, values, color=MODE_COLORS[TREATMENT])
     for row, (_name, count_key) in enumerate(CONVERSATION_METRICS):
-        count = f" of {summary[count_key]}" if count_key and summary.get(count_key) is not None else ""
+        total = summary.get(count_key) if count_key else None
+        count = f" ({round(values[row] * total)}/{total})" if total else ""
         ax.text(min(values[row] + 0.02, 0.98), row, f"{values[row]:.2f}{count}", va="center", fontsize=6)
     ax.set_yticks(y, [CONVERSATION_LABELS[n] for n in names], fontsize=7)
     ax.invert_yaxis()
