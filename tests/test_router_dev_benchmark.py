@@ -17,13 +17,14 @@ sys.modules["router_dev"] = router_dev
 spec.loader.exec_module(router_dev)
 
 
+def _folded(messages) -> set[str]:
+    """Messages compared as a reader would: whitespace collapsed, case ignored."""
+    return {" ".join(m.split()).lower() for m in messages}
+
+
 def _conversation_messages() -> set[str]:
     dialogues = yaml.safe_load((ROOT / "data" / "kurikulum" / "conversations.yaml").read_text(encoding="utf-8"))
-    return {" ".join(t["message"].split()).lower() for d in dialogues for t in d["turns"]}
-
-
-def _folded(messages) -> set[str]:
-    return {" ".join(m.split()).lower() for m in messages}
+    return _folded(t["message"] for d in dialogues for t in d["turns"])
 
 
 @pytest.mark.parametrize("routing_set", [router_dev.DEV_SET, router_dev.HELD_OUT_SET], ids=lambda p: p.name)
@@ -31,7 +32,7 @@ def test_routing_set_shares_no_message_with_the_conversation_test_set(routing_se
     dev = router_dev.load_dev_set(routing_set)
     held_out = _conversation_messages()
     assert held_out, "the conversation test set was not read"
-    assert not [m for m, _, _ in dev if " ".join(m.split()).lower() in held_out]
+    assert not _folded(m for m, _, _ in dev) & held_out
     assert {intent for _, _, intent in dev} == set(Intent)  # every intent is measured
 
 
