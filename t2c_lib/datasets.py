@@ -11,6 +11,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,14 @@ from t2c_lib.schema import PropType
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in: the same data, parsed ~10x faster
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
 NODE_ID_COLUMN = "id"
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What every label, relationship type, property name, node/relationship CSV column and dataset name must match.
+
+A dataset is input from anywhere: its names become table names in DDL, file names (`nodes/<label>.csv`)
+and folder names (the store's database under the cache), so no quote, bracket, space, dot or slash.
+"""
+_SHOWN_NAME = 60  # characters of a refused name the message shows
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\.csv")  # ground_truth.file: a name, no folder, no `..` out
 
 
 class DatasetError(InvalidValue):
@@ -194,7 +203,7 @@ def resolve_dataset_dir(name_or_path: str | Path) -> Path:
     if candidate.is_dir() and (candidate / "schema.yaml").is_file():
         return candidate.resolve()
     named = config.DATA_DIR / str(name_or_path)
-    if named.is_dir():
+    if IDENTIFIER.fullmatch(str(name_or_path)) and named.is_dir():  # a name, never a way out of data/ (`../..`)
         return named
     valid = ", ".join(available_datasets()) or "none found"
     raise DatasetError(named, f"no such dataset (valid: {valid})")
@@ -203,10 +212,15 @@ def resolve_dataset_dir(name_or_path: str | Path) -> Path:
 def load_dataset(name_or_path: str | Path) -> Dataset:
     """Load and check a dataset directory; raise `DatasetError` on the first problem."""
     root = resolve_dataset_dir(name_or_path)
+    _check_links(root)
     settings = _read_yaml(root / "dataset.yaml", required=False) or {}
     if not isinstance(settings, dict):
         raise DatasetError(root / "dataset.yaml", "expected a mapping of settings")
     name = str(settings.get("name", root.name))
+    if "name" in settings:
+        check_identifier(root / "dataset.yaml", "dataset name", name)
+    else:
+        check_identifier(root, "dataset name (the folder's; `name:` in dataset.yaml sets another)", name)
     language = str(settings.get("language", "en"))
     if language not in LANGUAGES:
         raise DatasetError(root / "dataset.yaml", f"language {language!r} is not one of {', '.join(LANGUAGES)}")
@@ -274,11 +288,13 @@ def _read_schema(path: Path) -> SchemaSpec:
     nodes: dict[str, dict[str, PropType]] = {}
     descriptions: dict[str, str] = {}
     for label, body in (raw.get("nodes") or {}).items():
+        check_identifier(path, "label", label)
         body = _element_body(path, f"node {label}", body)
         nodes[str(label)] = _read_props(path, f"node {label}", body.get("properties"))
         descriptions.update(_read_descriptions(path, f"node {label}", str(label), body, nodes[str(label)]))
     rels: dict[str, RelSpec] = {}
     for rel_type, body in (raw.get("relationships") or {}).items():
+        check_identifier(path, "relationship type", rel_type)
         body = _element_body(path, f"relationship {rel_type}", body)
         endpoints = []
         for pair in body.get("endpoints") or []:
@@ -350,6 +366,7 @@ def _read_props(path: Path, owner: str, raw: Any) -> dict[str, PropType]:
         raise DatasetError(path, f"{owner}: properties must be a mapping name -> type")
     props: dict[str, PropType] = {}
     for name, type_text in raw.items():
+        check_identifier(path, f"{owner}: property name", name)
         if str(name).startswith("_") or name == NODE_ID_COLUMN:
             raise DatasetError(path, f"{owner}: property name {name!r} is reserved")
         try:
@@ -364,6 +381,7 @@ def _read_props(path: Path, owner: str, raw: Any) -> dict[str, PropType]:
 
 def _read_nodes(path: Path, props: dict[str, PropType]) -> list[NodeRow]:
     header, rows = _read_csv(path)
+    _check_header_names(path, header)
     _require_columns(path, header, [NODE_ID_COLUMN, *props], allowed=[NODE_ID_COLUMN, *props])
     seen: dict[str, int] = {}
     out = []
@@ -380,6 +398,7 @@ def _read_nodes(path: Path, props: dict[str, PropType]) -> list[NodeRow]:
 
 def _read_rels(path: Path, rel_type: str, spec: RelSpec, keys: dict[str, set[str]]) -> list[RelRow]:
     header, rows = _read_csv(path)
+    _check_header_names(path, header)
     columns = [*REL_ENDPOINT_COLUMNS, *spec.properties]
     _require_columns(path, header, columns, allowed=columns)
     allowed_pairs = set(spec.endpoints)
@@ -462,8 +481,13 @@ def _ground_truth_spec(path: Path, raw: dict[str, Any]) -> GroundTruthSpec:
     if not isinstance(strata_raw, dict):
         raise DatasetError(path, "ground_truth.strata must map column -> list of allowed values")
     strata = {str(col): tuple(str(v) for v in (values or [])) for col, values in strata_raw.items()}
+    file = str(raw.get("file", "ground_truth.csv"))
+    if not _FILE_NAME.fullmatch(file):
+        raise DatasetError(
+            path, f"ground_truth.file {file[:_SHOWN_NAME]!r} must be a CSV file name in the dataset folder"
+        )
     return GroundTruthSpec(
-        file=str(raw.get("file", "ground_truth.csv")),
+        file=file,
         question=str(raw.get("question", "question")),
         cypher=str(raw.get("cypher", "cypher")),
         strata=strata,
@@ -611,6 +635,32 @@ def _check_follow_ups(path: Path, dialogue_id: str, turns: tuple[DialogueTurn, .
 # --- small helpers --------------------------------------------------------------------------
 
 
+def check_identifier(path: Path | str, what: str, name: Any) -> str:
+    """`name` if it matches IDENTIFIER; otherwise a one-line `DatasetError` naming the file and the name."""
+    text = str(name)
+    if IDENTIFIER.fullmatch(text):
+        return text
+    shown = repr(text) if len(text) <= _SHOWN_NAME else repr(text[:_SHOWN_NAME]) + f"... ({len(text):,} characters)"
+    raise DatasetError(
+        path,
+        f"{what} {shown} is not allowed: use letters, digits and '_', not starting with a digit ([A-Za-z_][A-Za-z0-9_]*)",
+    )
+
+
+def _check_links(root: Path) -> None:
+    """Refuse a link inside the dataset that leads outside it: its file would be read (and its lines named) as the dataset's."""
+    base = root.resolve()
+    for path in sorted(root.rglob("*")):
+        if path.is_symlink() and not path.resolve().is_relative_to(base):
+            raise DatasetError(path, "is a link to a file outside the dataset folder; copy the file in instead")
+
+
+def _check_header_names(path: Path, header: list[str]) -> None:
+    """Every column of a node or relationship CSV is a property name (or a key column): an identifier."""
+    for column in header:
+        check_identifier(path, "column", column)
+
+
 def _read_yaml(path: Path, required: bool) -> Any:
     if not path.is_file():
         if required:
@@ -713,6 +763,7 @@ __all__ = [
     "RelSpec",
     "SchemaSpec",
     "available_datasets",
+    "check_identifier",
     "dataset_hash",
     "load_dataset",
     "parse_value",

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
-from t2c_lib.datasets import DatasetError, load_dataset
+from t2c_lib import config
+from t2c_lib.datasets import IDENTIFIER, DatasetError, load_dataset
 from tests.helpers import FIXTURES
 
 
@@ -177,3 +182,132 @@ def test_csv_and_yaml_with_a_utf8_bom_load(tmp_path, tiny_dataset):
     loaded = load_dataset(root)
     assert loaded.nodes["Person"] == tiny_dataset.nodes["Person"]
     assert [q.id for q in loaded.questions] == [q.id for q in tiny_dataset.questions]
+
+
+# --- names are identifiers: a dataset is hostile input (issue 36) ----------------------------------
+
+DDL_PAYLOAD = (
+    "a` STRING, PRIMARY KEY(`_key`)); COPY (RETURN 'x') TO '/tmp/o.csv'; LOAD EXTENSION '/tmp/evil.so'; "
+    "CREATE NODE TABLE `zz`(`_key` STRING, `b"
+)
+
+
+def _rename_property(tmp_path: Path, new: str) -> Path:
+    """The tiny dataset with Person.born renamed to `new` in schema.yaml and in the CSV header alike."""
+    root = mutated(tmp_path, "nodes/Person.csv", lambda t: t)
+    _edit_schema(
+        root, lambda s: s["nodes"]["Person"]["properties"].update({new: s["nodes"]["Person"]["properties"].pop("born")})
+    )
+    person = root / "nodes" / "Person.csv"
+    lines = person.read_text(encoding="utf-8").split("\n")
+    header = io.StringIO()
+    csv.writer(header, lineterminator="").writerow(["id", "name", new, "height", "nicknames"])
+    person.write_text("\n".join([header.getvalue(), *lines[1:]]), encoding="utf-8")
+    return root
+
+
+def _edit_schema(root: Path, change) -> None:
+    """Rewrite schema.yaml as data (any name, however quoted, stays one YAML key)."""
+    path = root / "schema.yaml"
+    schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(schema)
+    path.write_text(yaml.safe_dump(schema, allow_unicode=True, width=10**6), encoding="utf-8")
+
+
+def _renamed(mapping: dict, old: str, new: str) -> None:
+    """Rename a key in place, keeping its position."""
+    items = [(new if k == old else k, v) for k, v in mapping.items()]
+    mapping.clear()
+    mapping.update(items)
+
+
+def _refusal(root: Path) -> str:
+    with pytest.raises(DatasetError) as info:
+        load_dataset(root)
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 400, message
+    return message
+
+
+@pytest.mark.parametrize("name", [DDL_PAYLOAD, "born year", "born-year", "1born", "b\u00f6rn", "born\n"])
+def test_a_property_name_that_is_no_identifier_is_refused_naming_file_and_name(tmp_path, name):
+    message = _refusal(_rename_property(tmp_path, name))
+    assert message.startswith(str(tmp_path / "tiny" / "schema.yaml")) or "schema.yaml" in message
+    assert "property name" in message and "is not allowed" in message
+    assert repr(name[:60]) in message
+
+
+@pytest.mark.parametrize("label", ["Mo`vie", "../../escape", "Movie) RETURN 1 //", "Mo vie"])
+def test_a_label_that_is_no_identifier_is_refused_before_its_file_is_opened(tmp_path, label):
+    root = mutated(tmp_path, "nodes/Movie.csv", lambda t: t)
+
+    def change(schema: dict) -> None:
+        _renamed(schema["nodes"], "Movie", label)
+        schema["relationships"]["ACTED_IN"]["endpoints"] = [["Person", label]]
+
+    _edit_schema(root, change)
+    message = _refusal(root)
+    assert "schema.yaml" in message and f"label {label!r} is not allowed" in message
+
+
+def test_a_relationship_type_that_is_no_identifier_is_refused(tmp_path):
+    root = mutated(tmp_path, "nodes/Movie.csv", lambda t: t)
+    _edit_schema(root, lambda s: _renamed(s["relationships"], "FOLLOWS", "FOL`LOWS"))
+    assert "relationship type 'FOL`LOWS' is not allowed" in _refusal(root)
+
+
+def test_a_csv_column_that_is_no_identifier_is_named_with_its_file(tmp_path):
+    root = mutated(tmp_path, "rels/ACTED_IN.csv", lambda t: t.replace("to_id,roles", 'to_id,"x`; LOAD EXTENSION y"'))
+    message = _refusal(root)
+    assert "rels/ACTED_IN.csv" in message and "column 'x`; LOAD EXTENSION y' is not allowed" in message
+
+
+def test_a_very_long_name_is_cut_short_in_the_one_line(tmp_path):
+    message = _refusal(_rename_property(tmp_path, "x" * 5000 + "`"))
+    assert "5,001 characters" in message
+
+
+@pytest.mark.parametrize("name", ["../..", "..", "a/b", "tiny\n", "ti ny", ""])
+def test_a_dataset_name_that_could_leave_the_cache_is_refused(tmp_path, name):
+    root = mutated(tmp_path, "dataset.yaml", lambda t: t.replace("name: tiny", f"name: {json.dumps(name)}"))
+    message = _refusal(root)
+    assert "dataset.yaml" in message and f"dataset name {name!r} is not allowed" in message
+
+
+def test_a_folder_name_that_is_no_identifier_is_refused_when_dataset_yaml_names_none(tmp_path):
+    root = mutated(tmp_path, "dataset.yaml", lambda t: t.replace("name: tiny\n", ""))
+    moved = root.rename(tmp_path / "my data")
+    assert "dataset name (the folder's" in _refusal(moved)
+
+
+def test_a_name_under_data_cannot_walk_out_of_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # so the text is no path from here either
+    with pytest.raises(DatasetError, match="no such dataset"):
+        load_dataset(f"../{config.DATA_DIR.name}/movies")
+
+
+def test_a_link_out_of_the_dataset_is_refused_without_showing_the_file(tmp_path):
+    secret = tmp_path / "outside.csv"
+    secret.write_text("id,SECRET_TOKEN_abc123\n1,2\n", encoding="utf-8")
+    root = mutated(tmp_path, "nodes/Movie.csv", lambda t: t)
+    (root / "nodes" / "Movie.csv").unlink()
+    (root / "nodes" / "Movie.csv").symlink_to(secret)
+    message = _refusal(root)
+    assert "nodes/Movie.csv" in message and "outside the dataset folder" in message
+    assert "SECRET" not in message
+
+
+def test_the_ground_truth_file_must_be_a_name_in_the_dataset_folder(tmp_path):
+    (tmp_path / "outside.csv").write_text("question,cypher,level\nq,SECRET_q,easy\n", encoding="utf-8")
+    root = mutated(tmp_path, "dataset.yaml", lambda t: t.replace("file: ground_truth.csv", "file: ../outside.csv"))
+    message = _refusal(root)
+    assert "ground_truth.file '../outside.csv'" in message and "SECRET" not in message
+
+
+@pytest.mark.parametrize("shipped", ["kurikulum", "movies"])
+def test_the_shipped_datasets_use_identifiers_only(shipped):
+    dataset = load_dataset(shipped)
+    names = [dataset.name, *dataset.schema_spec.nodes, *dataset.schema_spec.rels]
+    names += [p for props in dataset.schema_spec.nodes.values() for p in props]
+    names += [p for spec in dataset.schema_spec.rels.values() for p in spec.properties]
+    assert all(IDENTIFIER.fullmatch(n) for n in names)
