@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from t2c_lib.study.params import ParamsError, load_params, params_from_dict
+from t2c_lib.study.params import ParamsError, StudyParams, check_run_id, load_params, params_from_dict, valid_run_id
 from tests.helpers import ROOT
 
 
@@ -121,3 +121,39 @@ def test_shipped_params_files_keep_the_thesis_grid_and_add_the_strategies_grid()
         "verifier",
         "vote",
     }
+
+
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "thesis\n",
+        "thesis\r",
+        "the\nsis",
+        "a/b",
+        "a\\b",
+        "..",
+        "a..b",
+        "t\x00",
+        "t\x1b[2J",
+        ".hidden",
+        "-x",
+        "",
+        "run id",
+    ],
+)
+def test_a_run_id_that_is_no_single_folder_name_is_refused_in_one_line(run_id):
+    with pytest.raises(ParamsError) as info:
+        params_from_dict({"run_id": run_id}, source="test.yaml")
+    message = str(info.value)
+    assert "\n" not in message and "\r" not in message and "names a folder" in message
+    with pytest.raises(ParamsError, match="names a folder"):
+        StudyParams().with_overrides(run_id=run_id)  # `t2c run --run-id`
+    with pytest.raises(ParamsError, match="names a folder"):
+        StudyParams(run_id=run_id)  # a notebook builds one directly
+    assert not valid_run_id(run_id)
+
+
+def test_the_shipped_run_ids_stay_valid():
+    for path in sorted((ROOT / "params").glob("*.yaml")):
+        assert valid_run_id(load_params(path).run_id)
+    assert check_run_id("thesis-constrained.v2_1") == "thesis-constrained.v2_1"

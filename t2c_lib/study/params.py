@@ -34,11 +34,27 @@ LEGACY_STRATEGY = LEGACY_STRATEGY_NAMES
 DECODINGS = ("free", "constrained")
 STORES = STORE_REGISTRY.names()
 WEIGHT_PRESETS = WEIGHT_REGISTRY.names()
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # fullmatch: `$` would let a trailing newline through
 
 
 class ParamsError(T2CError, ValueError):
     """A parameter file or value is invalid; the message lists the valid choices."""
+
+
+RUN_ID_RULE = "use letters, digits, '.', '_' or '-', starting with a letter or digit, no '..' (it names a folder)"
+
+
+def valid_run_id(value: Any) -> bool:
+    """A run id names one folder under results/: no separator, no `..`, no newline or other control character."""
+    return isinstance(value, str) and _RUN_ID.fullmatch(value) is not None and ".." not in value
+
+
+def check_run_id(value: Any) -> str:
+    """`value` if it is a valid run id; otherwise a one-line `ParamsError` (the id shown escaped and cut short)."""
+    if not valid_run_id(value):
+        shown = repr(value[:60] if isinstance(value, str) else value)
+        raise ParamsError(f"run_id={shown}: {RUN_ID_RULE}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,9 @@ class StudyParams:
     )
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_run_id(self.run_id)  # built directly too (notebooks): the id still names one folder under results/
 
     @property
     def modes(self) -> tuple[str, ...]:
@@ -188,8 +207,8 @@ def _check(key: str, value: Any, source: str) -> Any:
             raise fail(f"valid: {', '.join(SCORING_PRESETS.names())}")
         return value
     if key == "run_id":
-        if not isinstance(value, str) or not _RUN_ID.match(value):
-            raise fail("use letters, digits, '.', '_' or '-' (it names a folder)")
+        if not valid_run_id(value):
+            raise fail(RUN_ID_RULE)
         return value
     if key in ("dataset", "model", "description"):
         if not isinstance(value, str) or (key != "description" and not value.strip()):
