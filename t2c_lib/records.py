@@ -1,15 +1,22 @@
 """The loop's records: statuses, error types, validator verdicts, attempts and per-question state.
 
 A leaf below every package: `validation/`, `feedback/`, `prompts/`, `metrics/`, `agent/` and
-the study import these types, and this module imports none of them, so imports flow one way
-(records <- validators <- loop <- study).
+the study import these types, and this module imports none of them (only the Cypher lexer, a
+leaf itself), so imports flow one way (records <- validators <- loop <- study). How a later
+attempt's query follows the earlier ones (`revisions`: a repeat of a failed query? none, edit,
+new?) is derived here from the queries alone, so the loop records it and metrics recompute it.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from difflib import SequenceMatcher
 from enum import Enum
 from typing import TYPE_CHECKING, Any
+
+from t2c_lib.cypher.lexer import LexError, tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.graph.base import QueryResult
@@ -97,6 +104,8 @@ class Attempt:
     kind: str = "generate"  # "generate" (a query written) or "verify" (the verifier's audit of one)
     verdict: dict[str, Any] = field(default_factory=dict)  # verify attempts: approved, issues, corrected_query
     seed: int | None = None  # a per-call sampling seed (vote samples), None = the model's own
+    change: str = ""  # what its query changed from the attempt before (a `Change`); "" for a first attempt
+    repeats_failed: bool | None = None  # its query equals an earlier failed one of the question; None for a first
 
     @property
     def kg_valid(self) -> bool:
@@ -118,6 +127,100 @@ class Attempt:
         kwargs["validations"] = [ValidationResult.from_dict(v) for v in d.get("validations", [])]
         kwargs["error_type"] = ErrorType(d["error_type"]) if d.get("error_type") else None
         return cls(**kwargs)
+
+
+# --- how an attempt's query follows the earlier ones -------------------------------------------
+
+
+class Change(str, Enum):
+    """What a later attempt's query changed from the attempt just before it."""
+
+    NONE = "none"  # the same query (normalised: `normalized_query`)
+    EDIT = "edit"  # a small token-level edit: token similarity >= EDIT_SIMILARITY
+    NEW = "new"  # any other query
+    NO_QUERY = "no_query"  # nothing was extracted from the reply
+
+
+EDIT_SIMILARITY = 0.7
+"""Token similarity (difflib ratio over the lexer's tokens) at or above which a changed query is an `edit`.
+
+Chosen on hand-made pairs of kurikulum queries: a flipped relationship direction or one changed
+label scores 0.96, an added condition 0.78; renaming the node, its label and the returned property
+(`MATCH (m:MK) RETURN m.nama` -> `MATCH (s:SO) RETURN s.kode`) scores 0.60 and a rewritten
+pattern 0.3-0.6, which are new queries. At 0.5 the renamed one would count as an edit.
+"""
+
+_FALLBACK_TOKEN = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|\w+|\S""")
+"""Closed literals and names, words, single characters: an unclosed quote is one token, not the rest of the text."""
+
+
+def normalized_query(query: str) -> str:
+    """A query as repeats are compared: whitespace runs collapsed to one space, stripped, trailing `;` dropped.
+
+    A trailing semicolon ends the statement without changing it (the store runs both forms
+    alike), so `RETURN 1;` repeats `RETURN 1`. Case and literals are kept: `'Basis Data'` and
+    `'basis data'` are different queries.
+    """
+    text = " ".join((query or "").split())
+    while text.endswith(";"):
+        text = text[:-1].rstrip()
+    return text
+
+
+def query_tokens(*queries: str) -> list[list[tuple[str, str]]]:
+    """Each query's tokens as (kind, text): the Cypher lexer's, or, where it refuses any of them, a plain split of all."""
+    try:
+        return [[(tok.kind.value, tok.text) for tok in tokenize(q)] for q in queries]
+    except LexError:  # an unterminated literal, say: split every query the same way so their tokens compare
+        return [[("text", piece) for piece in _FALLBACK_TOKEN.findall(q)] for q in queries]
+
+
+def token_similarity(before: str, after: str) -> float:
+    """difflib's ratio (2 * matching tokens / all tokens) over the two normalised queries' tokens, 0..1."""
+    a, b = query_tokens(normalized_query(before), normalized_query(after))
+    if not a and not b:
+        return 1.0
+    return SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def change_between(before: str, after: str) -> Change:
+    """What `after` changed from `before` (the queries of two consecutive attempts)."""
+    new, old = normalized_query(after), normalized_query(before)
+    if not new:
+        return Change.NO_QUERY
+    if new == old:
+        return Change.NONE
+    if old and token_similarity(old, new) >= EDIT_SIMILARITY:
+        return Change.EDIT
+    return Change.NEW
+
+
+@dataclass(frozen=True)
+class Revision:
+    """How one later attempt's query follows the question's earlier attempts."""
+
+    change: Change
+    repeats_failed: bool  # equals (normalised) the query of an earlier attempt that failed the chain
+    repeats_iteration: int | None = None  # the first earlier failed attempt it repeats
+
+
+def revision_of(query: str, earlier: Sequence[Attempt]) -> Revision | None:
+    """How `query` follows `earlier` (the question's attempts before it, in order); None for a first attempt."""
+    if not earlier:
+        return None
+    norm = normalized_query(query)
+    failed = (a.iteration for a in earlier if not a.ok and normalized_query(a.query) == norm)
+    repeated = next(failed, None) if norm else None
+    return Revision(change_between(earlier[-1].query, query), repeated is not None, repeated)
+
+
+def revisions(attempts: Sequence[Attempt]) -> list[Revision | None]:
+    """Each attempt's revision of the ones before it (None for the first), from the recorded queries alone.
+
+    Pure and order-only, so an old `attempts.jsonl` (written before attempts carried `change`
+    and `repeats_failed`) is scored exactly as a new one.
+    """
+    return [revision_of(a.query, attempts[:i]) for i, a in enumerate(attempts)]
 
 
 @dataclass

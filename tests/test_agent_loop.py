@@ -8,6 +8,7 @@ from t2c_lib.agent import AgentLoop, AgentStatus, Attempt, ErrorType
 from t2c_lib.feedback import FeedbackBuilder
 from t2c_lib.llm.base import ChatModel, LLMError
 from t2c_lib.prompts import Configuration, PromptBuilder
+from t2c_lib.records import revisions
 from t2c_lib.validation import build_chain, make_context
 from tests.helpers import ScriptedModelStandIn
 
@@ -189,3 +190,33 @@ def test_repeated_empty_answer_changes_the_next_request(parts):
     assert first.error_type is second.error_type is ErrorType.NO_QUERY
     assert second.feedback.startswith("Lagi-lagi jawaban Anda tidak berisi query Cypher.")
     assert model.requests[1]["messages"] != model.requests[2]["messages"]
+
+
+def test_each_refinement_records_its_change_and_whether_it_repeats_a_failed_query(parts):
+    """Scripted stand-in: a schema error, the same query again (other whitespace, a `;`), no query, an edit that passes."""
+    bad = "MATCH (m:Matkul {nama: 'Basis Data'}) RETURN m.sks"
+    again = "MATCH (m:Matkul {nama: 'Basis Data'})\n   RETURN m.sks;"
+    model = ScriptedModelStandIn(
+        [f"<cypher>{bad}</cypher>", f"<cypher>{again}</cypher>", "tidak tahu", f"<cypher>{GOOD}</cypher>"]
+    )
+    seen: list[Attempt] = []
+    state = make_loop(parts, model, max_iterations=4, on_attempt=seen.append).run(QUESTION, "q1")
+    assert state.success and state.iterations == 4 and seen == state.attempts
+    assert [(a.change, a.repeats_failed) for a in state.attempts] == [
+        ("", None),  # a first attempt revises nothing
+        ("none", True),  # the failed query again, whitespace and the semicolon aside
+        ("no_query", False),
+        ("new", False),  # after no query, any query is new
+    ]
+    # what the loop wrote is what the pure rule derives from the recorded queries alone
+    derived = [(r.change.value, r.repeats_failed) if r else ("", None) for r in revisions(state.attempts)]
+    assert derived == [(a.change, a.repeats_failed) for a in state.attempts]
+    written = state.to_dict()["attempts"]
+    assert [(a["change"], a["repeats_failed"]) for a in written] == derived
+
+
+def test_an_edited_refinement_is_an_edit_and_not_a_repeat(parts):
+    model = ScriptedModelStandIn([BAD_QUERIES[ErrorType.PROPERTIES_ERROR], f"<cypher>{GOOD}</cypher>"])
+    first, second = make_loop(parts, model).run(QUESTION, "q1").attempts
+    assert (first.change, first.repeats_failed) == ("", None)
+    assert (second.change, second.repeats_failed) == ("edit", False)  # m.kredit -> m.sks

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from t2c_lib.agent import Attempt, ErrorType
-from t2c_lib.metrics.agentic import agentic_metrics, group_attempts
+from t2c_lib.metrics.agentic import agentic_metrics, group_attempts, refinements
+from t2c_lib.records import EDIT_SIMILARITY, Change, Revision, normalized_query, revisions, token_similarity
 
 FIXTURE = Path(__file__).parent / "fixtures" / "metrics" / "attempts.jsonl"
 
@@ -149,3 +150,110 @@ def test_no_attempts_fail():
         agentic_metrics([], max_iterations=3)
     with pytest.raises(ValueError, match="max_iterations"):
         agentic_metrics(records(), max_iterations=0)
+
+
+# --- what refinements did: repeats of a failed query and the change from the attempt before ------------------
+
+BROKEN = "MATCH (p:MK)-[:PURSUED_IN]->(m:MK) RETURN DISTINCT m.jalur"
+
+
+def attempt(iteration: int, query: str, ok: bool = False, mode: str = "feedback", qid: str = "q") -> Attempt:
+    """A hand-made attempt: only the fields the revision rules read (query, order, verdict, strategy)."""
+    return Attempt(
+        question_id=qid,
+        iteration=iteration,
+        prompt_hash=f"h{iteration}",
+        raw_response=query,
+        query=query,
+        validations=[],
+        ok=ok,
+        error_type=None if ok else ErrorType.SCHEMA_ERROR,
+        feedback=None,
+        mode=mode,
+    )
+
+
+def run_of(*steps: tuple[str, bool], mode: str = "feedback") -> list[Attempt]:
+    return [attempt(i, q, ok, mode) for i, (q, ok) in enumerate(steps, start=1)]
+
+
+def test_a_repeat_is_the_same_failed_query_whitespace_and_a_trailing_semicolon_aside():
+    run = run_of((BROKEN, False), ("  MATCH (p:MK)-[:PURSUED_IN]->(m:MK)\n\tRETURN DISTINCT m.jalur ;", False))
+    first, second = revisions(run)
+    assert first is None  # a first attempt revises nothing
+    assert second == Revision(Change.NONE, True, 1)
+    assert normalized_query(" RETURN  1 ;; ") == "RETURN 1"
+    r = refinements(run)
+    assert (r.n_refinements, r.n_repeated_refinements, r.refinement_repeat_rate) == (1, 1, 1.0)
+    assert r.change_counts() == {"none": 1, "edit": 0, "new": 0, "no_query": 0} and r.only_repeats
+
+
+def test_an_edit_a_new_query_and_no_query():
+    flipped = "MATCH (p:MK)<-[:PURSUED_IN]-(m:MK) RETURN DISTINCT m.jalur"  # one direction flipped
+    other = "MATCH (s:SO) RETURN count(s) AS n"
+    run = run_of((BROKEN, False), (flipped, False), ("", False), (other, False), (flipped, True))
+    assert [r.change if r else None for r in revisions(run)] == [
+        None,
+        Change.EDIT,
+        Change.NO_QUERY,
+        Change.NEW,  # after an attempt with no query, any query is new
+        Change.NEW,
+    ]
+    # the last one repeats attempt 2's failed query although attempt 4 came between
+    assert [r.repeats_failed if r else None for r in revisions(run)] == [None, False, False, False, True]
+    assert revisions(run)[-1].repeats_iteration == 2
+    r = refinements(run)
+    assert (r.n_refinements, r.n_repeated_refinements) == (4, 1) and not r.only_repeats
+    assert r.change_counts() == {"none": 0, "edit": 1, "new": 2, "no_query": 1}
+    assert token_similarity(BROKEN, flipped) >= EDIT_SIMILARITY > token_similarity(BROKEN, other)
+
+
+def test_only_a_failed_query_is_repeated_and_case_and_literals_count():
+    run = run_of(
+        ("MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks", True),
+        ("MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks", True),
+    )
+    assert revisions(run)[1] == Revision(Change.NONE, False, None)  # same query, but it never failed
+    lower = run_of(
+        ("MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks", False),
+        ("MATCH (m:MK {nama: 'basis data'}) RETURN m.sks", False),
+    )
+    assert revisions(lower)[1].change is Change.EDIT and not revisions(lower)[1].repeats_failed
+    empty = run_of(("", False), ("  ", False))
+    assert revisions(empty)[1] == Revision(Change.NO_QUERY, False, None)  # no query is never a repeat
+
+
+def test_a_query_the_lexer_refuses_still_compares():
+    run = run_of(
+        ("MATCH (m:MK {nama: 'Basis Data}) RETURN m.sks", False),
+        ("MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks", False),
+    )
+    assert revisions(run)[1].change is Change.EDIT
+
+
+def test_vote_samples_are_not_refinements():
+    run = run_of((BROKEN, False), (BROKEN, False), (BROKEN, True), mode="vote")
+    assert revisions(run)[1].repeats_failed  # the fact is recorded ...
+    assert refinements(run).n_refinements == 0  # ... but independent samples revise nothing
+    assert refinements(run).refinement_repeat_rate is None
+
+
+def test_old_attempts_files_are_rescored_from_their_queries(m):
+    """The fixture predates `change`/`repeats_failed`: every later attempt repeats the first query (q4 aside)."""
+    assert "change" not in records()[0] and "repeats_failed" not in records()[0]
+    assert (m.n_refinements, m.n_repeated_refinements) == (12, 10)
+    assert m.refinement_repeat_rate == pytest.approx(10 / 12)
+    assert m.refinement_changes == {"none": 10, "edit": 0, "new": 2, "no_query": 0}  # q4: '' -> CREATE -> MATCH
+    assert (m.n_refined_questions, m.n_questions_only_repeats) == (7, 6)
+
+
+def test_recorded_fields_do_not_override_the_queries():
+    wrong = [dict(r, change="new", repeats_failed=False) for r in records()]
+    assert agentic_metrics(wrong, max_iterations=3).n_repeated_refinements == 10
+
+
+def test_recovered_counts_per_first_error_type(m):
+    recovered = m.first_error_recovered
+    assert recovered["SYNTAX_ERROR"] == 2 and recovered["SCHEMA_ERROR"] == 1 and recovered["EMPTY_RESULT"] == 1
+    assert recovered["NO_QUERY"] == recovered["TIMEOUT"] == recovered["EXECUTION_ERROR"] == 0
+    assert sum(recovered.values()) == m.n_recovered

@@ -6,11 +6,15 @@ and scored for real on the tiny embedded graph.
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
 from t2c_lib.agent import ErrorType
-from t2c_lib.study.analysis import analyze_run, write_tables
+from t2c_lib.records import Change
+from t2c_lib.study import columns
+from t2c_lib.study.analysis import STRATEGY_SUMMARY, analyze_run, readable_summary, write_tables
 from t2c_lib.study.evaluation import evaluate_cell, write_gold_audit
 from t2c_lib.study.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, Cell
 from t2c_lib.study.plots import FIGURES, export_figures
@@ -135,3 +139,50 @@ def test_strategy_figure_and_tables_are_written(strategy_run, tiny_dataset, tmp_
     assert "strategy_cost_effectiveness" in FIGURES
     written = {p.name for p in export_figures(tables, tmp_path / "figs")}
     assert "strategy_cost_effectiveness.pdf" in written
+
+
+def test_what_the_refinements_did_is_in_every_table(strategy_run, tiny_dataset):
+    """Repeats of a failed query, changes and per-error recovery: metrics.csv, attempt scores, summary, tables."""
+    verifier = strategy_run / "verifier" / "Zero-Shot_Full"
+    q1, q2, q3 = (q.id for q in tiny_dataset.questions)
+    metrics = pd.read_csv(verifier / "metrics.csv").set_index("question_id")
+    # q3: the verifier kept the query that failed the schema check: a refinement repeating a failed query
+    assert metrics.loc[q3, ["n_refinements", "n_repeated_refinements", "n_change_none"]].tolist() == [1, 1, 1]
+    assert metrics.loc[q2, ["n_refinements", "n_repeated_refinements"]].tolist() == [1, 0]  # q2's query had passed
+    assert metrics.loc[q1, "n_refinements"] == 0
+    scores = pd.read_csv(verifier / ATTEMPT_SCORES_FILE, keep_default_na=False)
+    assert list(scores["change"]) == ["", "", "edit", "", "none"]  # q2: count(m) -> m.title is a small edit
+    assert [str(v) for v in scores["repeats_failed"]] == ["", "", "0", "", "1"]
+    summary = json.loads((verifier / "summary.json").read_text())
+    assert summary["refinement_repeat_rate"] == 0.5
+    assert summary["agentic"]["refinement_changes"] == {"none": 1, "edit": 1, "new": 0, "no_query": 0}
+    assert summary["agentic"]["first_error_recovered"]["SCHEMA_ERROR"] == 0
+
+    tables = analyze_run(strategy_run, tiny_dataset.strata_columns)
+    rows = tables.strategies[tables.strategies["configuration"] == "ALL"].set_index("strategy")
+    assert rows.loc["verifier", ["n_refinements", "n_repeated_refinements", "refinement_repeat_rate"]].tolist() == [
+        2,
+        1,
+        0.5,
+    ]
+    assert rows.loc["feedback", "refinement_repeat_rate"] == 0.0
+    assert pd.isna(rows.loc["vote", "refinement_repeat_rate"]) and rows.loc["vote", "n_refinements"] == 0
+    assert pd.isna(rows.loc["single-pass", "refinement_repeat_rate"])
+    assert rows.loc["feedback", ["n_initially_failed", "n_recovered", "recovery_rate"]].tolist() == [1, 1, 1.0]
+    assert {columns.change_column(c) for c in Change} <= set(tables.strategies.columns)
+    assert set(STRATEGY_SUMMARY) <= set(tables.strategies.columns)
+
+    by_error = tables.recovery_by_strategy.set_index(["strategy", "configuration", "error_type"])
+    assert by_error.loc[("feedback", "ALL", "SYNTAX_ERROR"), ["n_first", "n_recovered"]].tolist() == [1, 1]
+    assert by_error.loc[("verifier", "Zero-Shot_Full", "SCHEMA_ERROR"), ["n_first", "n_recovered"]].tolist() == [1, 0]
+
+    overview = tables.agentic.set_index("configuration")  # the feedback cells
+    assert overview.loc["Zero-Shot_Full", ["n_refinements", "n_repeated_refinements"]].tolist() == [1, 0]
+    assert overview.loc["Zero-Shot_Full", "refinement_repeat_rate"] == 0.0
+    recovery = tables.recovery.set_index(["configuration", "error_type"])
+    assert recovery.loc[("Zero-Shot_Full", "SYNTAX_ERROR"), ["n_first", "n_recovered"]].tolist() == [1, 1]
+
+    shown = readable_summary(tables).iloc[0]
+    assert shown["fb refinements repeating a failed query"] == "0/1"
+    assert shown["fb first failures ending valid"] == "1/1"
+    assert "recovery_by_strategy.csv" in {p.name for p in write_tables(tables, strategy_run)}

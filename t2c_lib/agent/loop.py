@@ -2,7 +2,8 @@
 
 A strategy (see `strategies.py`) decides *what to ask next*; the loop does the asking: it
 calls the model, parses the answer, runs the validator chain, builds feedback, records each
-attempt (and calls `on_attempt` at once), and keeps the budget (LLM calls, tokens, model
+attempt (with what its query changed and whether it repeats a failed one; `on_attempt` is
+called at once), and keeps the budget (LLM calls, tokens, model
 and validation time). Single-pass is the loop with one attempt: its first request is
 byte-for-byte the first request of `feedback`, `history`, `raw-error` and `verifier`, so
 the response cache serves it once and the strategies pair question by question.
@@ -21,7 +22,16 @@ from t2c_lib.errors import InvalidValue
 from t2c_lib.llm.parse import ParsedResponse, parse_response
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.prompts.templates import template_hashes
-from t2c_lib.records import AgentState, AgentStatus, Attempt, ErrorType, ValidationResult, Verdict, mode_name
+from t2c_lib.records import (
+    AgentState,
+    AgentStatus,
+    Attempt,
+    ErrorType,
+    ValidationResult,
+    Verdict,
+    mode_name,
+    revision_of,
+)
 from t2c_lib.validation.chain import run_chain
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,7 +163,12 @@ class AgentLoop:
         verdict_json: dict[str, Any] | None = None,
         seed: int | None = None,
     ) -> Attempt:
-        """Append one attempt to the state (the final query follows it) and hand it to `on_attempt`."""
+        """Append one attempt to the state (the final query follows it) and hand it to `on_attempt`.
+
+        A later attempt records how its query follows the earlier ones (`records.revision_of`):
+        what changed from the attempt before, and whether it repeats a query that already failed.
+        """
+        revision = revision_of(parsed.query, state.attempts)
         attempt = Attempt(
             question_id=state.question_id,
             iteration=len(state.attempts) + 1,
@@ -178,6 +193,8 @@ class AgentLoop:
             kind=kind,
             verdict=verdict_json or {},
             seed=seed,
+            change=revision.change.value if revision else "",
+            repeats_failed=revision.repeats_failed if revision else None,
         )
         state.attempts.append(attempt)
         state.validation_time_s += verdict.elapsed_s

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -22,7 +23,9 @@ from t2c_lib.cli.common import (
 )
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
+from t2c_lib.metrics.agentic import is_refinement, refinements
 from t2c_lib.prompts import Configuration, PromptType
+from t2c_lib.records import Change, revision_of, token_similarity
 from t2c_lib.schema import SchemaFormat
 
 ASK_DEFAULTS = {"prompt_type": "Few-Shot", "schema_format": "only_paths", "max_tokens": 256}
@@ -71,8 +74,9 @@ def _open(dataset: str, store: str) -> tuple[Any, Any]:
     return open_dataset_store(dataset, store)
 
 
-def _echo_attempt(attempt: Attempt) -> None:
-    """Print one attempt as soon as the loop hands it over."""
+def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) -> None:
+    """Print one attempt as soon as the loop hands it over; with `earlier` (verbose), also each validator's
+    verdict and how its query follows the question's earlier attempts (what changed, a repeat of a failed one)."""
     cached = ", cached" if attempt.cached else ""
     click.echo(
         f"Attempt {attempt.iteration} (temperature {attempt.temperature:g}; model {attempt.model_latency_s:.2f} s{cached}; "
@@ -92,6 +96,8 @@ def _echo_attempt(attempt: Attempt) -> None:
     )
     if not attempt.query:  # show why: what the model wrote instead of a query
         click.echo("  reply:     " + trimmed_reply(attempt.raw_response))
+    if earlier is not None:
+        _echo_revision(attempt, earlier)
     failed = next((v for v in attempt.validations if not v.ok), None)
     if failed is None:
         click.echo("  verdict:   passed " + " -> ".join(v.validator for v in attempt.validations))
@@ -102,6 +108,60 @@ def _echo_attempt(attempt: Attempt) -> None:
             sent = "feedback sent" if attempt.status == "REFINING" else "feedback (not sent: no iterations left)"
             click.echo(f"  {sent}:")
             click.echo(_indent(attempt.feedback.rstrip(), 4))
+
+
+def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
+    """`--verbose`: every validator's verdict in order, then what changed from the attempt before and whether
+    the query repeats one that already failed (whitespace and a trailing semicolon aside)."""
+    verdicts = [f"{v.validator} {'ok' if v.ok else 'FAILED'}" for v in attempt.validations]
+    click.echo("  validators: " + (" -> ".join(verdicts) or "none ran"))
+    revision = revision_of(attempt.query, earlier)
+    if revision is None:
+        click.echo("  change:    first attempt")
+        return
+    before = earlier[-1].iteration
+    if revision.change is Change.NO_QUERY:
+        change = "no query extracted"
+    elif revision.change is Change.NONE:
+        change = f"none: the same query as attempt {before}"
+    elif not earlier[-1].query.strip():
+        change = f"new (attempt {before} had no query)"
+    else:
+        similarity = token_similarity(earlier[-1].query, attempt.query)
+        change = f"{revision.change.value} (token similarity {similarity:.2f} to attempt {before})"
+    sampled = "; an independent sample, not a refinement" if not is_refinement(attempt) else ""
+    click.echo(f"  change:    {change}{sampled}")
+    if revision.repeats_failed:
+        click.echo(f"  REPEATS a failed query: attempt {revision.repeats_iteration}'s, which failed the chain")
+    else:
+        click.echo("  repeats a failed query: no")
+
+
+class AttemptPrinter:
+    """`on_attempt` for `t2c ask`: prints each attempt; `verbose` adds validators, change and repeats."""
+
+    def __init__(self, verbose: bool = False) -> None:
+        self.verbose = verbose
+        self.seen: list[Attempt] = []
+
+    def __call__(self, attempt: Attempt) -> None:
+        if attempt.iteration == 1:
+            self.seen = []
+        _echo_attempt(attempt, self.seen if self.verbose else None)
+        self.seen.append(attempt)
+
+
+def _echo_refinements(state: AgentState) -> None:
+    """`--verbose`: the question's refinements, how many repeated a failed query, and what they changed."""
+    done = refinements(state.attempts)
+    if not done.n_refinements:
+        click.echo("refinements: none")
+        return
+    changes = ", ".join(f"{name} {count}" for name, count in done.changes)
+    click.echo(
+        f"refinements: {done.n_refinements}, {done.n_repeated_refinements} repeating an already failed query; "
+        f"changes: {changes}"
+    )
 
 
 def trimmed_reply(text: str, limit: int = 300) -> str:
@@ -233,6 +293,13 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
     type=POSITIVE_INT,
     help="result rows printed (the footer gives the total; --export or --json for all)",
 )
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="with each attempt, every validator's verdict, what changed from the attempt before and whether it "
+    "repeats a query that already failed",
+)
 @click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
 @click.option(
     "--export",
@@ -260,6 +327,7 @@ def ask(
     refresh: bool,
     as_json: bool,
     rows: int,
+    verbose: bool,
     debug: bool,
     export: str | None,
 ) -> None:
@@ -290,7 +358,7 @@ def ask(
             refine_temperature=refine_temperature,
             max_tokens=max_tokens,
             strategy=strategy,
-            on_attempt=None if as_json else _echo_attempt,
+            on_attempt=None if as_json else AttemptPrinter(verbose),
         )
         if not as_json:
             click.echo(
@@ -302,6 +370,8 @@ def ask(
     if as_json:
         click.echo(json.dumps(state.to_dict(), ensure_ascii=False, indent=2))
     else:
+        if verbose:
+            _echo_refinements(state)
         _summary(state, rows)
     if export:
         _export(state, export, quiet=as_json)

@@ -14,7 +14,20 @@ success or after `max_iterations`. Definitions:
   failed attempt without an error type counts as `UNKNOWN`;
 - recovery rate per error type of the first attempt, None for types no first attempt had;
 - cumulative success: entry k-1 is the share of questions with an ok attempt within
-  their first k iterations, k = 1..max_iterations (entry 0 = first-attempt success).
+  their first k iterations, k = 1..max_iterations (entry 0 = first-attempt success);
+- refinements: every attempt after a question's first, except the samples of strategies
+  that sample independently (`vote`: each sample answers the first request afresh, it
+  revises nothing). A refinement *repeats* when its query, normalised for whitespace and a
+  trailing semicolon, equals the query of an earlier attempt of the same question that
+  failed the chain (`records.revisions`, derived from the recorded queries alone, so old
+  attempts.jsonl files score the same);
+- refinement repeat rate: repeated refinements / refinements, None without refinements;
+- refinement changes: counts of what each refinement changed from the attempt before it:
+  `none` (same normalised query), `edit` (token similarity >= `records.EDIT_SIMILARITY`),
+  `new` (otherwise), `no_query` (nothing extracted);
+- questions refined only by repeats: questions with refinements, every one a repeat;
+- first-error recovered: per error type of the first attempt, how many of those questions
+  ended ok (the numerator of recovery by error type; ok = passed the whole chain).
 
 Records are grouped by question in file order. When a question's iteration numbers
 start again (a resumed run redid it), only its last run counts. Iterations must then
@@ -27,10 +40,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from t2c_lib.records import Attempt, ErrorType
+from t2c_lib.records import Attempt, Change, ErrorType, revisions
 
 UNKNOWN_ERROR = "UNKNOWN"
 ERROR_NAMES = tuple(e.value for e in ErrorType)
+CHANGE_NAMES = tuple(c.value for c in Change)
+SAMPLING_STRATEGIES = frozenset({"vote"})
+"""Strategies whose later attempts are independent samples of the first request, not refinements."""
 
 
 def as_attempt(record: Attempt | Mapping[str, Any]) -> Attempt:
@@ -52,6 +68,49 @@ def group_attempts(records: Iterable[Attempt | Mapping[str, Any]]) -> dict[str, 
         if its != list(range(1, len(run) + 1)):
             raise ValueError(f"question {qid}: attempt iterations {its} do not run 1, 2, ... without gaps")
     return groups
+
+
+@dataclass(frozen=True)
+class Refinements:
+    """What one question's (or a pooled set of questions') refinements did."""
+
+    n_refinements: int = 0
+    n_repeated_refinements: int = 0
+    changes: tuple[tuple[str, int], ...] = tuple((name, 0) for name in CHANGE_NAMES)
+
+    @property
+    def refinement_repeat_rate(self) -> float | None:
+        return _share(self.n_repeated_refinements, self.n_refinements)
+
+    @property
+    def only_repeats(self) -> bool:
+        """Refined at least once, and every refinement repeated a failed query."""
+        return self.n_refinements > 0 and self.n_repeated_refinements == self.n_refinements
+
+    def change_counts(self) -> dict[str, int]:
+        return dict(self.changes)
+
+    def __add__(self, other: Refinements) -> Refinements:
+        mine, theirs = self.change_counts(), other.change_counts()
+        return Refinements(
+            self.n_refinements + other.n_refinements,
+            self.n_repeated_refinements + other.n_repeated_refinements,
+            tuple((name, mine.get(name, 0) + theirs.get(name, 0)) for name in CHANGE_NAMES),
+        )
+
+
+def is_refinement(attempt: Attempt) -> bool:
+    """An attempt after the question's first one, by a strategy that refines (not `vote`'s independent samples)."""
+    return attempt.iteration > 1 and attempt.mode not in SAMPLING_STRATEGIES
+
+
+def refinements(run: list[Attempt]) -> Refinements:
+    """What one question's refinements did, from its attempts in iteration order (recorded queries only)."""
+    revised = [r for a, r in zip(run, revisions(run)) if r is not None and is_refinement(a)]
+    counts = {name: 0 for name in CHANGE_NAMES}
+    for r in revised:
+        counts[r.change.value] += 1
+    return Refinements(len(revised), sum(1 for r in revised if r.repeats_failed), tuple(counts.items()))
 
 
 def _error_name(a: Attempt) -> str:
@@ -80,6 +139,13 @@ class AgenticMetrics:
     first_error_counts: dict[str, int]
     recovery_by_error_type: dict[str, float | None]
     cumulative_success: list[float]
+    first_error_recovered: dict[str, int]
+    n_refinements: int
+    n_repeated_refinements: int
+    refinement_repeat_rate: float | None
+    refinement_changes: dict[str, int]
+    n_refined_questions: int
+    n_questions_only_repeats: int
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,6 +175,8 @@ def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iteratio
     )
     first_counts = {name: sum(1 for r in initially_failed if _error_name(r[0]) == name) for name in first_names}
     first_recovered = {name: sum(1 for r in recovered if _error_name(r[0]) == name) for name in first_names}
+    per_question = [refinements(run) for run in runs]
+    pooled = sum(per_question, Refinements())
 
     return AgenticMetrics(
         n_questions=n,
@@ -127,4 +195,11 @@ def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iteratio
         cumulative_success=[
             sum(1 for run in runs if any(a.ok for a in run[:k])) / n for k in range(1, max_iterations + 1)
         ],
+        first_error_recovered=first_recovered,
+        n_refinements=pooled.n_refinements,
+        n_repeated_refinements=pooled.n_repeated_refinements,
+        refinement_repeat_rate=pooled.refinement_repeat_rate,
+        refinement_changes=pooled.change_counts(),
+        n_refined_questions=sum(1 for r in per_question if r.n_refinements),
+        n_questions_only_repeats=sum(1 for r in per_question if r.only_repeats),
     )

@@ -5,6 +5,13 @@ Input: every cell's `metrics.csv`, `attempt_scores.csv` and `summary.json`, and 
 the figures in `plots.py` are drawn from. The thesis table (`comparison`) is `feedback`
 (the thesis's "agentic"; old runs' `agentic` rows are read as `feedback`) against
 single-pass; `strategies` covers every strategy at its measured budget.
+
+What the loop did is in the tables beside what it achieved, so "the model repeated itself"
+is never read as "the loop could not help": `agentic` and `strategies` carry the refinements,
+how many repeated an already failed query (`refinement_repeat_rate`) and what each changed
+(`n_change_none`, `n_change_edit`, `n_change_new`, `n_change_no_query`); `recovery` and
+`recovery_by_strategy` say, per error type of the first attempt, how many of those questions
+ended passing the chain; the `t2c analyze` summary shows the repeats and the recoveries as k/n.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ import pandas as pd
 
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import IncompatibleResults, MissingResults
+from t2c_lib.metrics.agentic import UNKNOWN_ERROR
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
+from t2c_lib.records import Change
 from t2c_lib.study import columns
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.study.figure_text import STRATEGY_LABELS
@@ -34,6 +43,7 @@ TABLES = (
     "cumulative",
     "errors",
     "recovery",
+    "recovery_by_strategy",
     "mode_means",
     "by_scoring",
     "reference",
@@ -63,6 +73,7 @@ class RunTables:
     strategies: pd.DataFrame = field(default_factory=pd.DataFrame)
     transitions: pd.DataFrame = field(default_factory=pd.DataFrame)
     validator_audit: pd.DataFrame = field(default_factory=pd.DataFrame)
+    recovery_by_strategy: pd.DataFrame = field(default_factory=pd.DataFrame)
     models: tuple[str, ...] = ()  # the model ids that answered (from the cells' summaries)
     strata_values: dict[str, tuple[str, ...]] = field(
         default_factory=dict
@@ -141,6 +152,7 @@ def load_per_question(run_dir: Path) -> pd.DataFrame:
         ("pass_at_1_first", None),
         ("oracle", None),
         ("harmed", None),
+        *((c.name, None) for c in columns.LOOP),
     ):
         if column not in data:  # cells evaluated before strategies
             data[column] = data[fallback] if fallback else np.nan
@@ -457,6 +469,7 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
                 "recovery_rate": agentic["recovery_rate"],
                 "n_initially_failed": agentic["n_initially_failed"],
                 "n_recovered": agentic["n_recovered"],
+                **_loop_overview(agentic),
                 "llmetric": summary["llmetric"],
                 "scoring": summary.get("scoring", ""),
                 "weights": summary["weights"],
@@ -473,6 +486,7 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
                     "error_type": error_type,
                     "recovery_rate": rate,
                     "n_first": agentic["first_error_counts"].get(error_type, 0),
+                    "n_recovered": agentic.get("first_error_recovered", {}).get(error_type),
                 }
             )
     return (
@@ -480,6 +494,67 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
         pd.DataFrame.from_records(cumulative),
         pd.DataFrame.from_records(errors),
         pd.DataFrame.from_records(recovery),
+    )
+
+
+def _loop_overview(agentic: dict[str, Any]) -> dict[str, Any]:
+    """A summary's refinement counts as table columns (None for cells evaluated before t2c counted them)."""
+    changes = agentic.get("refinement_changes") or {}
+    return {
+        "n_refinements": agentic.get("n_refinements"),
+        "n_repeated_refinements": agentic.get("n_repeated_refinements"),
+        columns.REFINEMENT_REPEAT_RATE: agentic.get("refinement_repeat_rate"),
+        **{columns.change_column(change): changes.get(change.value) for change in Change},
+        "n_refined_questions": agentic.get("n_refined_questions"),
+        "n_questions_only_repeats": agentic.get("n_questions_only_repeats"),
+    }
+
+
+def _loop_sums(rows: pd.DataFrame) -> dict[str, Any]:
+    """Refinements, repeats and changes summed over questions, and the repeat rate (NaN without refinements)."""
+    out: dict[str, Any] = {}
+    for c in columns.LOOP:
+        values = pd.to_numeric(rows[c.name], errors="coerce") if c.name in rows else pd.Series(dtype=float)
+        out[c.name] = float(values.sum()) if values.notna().any() else np.nan
+    n = out["n_refinements"]
+    out[columns.REFINEMENT_REPEAT_RATE] = out["n_repeated_refinements"] / n if n and np.isfinite(n) else np.nan
+    return out
+
+
+def _recovery_sums(rows: pd.DataFrame) -> dict[str, Any]:
+    """First attempts that failed the chain, how many of those questions ended passing it, and the share."""
+    failed = rows[rows["first_attempt_ok"].astype(int) == 0]
+    recovered = int(failed["success"].astype(int).sum())
+    return {
+        "n_initially_failed": len(failed),
+        "n_recovered": recovered,
+        "recovery_rate": recovered / len(failed) if len(failed) else np.nan,
+    }
+
+
+def recovery_by_strategy(per_question: pd.DataFrame) -> pd.DataFrame:
+    """Per strategy, configuration (and `ALL` pooled) and error type of the first attempt: questions whose
+    first attempt failed with it (`n_first`), how many ended passing the chain (`n_recovered`), the share."""
+    failed = per_question[per_question["first_attempt_ok"].astype(int) == 0].assign(
+        first_error_type=lambda f: f["first_error_type"].replace("", UNKNOWN_ERROR)
+    )
+    records = []
+    for (strategy, configuration, error_type), rows in pd.concat([failed, failed.assign(configuration="ALL")]).groupby(
+        ["strategy", "configuration", "first_error_type"], sort=True
+    ):
+        recovered = int(rows["success"].astype(int).sum())
+        records.append(
+            {
+                "strategy": strategy,
+                "configuration": configuration,
+                "error_type": error_type,
+                "n_first": len(rows),
+                "n_recovered": recovered,
+                "recovery_rate": recovered / len(rows),
+            }
+        )
+    return pd.DataFrame.from_records(
+        records, columns=["strategy", "configuration", "error_type", "n_first", "n_recovered", "recovery_rate"]
     )
 
 
@@ -506,6 +581,9 @@ STRATEGY_SUMMARY = (
     "harm_rate",
     "llm_calls",
     "tokens",
+    "n_refinements",
+    columns.REFINEMENT_REPEAT_RATE,
+    "recovery_rate",
     stat("pass_at_1_final", "mcnemar", "p_holm"),
 )
 """The columns of `strategy_table` that `t2c analyze` prints when a run has more than two strategies."""
@@ -513,8 +591,10 @@ STRATEGY_SUMMARY = (
 
 def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
     """Per strategy and configuration (and `ALL` pooled): Pass@1 first/final (headline preset), KG-valid
-    structural and chain (final query), oracle@N, harm, mean LLM calls and tokens; each strategy against
-    single-pass with exact McNemar, Holm across the grid."""
+    structural and chain (final query), oracle@N, harm, mean LLM calls and tokens; what the refinements did
+    (summed: refinements, repeats of a failed query, changes; `refinement_repeat_rate`) and recovery (first
+    attempts failing the chain that ended passing it); each strategy against single-pass with exact McNemar,
+    Holm across the grid."""
     headline = presets_of(per_question)[0]
     data = per_question.assign(
         pass_at_1_first=per_question[col("pass_at_1_first", headline)],
@@ -531,6 +611,8 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
             record[metric] = float(pd.to_numeric(rows[metric]).mean())
         record["harm_rate"] = record.pop("harmed")
         record["oracle_at_n"] = record.pop("oracle")
+        record.update(_loop_sums(rows))
+        record.update(_recovery_sums(rows))
         if strategy != BASELINE and configuration != "ALL":
             scope = data[data["configuration"] == configuration]
             base = scope[scope["strategy"] == BASELINE].set_index("question_id")
@@ -662,6 +744,7 @@ def analyze_run(
         strategies=strategy_table(per_question),
         transitions=error_transitions(attempts),
         validator_audit=validator_audit(attempts, gold),
+        recovery_by_strategy=recovery_by_strategy(per_question),
         models=models,
         strata_values={k: tuple(v) for k, v in strata_columns.items()} if isinstance(strata_columns, dict) else {},
         language=language,
@@ -696,7 +779,9 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
 
     Both strategies on the same questions: per configuration, single-pass -> feedback for Pass@1
     (headline preset) and KG-valid chain, the difference with its CI and p. One strategy only:
-    each configuration's counts with the CI of the share.
+    each configuration's counts with the CI of the share. Either way, what the loop did beside
+    it: refinements repeating an already failed query, and first attempts failing the chain that
+    ended passing it, as k/n ("-" where there were none).
     """
     pass_col = tables.col("pass_at_1_final")
     pass_name = f"Pass@1 ({tables.scoring})"
@@ -708,6 +793,7 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
             for metric, name in ((pass_col, pass_name), ("kg_valid_chain_final", "KG-valid chain")):
                 row[name] = _count(r[metric], int(r["n"]))
                 row[f"{name} share [95% CI]"] = _interval(r[metric], r[bound(metric, "low")], r[bound(metric, "high")])
+            row.update(_loop_text(tables.per_question, r["configuration"], r["strategy"]))
             rows.append(row)
         return pd.DataFrame.from_records(rows)
     rank = {name: i for i, name in enumerate(config_order(tables.comparison["configuration"].tolist()))}
@@ -728,8 +814,31 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
                 sign=True,
             )
             row[f"{short} p Holm"] = f"{r[stat(metric, 'mcnemar', 'p_holm')]:.3f}"
+        row.update({f"fb {k}": v for k, v in _loop_text(tables.per_question, r["configuration"], TREATMENT).items()})
         rows.append(row)
     return pd.DataFrame.from_records(rows)
+
+
+LOOP_TEXT = (REPEATS_TEXT, RECOVERED_TEXT) = (
+    "refinements repeating a failed query",
+    "first failures ending valid",
+)
+"""The summary's two columns on what the loop did (k/n), prefixed `fb ` beside a paired comparison."""
+
+
+def _loop_text(per_question: pd.DataFrame, configuration: str, strategy: str) -> dict[str, str]:
+    """Repeated refinements / refinements, and chain-invalid first attempts ending valid / those, as `k/n`."""
+    rows = per_question[(per_question["configuration"] == configuration) & (per_question["strategy"] == strategy)]
+    loop, recovery = _loop_sums(rows), _recovery_sums(rows)
+    refined = loop["n_refinements"]
+    return {
+        REPEATS_TEXT: f"{int(loop['n_repeated_refinements'])}/{int(refined)}"
+        if np.isfinite(refined) and refined
+        else "-",
+        RECOVERED_TEXT: f"{recovery['n_recovered']}/{recovery['n_initially_failed']}"
+        if recovery["n_initially_failed"]
+        else "-",
+    }
 
 
 def summary_header(tables: RunTables) -> str:

@@ -24,6 +24,8 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
 
+from t2c_lib.records import Change
+
 
 class Attempt(str, Enum):
     FIRST = "first"
@@ -81,6 +83,29 @@ def _graded(name: str, label: str) -> Column:
     return Column(name, Kind.GRADED, label, per_preset=True, higher_is_better=True)
 
 
+def change_column(change: Change | str) -> str:
+    """The count of refinements with one kind of change: `n_change_none`, `n_change_edit`, ..."""
+    return f"n_change_{Change(change).value}"
+
+
+CHANGE_LABELS = {
+    Change.NONE: "refinements: same query",
+    Change.EDIT: "refinements: a small edit",
+    Change.NEW: "refinements: a new query",
+    Change.NO_QUERY: "refinements: no query",
+}
+
+LOOP = (
+    _count("n_refinements", "refinements (attempts after the first; vote samples are none)"),
+    _count("n_repeated_refinements", "refinements repeating a failed query", higher_is_better=False),
+    *(_count(change_column(change), CHANGE_LABELS[change]) for change in Change),
+)
+"""What the loop did after a question's first attempt (`metrics.agentic`: refinements, repeats, changes)."""
+
+REFINEMENT_REPEAT_RATE = "refinement_repeat_rate"
+"""Tables and summaries: repeated refinements / refinements, pooled over questions (None or empty without any)."""
+REFINEMENT_REPEAT_LABEL = "refinements repeating a failed query"
+
 BASE = (
     _id("question_id"),
     _id("mode"),
@@ -102,6 +127,7 @@ BASE = (
     _count("final_iteration", "attempt chosen"),
     Column("oracle", Kind.BINARY, "oracle@N (some attempt correct)", higher_is_better=True),
     Column("harmed", Kind.BINARY, "harmed (a correct attempt, a wrong answer)", higher_is_better=False),
+    *LOOP,
 )
 """The columns every cell writes first, before its strata columns (whose names the dataset gives)."""
 
@@ -150,8 +176,11 @@ ATTEMPT_SCORES_CSV = (
     "error_type",
     "failed_validator",
     "result_correct",
+    "change",
+    "repeats_failed",
 )
-"""`attempt_scores.csv`: one row per attempt, `result_correct` under the headline preset."""
+"""`attempt_scores.csv`: one row per attempt, `result_correct` under the headline preset; `change` (none, edit,
+new, no_query) and `repeats_failed` (0/1) compare its query with the earlier ones, empty for a first attempt."""
 
 
 # --- names ---------------------------------------------------------------------------------------

@@ -4,7 +4,9 @@ Reads `attempts.jsonl` / `questions.jsonl` written by the runner, scores each qu
 final query (the strategy's chosen attempt: the last one, or the vote's winner) against
 its gold query on the same store, and writes `metrics.csv` and `summary.json` beside them.
 Every attempt's result correctness goes to `attempt_scores.csv` (first-attempt Pass@1,
-oracle, harm, error transitions and the validator audit are computed from it). Only
+oracle, harm, error transitions and the validator audit are computed from it), with what its
+query changed from the attempt before and whether it repeats an already failed query
+(derived from the recorded queries, so cells run before attempts carried them score alike). Only
 deterministic values are written (no wall times), so the same attempts give the same bytes.
 """
 
@@ -20,11 +22,12 @@ from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import StudyError
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
+from t2c_lib.metrics.agentic import refinements
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_refusal
 from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, score_question
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
-from t2c_lib.records import Attempt
+from t2c_lib.records import Attempt, Revision, revisions
 from t2c_lib.study import columns
 from t2c_lib.study.layout import (
     ATTEMPT_SCORES_FILE,
@@ -125,13 +128,17 @@ def evaluate_cell(
         correct = _attempt_correctness(
             item, group, final, headline_final, store, gold_cache, weights, scoring, timeout_s
         )
-        attempt_rows += [_attempt_row(cell, a, c) for a, c in zip(group, correct)]
+        attempt_rows += [_attempt_row(cell, a, c, r) for a, c, r in zip(group, correct, revisions(group))]
+        refined = refinements(group)
         row: dict[str, Any] = {
             "strategy": cell.strategy,
             "llm_calls": len(group),
             "final_iteration": final.iteration if final else 0,
             "oracle": float(any(c >= 1.0 for c in correct)),
             "harmed": int(any(c >= 1.0 for c in correct) and headline_final < 1.0),
+            "n_refinements": refined.n_refinements,
+            "n_repeated_refinements": refined.n_repeated_refinements,
+            **{columns.change_column(name): count for name, count in refined.changes},
             "question_id": item.id,
             "mode": cell.mode,
             "configuration": cell.configuration,
@@ -201,6 +208,7 @@ def evaluate_cell(
         "oracle": _mean([r["oracle"] for r in rows]),
         "harm_rate": _mean([r["harmed"] for r in rows]),
         "llm_calls_per_question": _mean([r["llm_calls"] for r in rows]),
+        "refinement_repeat_rate": agentic.refinement_repeat_rate,
         "mode": cell.mode,
         "configuration": cell.configuration,
         "prompt_type": cell.prompt_type,
@@ -279,7 +287,7 @@ def _attempt_correctness(
     return out
 
 
-def _attempt_row(cell: Cell, attempt: Attempt, correct: float) -> dict[str, Any]:
+def _attempt_row(cell: Cell, attempt: Attempt, correct: float, revision: Revision | None) -> dict[str, Any]:
     failed = next((v for v in attempt.validations if not v.ok), None)
     return {
         "question_id": attempt.question_id,
@@ -292,6 +300,8 @@ def _attempt_row(cell: Cell, attempt: Attempt, correct: float) -> dict[str, Any]
         "error_type": attempt.error_type.value if attempt.error_type else "",
         "failed_validator": failed.validator if failed else "",
         "result_correct": int(correct >= 1.0),
+        "change": revision.change.value if revision else "",
+        "repeats_failed": int(revision.repeats_failed) if revision else "",
     }
 
 

@@ -138,9 +138,12 @@ def _strategy_cost(tables: RunTables) -> str:
     )
     n = ", ".join(f"{r['strategy']} {int(r['n'])}" for r in rows.to_dict("records")) or "none"
     return (
-        f"Pass@1 of the final answer (left) and KG-valid chain (right) against the mean LLM calls per question, one "
+        f"Pass@1 of the final answer (left) and KG-valid chain (middle) against the mean LLM calls per question, one "
         f"point per strategy, all configurations pooled (questions x configurations: {n}). No error bars: the "
-        f"McNemar tests against single-pass are in analysis/strategies.csv. {_who(tables)}"
+        f"McNemar tests against single-pass are in analysis/strategies.csv. Right: the share of each strategy's "
+        f"refinements (attempts after the first; vote's independent samples are none) whose query, whitespace and a "
+        f"trailing semicolon aside, repeats one that already failed for the question, k/N on each bar; strategies "
+        f"without refinements have no bar. {_who(tables)}"
     )
 
 

@@ -390,8 +390,11 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
 
 
 def fig_strategy_cost(tables: RunTables) -> plt.Figure:
-    """Pass@1 and KG-valid against mean LLM calls per question, one point per strategy (all configurations pooled)."""
-    fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharex=True)
+    """Pass@1 and KG-valid against mean LLM calls per question, one point per strategy (all configurations pooled),
+    and beside them each strategy's refinement repeat rate: a loop whose refinements repeat a failed query did not
+    try again, whatever its calls say."""
+    fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.0), gridspec_kw={"width_ratios": (1.0, 1.0, 0.9)})
+    axes[1].sharex(axes[0])
     table = tables.strategies
     rows = table[table["configuration"] == "ALL"] if not table.empty else table
     points: list[tuple[plt.Axes, dict[tuple[float, float], list[str]]]] = []
@@ -409,11 +412,27 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
         ax.set_xlabel("mean LLM calls per question")
         ax.set_ylabel(label)
         ax.set_ylim(-0.02, 1.02)
+    _repeat_panel(axes[2], rows)
     fig.tight_layout()
     renderer = fig.canvas.get_renderer()
     for ax, groups in points:
         _place_labels(ax, groups, renderer)
     return fig
+
+
+def _repeat_panel(ax: plt.Axes, rows: Any) -> None:
+    """Per strategy: the share of its refinements whose query repeats an already failed one, with k/N on each bar."""
+    rate, total = columns.REFINEMENT_REPEAT_RATE, "n_refinements"
+    shown = rows[rows[total].fillna(0) > 0] if not rows.empty and total in rows else rows.iloc[0:0]
+    x = np.arange(len(shown))
+    values = shown[rate].to_numpy(dtype=float) if len(shown) else np.array([])
+    ax.bar(x, values, 0.6, color="#C44E52")
+    _count_labels(ax, x, values, values, shown[total].to_numpy(dtype=float), upright=True)
+    ax.set_xticks(x, [str(name) for name in shown["strategy"]], rotation=30, ha="right")
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel(columns.REFINEMENT_REPEAT_LABEL)
+    if not len(shown):
+        ax.text(0.5, 0.5, "no refinements", transform=ax.transAxes, ha="center", va="center", fontsize=7)
 
 
 def _place_labels(ax: plt.Axes, groups: dict[tuple[float, float], list[Any]], renderer: object) -> None:
