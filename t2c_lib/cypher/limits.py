@@ -1,24 +1,54 @@
 """Limits on a query's text, checked before any database parses it.
 
 A database parser recurses on nesting (LadybugDB's crashed at ~3,000 nested brackets, Neo4j's
-overflowed its stack at ~400) and plans in time and memory that grow with the text, all before
-a query timeout applies. So the gate bounds the text first: its length, the number of its
-tokens and how deeply its brackets and CASE expressions nest. The bounds sit far above any
-real query (the gold queries and examples of both datasets: at most 452 characters, 142 tokens, nested 3 deep).
+overflowed its stack at ~400, and went silent on 1,995 chained NOTs) and plans in time and
+memory that grow with the text, all before a query timeout applies. So the gate bounds the
+text first: its length, the number of its tokens, how deeply its brackets and CASE
+expressions nest, how long its operator chains are; then the work one expression may do where
+no timeout reaches: regular expressions (`regex_check.py`), ranges, nested loops and doubling
+accumulators (`loops.py`). The bounds sit far above any real query (the gold queries and
+examples of both datasets: at most 452 characters, 142 tokens, nested 3 deep).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from t2c_lib.config import int_setting
 from t2c_lib.cypher.lexer import Kind, Token
+from t2c_lib.cypher.loops import MAX_RANGE_VALUES, call_arguments, integer_value, loop_problem, reduce_problem
+from t2c_lib.cypher.regex_check import RegexUnreadable, decode_literal, pattern_problem
+
+__all__ = [
+    "MAX_EXPRESSION_DEPTH",
+    "MAX_OPERATOR_CHAIN",
+    "MAX_RANGE_VALUES",
+    "QueryLimits",
+    "nesting_depth",
+    "operator_depth",
+    "range_problem",
+    "regex_problem",
+    "text_problem",
+    "token_problem",
+]
 
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?:[*+}]|\|)(?:[^()\\]|\\.)*\)\s*(?:[*+]|\{\d*,)")
-"""A group holding a quantifier or an alternation, itself repeated: `(a+)+`, `(a|aa)*`, `(x*){2,}`."""
-_BACKREFERENCE = re.compile(r"\\[1-9]")
+_CLOSERS = frozenset(_OPENERS.values())
+_OPERATOR_PUNCT = frozenset({"+", "-", "*", "/", "%", "^", "=", "<>", "!=", "<", ">", "<=", ">=", "=~", "."})
+_OPERATOR_WORDS = frozenset({"AND", "OR", "XOR", "NOT", "CONTAINS", "STARTS", "ENDS", "IN", "IS"})
+_SEGMENT_WORDS = frozenset(
+    {"MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "ORDER", "BY", "SKIP", "LIMIT", "UNION", "CALL"}
+    | {"YIELD", "WHEN", "THEN", "ELSE", "AS", "DISTINCT", "ASC", "DESC", "ASCENDING", "DESCENDING"}
+)
+"""Words that end one operator chain and start the next (a clause, a CASE branch, an alias)."""
+_REGEX_OPERAND_GLUE = frozenset({"+", "|", "*", "/", "%", "^", "-", "[", "."})
+"""Tokens after a `=~` literal that would make the pattern an expression (`'a' + $p`), not the literal."""
+
+MAX_OPERATOR_CHAIN = 64
+"""Operators one chain may hold (`NOT NOT ... x`, `1 + 1 + ...`, `n.a.b.c`): a parser builds one tree level
+per operator, and 1,995 chained NOTs left Neo4j without an answer."""
+MAX_EXPRESSION_DEPTH = 128
+"""Brackets, CASEs and chained operators along one path into an expression, together."""
 
 
 @dataclass(frozen=True)
@@ -38,16 +68,70 @@ class QueryLimits:
         )
 
 
+def _opens(tokens: list[Token], i: int) -> bool:
+    tok = tokens[i]
+    return tok.kind is Kind.PUNCT and tok.text in _OPENERS or _is_keyword(tokens, i, "CASE")
+
+
+def _is_keyword(tokens: list[Token], i: int, word: str) -> bool:
+    """Whether tokens[i] is the keyword `word`, not a property (`n.end`), map key (`{end: 1}`) or label (`:End`)."""
+    if tokens[i].upper != word:
+        return False
+    if i and tokens[i - 1].is_punct(".", ":"):
+        return False
+    return not (i + 1 < len(tokens) and tokens[i + 1].is_punct(":"))
+
+
 def nesting_depth(tokens: list[Token]) -> int:
-    """The deepest nesting of brackets and CASE ... END in a token list (unbalanced closers ignored)."""
-    depth = deepest = 0
-    for tok in tokens:
-        if tok.kind is Kind.PUNCT and tok.text in _OPENERS or tok.upper == "CASE":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif (tok.kind is Kind.PUNCT and tok.text in (")", "]", "}") or tok.upper == "END") and depth:
-            depth -= 1
+    """The deepest nesting of brackets and CASE ... END in a token list (unbalanced closers ignored).
+
+    END closes a CASE only: counting every `end` as a closer (a property, a map key, a stray END)
+    let 320 real levels count as 1."""
+    stack: list[str] = []
+    deepest = 0
+    for i, tok in enumerate(tokens):
+        if _opens(tokens, i):
+            stack.append("CASE" if tok.kind is Kind.WORD else tok.text)
+            deepest = max(deepest, len(stack))
+        elif tok.kind is Kind.PUNCT and tok.text in _CLOSERS:
+            while stack and stack.pop() == "CASE":  # a CASE left open inside brackets closes with them
+                pass
+        elif _is_keyword(tokens, i, "END") and stack and stack[-1] == "CASE":
+            stack.pop()
     return deepest
+
+
+def operator_depth(tokens: list[Token]) -> tuple[int, int]:
+    """(longest operator chain, deepest brackets + CASEs + chained operators along one path) of a token list.
+
+    A chain is the operators between two separators (a comma, `|`, a clause, CASE-branch or
+    alias word) at one bracket level; the depth counts, for each open bracket or CASE, one level
+    plus the operators chained around it so far."""
+    chains: list[int] = [0]  # operators in the current chain at each open level, the query's first
+    kinds: list[str] = [""]
+    longest = deepest = 0
+    for i, tok in enumerate(tokens):
+        if _opens(tokens, i):
+            chains.append(0)
+            kinds.append("CASE" if tok.kind is Kind.WORD else tok.text)
+        elif tok.kind is Kind.PUNCT and tok.text in _CLOSERS:
+            while len(chains) > 1 and kinds.pop() == "CASE":
+                chains.pop()
+            if len(chains) > 1:
+                chains.pop()
+        elif _is_keyword(tokens, i, "END") and kinds[-1] == "CASE":
+            chains.pop()
+            kinds.pop()
+        elif tok.is_punct(",", "|", ";") or (
+            tok.upper in _SEGMENT_WORDS
+            and not (tok.upper == "WITH" and i and tokens[i - 1].upper in ("STARTS", "ENDS"))
+        ):
+            chains[-1] = 0
+        elif tok.kind is Kind.PUNCT and tok.text in _OPERATOR_PUNCT or tok.upper in _OPERATOR_WORDS:
+            chains[-1] += 1
+            longest = max(longest, chains[-1])
+        deepest = max(deepest, len(chains) - 1 + sum(chains))
+    return longest, deepest
 
 
 def text_problem(text: str, limits: QueryLimits) -> str | None:
@@ -62,27 +146,29 @@ def text_problem(text: str, limits: QueryLimits) -> str | None:
 def regex_problem(tokens: list[Token]) -> str | None:
     """Why a regular expression (`=~`) could run for minutes inside one expression, where no timeout reaches, or None.
 
-    Neo4j's regex engine backtracks, and its transaction timeout does not stop a match in progress;
-    so a pattern must be a string literal without a repeated group that itself repeats or alternates,
-    and without backreferences."""
+    Neo4j's regex engine backtracks, and neither its transaction timeout nor termination stops
+    a match in progress. So the pattern must be one string literal (no parameter, name or
+    concatenation), and its decoded value must pass `regex_check.pattern_problem`: no repeated
+    part that itself repeats or alternates, at most MAX_UNBOUNDED_QUANTIFIERS unbounded
+    quantifiers, no backreference, readable by a regex parser."""
     for i, tok in enumerate(tokens):
         if not tok.is_punct("=~"):
             continue
         pattern = tokens[i + 1] if i + 1 < len(tokens) else None
-        if pattern is None or pattern.kind is not Kind.STRING:
-            return "a regular expression (=~) must be a string literal, so it can be checked before it runs"
-        body = pattern.text[1:-1]
-        if _NESTED_QUANTIFIER.search(body) or _BACKREFERENCE.search(body):
-            return (
-                f"the regular expression {pattern.text[:60]} repeats a group that itself repeats or alternates "
-                "(or uses a backreference): such a pattern can backtrack for minutes; write a simpler one"
-            )
+        after = tokens[i + 2] if i + 2 < len(tokens) else None
+        if (
+            pattern is None
+            or pattern.kind is not Kind.STRING
+            or (after is not None and after.kind is Kind.PUNCT and after.text in _REGEX_OPERAND_GLUE)
+        ):
+            return "a regular expression (=~) must be one string literal, so it can be checked before it runs"
+        try:
+            problem = pattern_problem(decode_literal(pattern.text))
+        except RegexUnreadable as exc:
+            problem = f"cannot be read ({exc}), so it cannot be checked before it runs"
+        if problem:
+            return f"the regular expression {pattern.text[:60]} {problem}; write a simpler one"
     return None
-
-
-MAX_RANGE_VALUES = 1_000_000
-"""Values a `range()` with literal bounds may produce: a list that size is built in one expression, where
-neither store's transaction memory accounting nor every timeout reaches (Neo4j filled its heap on 10**8)."""
 
 
 def range_problem(tokens: list[Token]) -> str | None:
@@ -99,10 +185,10 @@ def range_problem(tokens: list[Token]) -> str | None:
             or not tokens[i + 1].is_punct("(")
         ):
             continue
-        args = _call_arguments(tokens, i + 1)
-        literal = [_integer(arg) for arg in args[:2]]
-        if len(args) >= 2 and None not in literal:
-            low, high = literal
+        args = call_arguments(tokens, i + 1)
+        literal = [integer_value(arg) for arg in args[:2]]
+        if len(args) >= 2 and literal[0] is not None and literal[1] is not None:
+            low, high = literal[0], literal[1]
             if high - low + 1 > MAX_RANGE_VALUES:
                 return (
                     f"range({low}, {high}) builds a list of {high - low + 1:,} values in one expression, "
@@ -123,35 +209,8 @@ def range_problem(tokens: list[Token]) -> str | None:
     return None
 
 
-def _call_arguments(tokens: list[Token], open_at: int) -> list[list[Token]]:
-    """The argument token lists of the call whose `(` is at `open_at` (up to its closing bracket)."""
-    args: list[list[Token]] = [[]]
-    depth = 0
-    for tok in tokens[open_at + 1 :]:
-        if tok.kind is Kind.PUNCT and tok.text in _OPENERS:
-            depth += 1
-        elif tok.kind is Kind.PUNCT and tok.text in (")", "]", "}"):
-            if depth == 0:
-                break
-            depth -= 1
-        elif tok.is_punct(",") and depth == 0:
-            args.append([])
-            continue
-        args[-1].append(tok)
-    return args
-
-
-def _integer(arg: list[Token]) -> int | None:
-    """The value of an argument that is an integer literal (optionally negative), else None."""
-    if len(arg) == 1 and arg[0].kind is Kind.NUMBER and arg[0].text.isdigit():
-        return int(arg[0].text)
-    if len(arg) == 2 and arg[0].is_punct("-") and arg[1].kind is Kind.NUMBER and arg[1].text.isdigit():
-        return -int(arg[1].text)
-    return None
-
-
 def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
-    """Why a token list is too large or too deeply nested for a database to parse safely, or None."""
+    """Why a token list is too large, too deeply nested or too costly inside one expression to send, or None."""
     if len(tokens) > limits.max_tokens:
         return f"the query has {len(tokens):,} tokens, over the limit of {limits.max_tokens:,}"
     depth = nesting_depth(tokens)
@@ -159,4 +218,12 @@ def token_problem(tokens: list[Token], limits: QueryLimits) -> str | None:
         return (
             f"the query nests brackets or CASE {depth} deep, over the limit of {limits.max_depth} (T2C_MAX_QUERY_DEPTH)"
         )
-    return regex_problem(tokens) or range_problem(tokens)
+    chain, expression_depth = operator_depth(tokens)
+    if chain > MAX_OPERATOR_CHAIN:
+        return f"the query chains {chain} operators in one expression, over the limit of {MAX_OPERATOR_CHAIN}"
+    if expression_depth > MAX_EXPRESSION_DEPTH:
+        return (
+            f"the query nests brackets, CASE and operators {expression_depth} deep in one expression, over the "
+            f"limit of {MAX_EXPRESSION_DEPTH}"
+        )
+    return regex_problem(tokens) or range_problem(tokens) or loop_problem(tokens) or reduce_problem(tokens)
