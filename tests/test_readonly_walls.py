@@ -69,9 +69,15 @@ def test_the_database_wall_alone_refuses_each_bypass(case: dict, sandbox, kuriku
     query = _fill(case["query"], sandbox)
     with pytest.raises(UnsafeQuery, match="refused before the database"):  # the gate in front of every store query
         kurikulum_store.query(query, timeout_s=5)
-    with pytest.raises(QueryError) as caught:  # the query process with the gate skipped: prepare and plan alone
+    with pytest.raises(UnsafeQuery):  # the query process with the gate skipped: its word check refuses too
         kurikulum_store._worker().call(
             {"op": "run", "text": query, "max_rows": 100, "max_bytes": 1 << 20}, time.perf_counter(), 5.0
+        )
+    with pytest.raises(QueryError) as caught:  # gate and word check skipped: prepare and plan alone
+        kurikulum_store._worker().call(
+            {"op": "run", "text": query, "max_rows": 100, "max_bytes": 1 << 20, "word_check": False},
+            time.perf_counter(),
+            5.0,
         )
     if case["db"] in ("several", "plan"):
         assert isinstance(caught.value, UnsafeQuery), str(caught.value)

@@ -19,14 +19,25 @@ Every query, generated, typed, gold or scored, passes these walls before and whi
 4. the database is opened `read_only=True`, one thread, a bounded buffer pool and no
    automatic checkpoints, so a write that slipped past everything would still be refused;
 5. the result is bounded: over `max_rows` rows it is refused before a row is fetched, and
-   fetching stops past the byte budget (`T2C_MAX_RESULT_BYTES`); error messages are cleaned
-   of anything that looks like the environment (`graph/messages.py`).
+   fetching stops past the byte budget (`T2C_MAX_RESULT_BYTES`); error messages are cut to a
+   byte budget in the process and cleaned of anything that looks like the environment
+   (`graph/messages.py`);
+6. the operating-system wall (`graph/oswall.py`, Landlock and seccomp; `os_wall` says which parts
+   hold): the query process may read its database's folder and the libraries and nothing else,
+   write nothing, open no socket, run nothing and map no code, so even a query every other wall
+   misread cannot touch a file. File and extension words are refused again inside it before the
+   database binds the text (`ladybug_words.py`).
+
+The dataset is hostile input too: `load()` escapes every name, sends one statement per call
+with every value a parameter, and runs them in a builder process walled in to its staging
+folder (`ladybug_builder.py`); a dataset name never leaves the cache (`store_dir_name`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import re
 import shutil
 import tempfile
 import threading
@@ -35,8 +46,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import ladybug
 
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
@@ -52,9 +61,11 @@ from t2c_lib.graph.base import (
     max_result_bytes_setting,
     max_rows_setting,
 )
+from t2c_lib.graph.ladybug_builder import build
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting
 from t2c_lib.graph.ladybug_worker import MAX_DB_BYTES
+from t2c_lib.graph.oswall import WallStatus, wall_enabled
 from t2c_lib.schema import GraphSchema, PropType, RelPattern
 
 DB_FILE = "graph.lbdb"
@@ -114,10 +125,17 @@ class LadybugStore:
         self._lock = threading.Lock()
         self._process: QueryProcess | None = None
         self._schema: GraphSchema | None = None
+        self.build_wall: WallStatus | None = None  # the walls around the last build in this process, if any
         if auto_load and not self.is_loaded():
             self.load(dataset, only_if_missing=True)
 
     # --- paths -------------------------------------------------------------------------
+
+    @property
+    def os_wall(self) -> WallStatus:
+        """Which operating-system walls hold around the query process (starts it if needed)."""
+        with self._lock:
+            return self._worker().wall
 
     @property
     def version_dir(self) -> Path:
@@ -148,14 +166,8 @@ class LadybugStore:
                 return self.counts()
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
             try:
-                db = ladybug.Database(
-                    str(staging / DB_FILE), max_db_size=MAX_DB_BYTES, buffer_pool_size=BUFFER_POOL_BYTES
-                )
-                conn = ladybug.Connection(db)
-                _create_tables(conn, self.dataset)
-                _insert_rows(conn, self.dataset)
-                conn.close()
-                db.close()
+                statements = table_statements(self.dataset) + list(row_statements(self.dataset))
+                self.build_wall = build(staging / DB_FILE, statements, BUFFER_POOL_BYTES, MAX_DB_BYTES, wall_enabled())
                 if self.version_dir.exists():
                     shutil.rmtree(self.version_dir)
                 staging.rename(self.version_dir)
@@ -273,47 +285,78 @@ class LadybugStore:
 def store_dir_name(dataset: Dataset, variant: str = "") -> str:
     """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
 
+    Always one path component inside the cache: a name or variant that is not an identifier
+    (`[A-Za-z_][A-Za-z0-9_]*`: `../..`, `a/b`, a dot) is replaced by a safe form and its hash.
     Inside it each content version has its own directory (`version_dir`), and loading one
     version removes only older versions from the same folder.
     """
     folder = hashlib.sha256(str(Path(dataset.path).resolve()).encode()).hexdigest()[:8]
-    return f"{dataset.name}.{variant}-{folder}" if variant else f"{dataset.name}-{folder}"
+    name = safe_component(dataset.name)
+    return f"{name}.{safe_component(variant)}-{folder}" if variant else f"{name}-{folder}"
 
 
-def _create_tables(conn: Any, dataset: Dataset) -> None:
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def safe_component(text: str) -> str:
+    """`text` if it is an identifier, else its letters, digits and `_` (at most 32) plus a hash of the whole."""
+    if _IDENTIFIER.fullmatch(text) and len(text) <= 64:
+        return text
+    kept = re.sub(r"[^A-Za-z0-9_]", "_", text)[:32].strip("_") or "dataset"
+    return f"{kept}_{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
+def quote_name(name: str) -> str:
+    """A label, type or property name as a backticked Cypher name (backticks inside doubled)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+Statement = tuple[str, dict[str, Any] | None]
+
+
+def table_statements(dataset: Dataset) -> list[Statement]:
+    """One CREATE NODE/REL TABLE statement per label and type, every name escaped."""
+    key = quote_name(INTERNAL_KEY)
+    statements: list[Statement] = []
     for label, props in dataset.schema_spec.nodes.items():
-        columns = [f"`{INTERNAL_KEY}` STRING"] + [f"`{p}` {_DDL_TYPES[t]}" for p, t in props.items()]
-        conn.execute(f"CREATE NODE TABLE `{label}`({', '.join(columns)}, PRIMARY KEY(`{INTERNAL_KEY}`))")
+        columns = [f"{key} STRING"] + [f"{quote_name(p)} {_DDL_TYPES[t]}" for p, t in props.items()]
+        statements.append((f"CREATE NODE TABLE {quote_name(label)}({', '.join(columns)}, PRIMARY KEY({key}))", None))
     for rel_type, spec in dataset.schema_spec.rels.items():
-        parts = [f"FROM `{a}` TO `{b}`" for a, b in spec.endpoints]
-        parts += [f"`{p}` {_DDL_TYPES[t]}" for p, t in spec.properties.items()]
-        conn.execute(f"CREATE REL TABLE `{rel_type}`({', '.join(parts)})")
+        parts = [f"FROM {quote_name(a)} TO {quote_name(b)}" for a, b in spec.endpoints]
+        parts += [f"{quote_name(p)} {_DDL_TYPES[t]}" for p, t in spec.properties.items()]
+        statements.append((f"CREATE REL TABLE {quote_name(rel_type)}({', '.join(parts)})", None))
+    return statements
 
 
-def _insert_rows(conn: Any, dataset: Dataset) -> None:
+def row_statements(dataset: Dataset) -> Iterator[Statement]:
+    """The nodes, then the relationships, as UNWIND batches: names escaped, every value a parameter."""
+    key = quote_name(INTERNAL_KEY)
     for label, rows in dataset.nodes.items():
         props = list(dataset.schema_spec.nodes[label])
-        assigns = ", ".join([f"`{INTERNAL_KEY}`: r.k"] + [f"`{p}`: r.`{p}`" for p in props])
-        statement = f"UNWIND $rows AS r CREATE (:`{label}` {{{assigns}}})"
+        fields = {p: f"p{i}" for i, p in enumerate(props)}  # parameter map keys never carry a dataset's name
+        assigns = ", ".join([f"{key}: r.k"] + [f"{quote_name(p)}: r.{fields[p]}" for p in props])
+        statement = f"UNWIND $rows AS r CREATE (:{quote_name(label)} {{{assigns}}})"
         for batch in _batches(rows):
-            payload = [{"k": row.key, **{p: row.properties.get(p) for p in props}} for row in batch]
-            conn.execute(statement, {"rows": payload})
+            payload = [{"k": row.key, **{fields[p]: row.properties.get(p) for p in props}} for row in batch]
+            yield statement, {"rows": payload}
     for rel_type, rows in dataset.rels.items():
         props = list(dataset.schema_spec.rels[rel_type].properties)
+        fields = {p: f"p{i}" for i, p in enumerate(props)}
         by_pair: dict[tuple[str, str], list] = {}
         for row in rows:
             by_pair.setdefault((row.from_label, row.to_label), []).append(row)
         for (src, dst), pair_rows in by_pair.items():
-            assigns = ", ".join(f"`{p}`: r.`{p}`" for p in props)
+            assigns = ", ".join(f"{quote_name(p)}: r.{fields[p]}" for p in props)
             statement = (
-                f"UNWIND $rows AS r MATCH (a:`{src}` {{`{INTERNAL_KEY}`: r.f}}), (b:`{dst}` {{`{INTERNAL_KEY}`: r.t}}) "
-                f"CREATE (a)-[:`{rel_type}` {{{assigns}}}]->(b)"
+                f"UNWIND $rows AS r MATCH (a:{quote_name(src)} {{{key}: r.f}}), (b:{quote_name(dst)} {{{key}: r.t}}) "
+                f"CREATE (a)-[:{quote_name(rel_type)} {{{assigns}}}]->(b)"
             )
             for batch in _batches(pair_rows):
                 payload = [
-                    {"f": row.from_key, "t": row.to_key, **{p: row.properties.get(p) for p in props}} for row in batch
+                    {"f": row.from_key, "t": row.to_key, **{fields[p]: row.properties.get(p) for p in props}}
+                    for row in batch
                 ]
-                conn.execute(statement, {"rows": payload})
+                yield statement, {"rows": payload}
 
 
 def _batches(rows: list) -> Iterator[list]:

@@ -7,11 +7,16 @@ the process is killed and the caller gets QueryTimeout or ResourceLimit; the nex
 starts a fresh process (about a third of a second). A process that dies by itself (a crash
 in the database) gives ResourceLimit too. The user's process never holds the database, so
 no query can take it down.
+
+The process walls itself in at start (`graph/oswall.py`, unless `T2C_OS_WALL=0`) and says which
+walls hold in its ready frame (`QueryProcess.wall`); where the kernel lacks a part, this module
+says so once per user process, and the other walls stay.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import select
 import signal
@@ -33,6 +38,10 @@ from t2c_lib.errors import (
 )
 from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler, write_frame
 from t2c_lib.graph.messages import safe_message
+from t2c_lib.graph.oswall import WallStatus, wall_enabled
+
+log = logging.getLogger(__name__)
+_SAID: set[str] = set()
 
 GRACE_S = 1.0
 """Seconds past the time limit the process gets to answer with the database's own timeout before it is killed."""
@@ -53,8 +62,10 @@ def query_memory_setting() -> int:
 class QueryProcess:
     """One child process holding the database read-only; serve one request at a time (the store locks)."""
 
-    def __init__(self, db_path: Path, buffer_pool_bytes: int, memory_bytes: int) -> None:
+    def __init__(self, db_path: Path, buffer_pool_bytes: int, memory_bytes: int, os_wall: bool | None = None) -> None:
+        """`os_wall`: wall the process in (default: on unless `T2C_OS_WALL=0`)."""
         self.memory_bytes = memory_bytes
+        wall_on = wall_enabled() if os_wall is None else os_wall
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPATH")}
@@ -69,6 +80,7 @@ class QueryProcess:
                     str(child_write),
                     str(buffer_pool_bytes),
                     str(memory_bytes),
+                    "1" if wall_on else "0",
                 ],
                 pass_fds=(child_read, child_write),
                 stdin=subprocess.DEVNULL,
@@ -87,7 +99,10 @@ class QueryProcess:
         ready = self._receive(time.perf_counter() + START_TIMEOUT_S, starting=True)
         if "error" in ready:
             self.close()
-            raise StoreUnavailable(ready["message"])
+            raise StoreUnavailable(safe_message(str(ready["message"])))
+        self.wall = WallStatus.from_dict(ready.get("wall") or {})
+        if wall_on:
+            _say_once(self.wall)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -166,6 +181,17 @@ class QueryProcess:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _say_once(wall: WallStatus) -> None:
+    """Log, once per user process, that the operating-system wall is incomplete on this machine."""
+    if wall.complete or wall.describe() in _SAID:
+        return
+    _SAID.add(wall.describe())
+    log.warning(
+        "the embedded store's operating-system wall is incomplete here (%s); the gate, plan and read-only walls stay",
+        wall.describe(),
+    )
 
 
 def _stop(proc: subprocess.Popen, requests: Any, replies_fd: int) -> None:

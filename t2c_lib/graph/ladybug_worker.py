@@ -8,9 +8,17 @@ Protocol: frames of an 8-byte big-endian length and a pickle, on two pipes given
 descriptors. Requests come from the parent (trusted); replies are plain builtins, graph
 values and dates, which the parent unpickles through an allow-list (`SAFE_GLOBALS`).
 Each request is `{"op": "run" | "plan", "text": ..., "timeout_ms": ..., "max_rows": ...,
-"max_bytes": ...}`; the text has passed the gate (`cypher/gate.py`) and the Neo4j-dialect
-rewrite already. Here it is prepared as one statement, its EXPLAIN plan must hold read
-operators only (`ladybug_plan.read_plan`), and the result is bounded in rows and bytes.
+"max_bytes": ...}` (and `"word_check": False` where a test shows the walls behind the word check); the text has passed the gate (`cypher/gate.py`) and the Neo4j-dialect
+rewrite already. Here the file and extension words are refused again on the database's
+tokens (`ladybug_words`), then it is prepared as one statement, its EXPLAIN plan must hold read
+operators only (`ladybug_plan.read_plan`), and the result is bounded in rows and bytes. A compile
+message is passed on only for a text that is plainly a read, and every message is cut to
+MAX_MESSAGE_BYTES.
+
+Before the database is opened (so every thread it starts inherits it) the process walls itself
+in (`graph/oswall.py`): it may read its database's folder and the Python and system libraries,
+nothing else; it may write nothing, open no socket, run nothing and map no code. The ready frame
+says which walls hold (`"wall"`).
 """
 
 from __future__ import annotations
@@ -25,13 +33,19 @@ import time
 import uuid
 import warnings
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, BinaryIO
 
+from t2c_lib.graph import oswall
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, value_bytes
 from t2c_lib.graph.ladybug_plan import read_plan, size_problem
+from t2c_lib.graph.ladybug_words import file_or_code_word, withheld_reason
 
 HEADER = struct.Struct(">Q")
 FETCH_CHECK_EVERY = 256
+MAX_MESSAGE_BYTES = 4096
+"""Bytes of an error message the process sends (UTF-8); the rest is cut here, so a huge message never
+outgrows the result budget on its way to the parent (which shortens it further for display)."""
 SAFE_GLOBALS = frozenset(
     {
         ("t2c_lib.graph.base", "GraphNode"),
@@ -97,25 +111,50 @@ def classify(message: str) -> str:
     return "runtime"
 
 
+def cut_message(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
+    """`message` in at most about `limit` UTF-8 bytes (cut on a character boundary, marked)."""
+    data = message.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return message
+    return data[:limit].decode("utf-8", "ignore") + " ... (message cut)"
+
+
 class _Failure(Exception):
     def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(cut_message(message))
         self.kind = kind
 
 
-def prepare(conn: Any, text: str) -> Any:
-    """A prepared statement for exactly one statement; raise _Failure otherwise."""
+def _compile_failure(text: str, message: str) -> _Failure:
+    """The failure for a text the database could not prepare; a binder or catalog message only for a plain read."""
+    kind = classify(message)
+    if kind == "syntax":  # the parser reads the text alone, nothing outside it
+        return _Failure(kind, message)
+    why = withheld_reason(text)
+    if why is not None:
+        return _Failure("unsafe", f"refused: {why}, and the database could not compile it (its message is withheld)")
+    return _Failure(kind, message)
+
+
+def prepare(conn: Any, text: str, word_check: bool = True) -> Any:
+    """A prepared statement for exactly one statement; raise _Failure otherwise (file and extension words
+    are refused before the database binds anything; `word_check=False` only to test the walls behind it)."""
+    word = file_or_code_word(text) if word_check else None
+    if word is not None:
+        raise _Failure(
+            "unsafe", f"refused before the database: {word} reads or writes files or loads code, and is never run"
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # prepare() is the one-statement API needed here
         try:
             statement = conn.prepare(text)
         except RuntimeError as exc:
-            raise _Failure(classify(str(exc).strip()), str(exc).strip()) from None
+            raise _compile_failure(text, str(exc).strip()) from None
     if not statement.is_success():
         message = statement.get_error_message().strip()
         if "multiple statements" in message:
             raise _Failure("several", "refused: the text holds more than one statement; send exactly one query")
-        raise _Failure(classify(message), message)
+        raise _compile_failure(text, message)
     return statement
 
 
@@ -134,10 +173,10 @@ def _execute(conn: Any, statement: Any) -> Any:
         raise _Failure(classify(message), message) from None
 
 
-def plan_of(conn: Any, text: str, deadline: float) -> tuple[Any, Any]:
+def plan_of(conn: Any, text: str, deadline: float, word_check: bool = True) -> tuple[Any, Any]:
     """The prepared statement and the verdict on its EXPLAIN plan."""
-    statement = prepare(conn, text)
-    explain = prepare(conn, f"EXPLAIN {text}")
+    statement = prepare(conn, text, word_check)
+    explain = prepare(conn, f"EXPLAIN {text}", word_check)
     _set_timeout(conn, deadline)
     raw = _execute(conn, explain)
     try:
@@ -200,7 +239,7 @@ def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     deadline = started + request["timeout_ms"] / 1000.0
     try:
-        statement, verdict = plan_of(conn, request["text"], deadline)
+        statement, verdict = plan_of(conn, request["text"], deadline, request.get("word_check", True))
         too_big = size_problem(verdict) if verdict.ok else None
         if too_big:
             raise _Failure("resource", too_big)
@@ -238,6 +277,22 @@ def _limit_resources(memory_bytes: int, buffer_pool: int) -> None:
             pass
 
 
+def load_native() -> None:
+    """Map LadybugDB's native library now (`import ladybug` defers it to the first database): the wall
+    refuses every executable mapping after it is up."""
+    from ladybug import _backend
+
+    if _backend.get_pybind_module() is None:
+        _backend.get_capi_module()
+
+
+def wall_in(db_path: Path, enabled: bool) -> oswall.WallStatus:
+    """Read the database's folder and the libraries only; nothing else (before any database thread starts)."""
+    if not enabled:
+        return oswall.OFF
+    return oswall.restrict(read=[db_path.parent, *oswall.system_library_dirs()])
+
+
 def main(argv: list[str]) -> int:
     db_path, read_fd, write_fd, buffer_pool, memory_bytes = (
         argv[1],
@@ -246,12 +301,15 @@ def main(argv: list[str]) -> int:
         int(argv[4]),
         int(argv[5]),
     )
+    wall_on = len(argv) <= 6 or argv[6] != "0"
     requests = os.fdopen(read_fd, "rb", buffering=0)
     replies = os.fdopen(write_fd, "wb")
     _limit_resources(memory_bytes, buffer_pool)
     try:
         import ladybug
 
+        load_native()
+        wall = wall_in(Path(db_path).resolve(), wall_on)
         db = ladybug.Database(
             db_path,
             read_only=True,
@@ -263,9 +321,10 @@ def main(argv: list[str]) -> int:
         # one thread: rows tied under ORDER BY / LIMIT come back in the same order every run
         conn = ladybug.Connection(db, num_threads=1)
     except Exception as exc:  # reported to the parent, which raises StoreUnavailable
-        write_frame(replies, {"error": "unavailable", "message": f"cannot open {db_path} read-only: {exc}"})
+        message = cut_message(f"cannot open {db_path} read-only: {exc}")
+        write_frame(replies, {"error": "unavailable", "message": message})
         return 1
-    write_frame(replies, {"ready": True, "pid": os.getpid()})
+    write_frame(replies, {"ready": True, "pid": os.getpid(), "wall": wall.as_dict()})
     while True:
         try:
             (size,) = HEADER.unpack(read_exact(requests, HEADER.size))

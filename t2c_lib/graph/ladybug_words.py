@@ -1,0 +1,95 @@
+"""The query process's own word check, before LadybugDB prepares (binds) a text.
+
+Binding alone already acts: binding `LOAD FROM '<file>'` opens and reads the file, and its
+error message can quote the file's lines. The gate (`cypher/gate.py`) refuses such texts first;
+this check runs again inside the query process, on the database's tokens (`cypher/lexer.py`, so
+a word inside a string literal, a comment or a backticked name never counts), because a gate
+that reads a text wrongly must not be the only thing between a query and the files. It knows
+only the file and code words of LadybugDB's grammar, so it refuses no read (an alias named
+`load` or `copy` passes); the operating-system wall (`graph/oswall.py`) holds behind it.
+
+`withheld_reason` decides whether a failing text's compile message may be passed on: a binder
+or catalog message is shown only for a text that holds no word of a write, file, extension or
+administration statement.
+"""
+
+from __future__ import annotations
+
+from t2c_lib.cypher.lexer import Kind, LexError, Token, tokenize
+
+NOT_READ_WORDS = frozenset(
+    {
+        "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "DROP", "ALTER", "INSERT", "UPDATE",
+        "COPY", "LOAD", "INSTALL", "UNINSTALL", "EXPORT", "IMPORT", "ATTACH", "USE",
+        "CHECKPOINT", "BEGIN", "COMMIT", "ROLLBACK", "ANALYZE", "FOREACH", "PROJECT",
+    }
+)  # fmt: skip
+"""Words that start or make up a statement other than a read in LadybugDB's grammar (or in Cypher's)."""
+
+READ_CALLS = frozenset({"SHOW_TABLES", "TABLE_INFO", "SHOW_CONNECTION"})
+"""Table functions whose compile messages may be shown (the schema calls the store itself makes)."""
+
+
+def _word(tokens: list[Token], i: int) -> str:
+    return tokens[i].upper if 0 <= i < len(tokens) else ""
+
+
+def _is_name_position(tokens: list[Token], i: int) -> bool:
+    """A word right after `:` or `.` is a label, type or property name, never a keyword."""
+    return i > 0 and tokens[i - 1].is_punct(":", ".")
+
+
+def file_or_code_word(text: str) -> str | None:
+    """The file or extension statement `text` holds (e.g. "LOAD FROM"), or None.
+
+    A text the lexer cannot read is refused too ("unreadable text"): the gate refuses it before
+    this point, so only a gate that went wrong lets one through."""
+    try:
+        tokens = tokenize(text)
+    except LexError:
+        return "unreadable text"
+    for i, tok in enumerate(tokens):
+        word = tok.upper
+        if not word or _is_name_position(tokens, i):
+            continue
+        after = _word(tokens, i + 1)
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if word == "LOAD" and (
+            after in ("FROM", "EXTENSION") or (after == "WITH" and _word(tokens, i + 2) == "HEADERS")
+        ):
+            return f"LOAD {after}"
+        if word == "LOAD" and nxt is not None and nxt.kind in (Kind.STRING, Kind.PARAM):
+            return "LOAD"
+        if word in ("INSTALL", "UNINSTALL") and nxt is not None and nxt.kind in (Kind.WORD, Kind.QUOTED, Kind.STRING):
+            return word
+        if word in ("EXPORT", "IMPORT") and after == "DATABASE":
+            return f"{word} DATABASE"
+        if word == "ATTACH" and nxt is not None and nxt.kind in (Kind.STRING, Kind.PARAM):
+            return "ATTACH"
+        if word == "COPY" and any(
+            t.upper in ("FROM", "TO") and not _is_name_position(tokens, j)
+            for j, t in enumerate(tokens[i + 1 :], start=i + 1)
+        ):
+            return "COPY"
+        if word in ("USE", "UPDATE", "DETACH", "CHECKPOINT") and i == 0:
+            return word
+    return None
+
+
+def withheld_reason(text: str) -> str | None:
+    """Why a compile message for `text` must not be passed on (the text is not plainly a read), or None."""
+    try:
+        tokens = tokenize(text)
+    except LexError:
+        return "the store cannot split the text into the database's tokens, so it is not a read it can vouch for"
+    for i, tok in enumerate(tokens):
+        word = tok.upper
+        if not word or _is_name_position(tokens, i):
+            continue
+        if word in NOT_READ_WORDS:
+            return f"the text holds {word}, which is not a read"
+        if word == "CALL" and i + 1 < len(tokens) and tokens[i + 1].kind in (Kind.WORD, Kind.QUOTED):
+            name = tokens[i + 1].text.upper()
+            if name not in READ_CALLS:
+                return f"the text calls {name[:40]}, which is not a read the store knows"
+    return None

@@ -1,0 +1,357 @@
+"""The operating-system wall: a process takes away its own file, network and code-loading rights (Linux).
+
+The gate and the plan wall read Cypher; this wall does not, so it holds even where they read a
+query wrongly. A process calls `restrict` once, after it has imported everything it needs and
+before it handles hostile input, and from then on (with every thread it starts later):
+
+- **Landlock** (no root, Linux 5.13+): every file-system right the kernel's ABI knows is handled,
+  and only the folders given are reachable, read-only or read-write as asked; nothing else can be
+  opened, listed, created, written or executed; TCP bind/connect are handled with no rule (ABI 4+),
+  abstract unix sockets and signals are scoped to the process (ABI 6+);
+- **seccomp**: a small BPF filter refuses (EPERM) what Landlock cannot express: mapping memory
+  executable (a readable library could still be loaded with `mmap(PROT_EXEC)`), exec, sockets,
+  io_uring (whose operations bypass the filter), ptrace and the personality that makes readable
+  memory executable.
+
+Landlock and seccomp filters bind the calling thread and its future children only, so `restrict`
+must run before the process starts threads (LadybugDB starts its workers when a database is opened).
+Where the kernel lacks either, `restrict` says which walls hold (`WallStatus`) and never raises for
+that: the caller reports it and keeps its other walls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ENV_SWITCH = "T2C_OS_WALL"
+"""`T2C_OS_WALL=0` turns the wall off (for measuring its cost); anything else, or unset, keeps it on."""
+
+# --- Landlock (include/uapi/linux/landlock.h) ---------------------------------------------------
+
+_SYS_LANDLOCK_CREATE_RULESET = 444  # the same number on every architecture (added after the unified table)
+_SYS_LANDLOCK_ADD_RULE = 445
+_SYS_LANDLOCK_RESTRICT_SELF = 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+
+FS_EXECUTE = 1 << 0
+FS_WRITE_FILE = 1 << 1
+FS_READ_FILE = 1 << 2
+FS_READ_DIR = 1 << 3
+FS_REMOVE_DIR = 1 << 4
+FS_REMOVE_FILE = 1 << 5
+FS_MAKE_CHAR = 1 << 6
+FS_MAKE_DIR = 1 << 7
+FS_MAKE_REG = 1 << 8
+FS_MAKE_SOCK = 1 << 9
+FS_MAKE_FIFO = 1 << 10
+FS_MAKE_BLOCK = 1 << 11
+FS_MAKE_SYM = 1 << 12
+FS_REFER = 1 << 13  # ABI 2
+FS_TRUNCATE = 1 << 14  # ABI 3
+FS_IOCTL_DEV = 1 << 15  # ABI 5
+NET_BIND_TCP = 1 << 0  # ABI 4
+NET_CONNECT_TCP = 1 << 1
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+SCOPE_SIGNAL = 1 << 1
+
+FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
+"""The rights a rule on a file (not a folder) may carry; any other right on a file is EINVAL."""
+READ_RIGHTS = FS_READ_FILE | FS_READ_DIR
+WRITE_RIGHTS = FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_DIR | FS_MAKE_REG | FS_TRUNCATE | FS_REFER
+"""What a database needs in a folder it builds: create, write, truncate, rename and remove files and folders."""
+
+
+def _fs_rights(abi: int) -> int:
+    """Every file-system right Landlock ABI `abi` knows (all of them handled: whatever is not allowed is denied)."""
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= FS_REFER
+    if abi >= 3:
+        rights |= FS_TRUNCATE
+    if abi >= 5:
+        rights |= FS_IOCTL_DEV
+    return rights
+
+
+# --- seccomp (include/uapi/linux/seccomp.h, filter.h, audit.h) --------------------------------
+
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_SECCOMP_RET_ALLOW = 0x7FFF0000
+_SECCOMP_RET_ERRNO = 0x00050000
+_BPF_LD_W_ABS = 0x20
+_BPF_JEQ_K = 0x15
+_BPF_JSET_K = 0x45
+_BPF_JGE_K = 0x35
+_BPF_RET_K = 0x06
+_PROT_EXEC = 0x4
+_SHM_EXEC = 0o100000
+_X32_SYSCALL_BIT = 0x40000000
+_OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARGS = 0, 4, 16
+
+_ARCHES = {
+    # machine: (AUDIT_ARCH_*, syscall numbers)
+    "x86_64": (
+        0xC000003E,
+        {
+            "mmap": 9,
+            "mprotect": 10,
+            "pkey_mprotect": 329,
+            "shmat": 30,
+            "execve": 59,
+            "execveat": 322,
+            "socket": 41,
+            "socketpair": 53,
+            "ptrace": 101,
+            "personality": 135,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "userfaultfd": 323,
+            "unshare": 272,
+            "setns": 308,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "mmap": 222,
+            "mprotect": 226,
+            "pkey_mprotect": 288,
+            "shmat": 196,
+            "execve": 221,
+            "execveat": 281,
+            "socket": 198,
+            "socketpair": 199,
+            "ptrace": 117,
+            "personality": 92,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "userfaultfd": 282,
+            "unshare": 97,
+            "setns": 268,
+        },
+    ),
+}
+_EXEC_PROT_ARG = {"mmap": 2, "mprotect": 2, "pkey_mprotect": 2}
+"""Calls refused only when the argument (index) asks for executable memory; the rest are refused outright."""
+_SHM_FLAG_ARG = 2
+
+
+@dataclass(frozen=True)
+class WallStatus:
+    """Which parts of the wall hold in this process: Landlock's ABI (0: none), its parts, and seccomp."""
+
+    landlock_abi: int = 0
+    landlock: tuple[str, ...] = ()  # "fs", "net", "scope"
+    seccomp: bool = False
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def complete(self) -> bool:
+        """Files, network and code loading all walled."""
+        return "fs" in self.landlock and self.seccomp
+
+    def describe(self) -> str:
+        """One line for logs and reports."""
+        if not self.landlock and not self.seccomp:
+            return "off" + (f" ({'; '.join(self.problems)})" if self.problems else "")
+        parts = []
+        if self.landlock:
+            parts.append(f"landlock ABI {self.landlock_abi} ({', '.join(self.landlock)})")
+        if self.seccomp:
+            parts.append("seccomp (no exec mappings, exec, sockets)")
+        text = " + ".join(parts)
+        return text + (f"; missing: {'; '.join(self.problems)}" if self.problems else "")
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "landlock_abi": self.landlock_abi,
+            "landlock": list(self.landlock),
+            "seccomp": self.seccomp,
+            "problems": list(self.problems),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> WallStatus:
+        return cls(
+            int(data.get("landlock_abi", 0) or 0),  # type: ignore[arg-type]
+            tuple(str(x) for x in data.get("landlock", ()) or ()),  # type: ignore[union-attr]
+            bool(data.get("seccomp", False)),
+            tuple(str(x) for x in data.get("problems", ()) or ()),  # type: ignore[union-attr]
+        )
+
+
+OFF = WallStatus(problems=("turned off (T2C_OS_WALL=0)",))
+
+
+def wall_enabled(environ: dict[str, str] | None = None) -> bool:
+    """Whether the wall is on: `T2C_OS_WALL` unset or anything but 0/false/no/off."""
+    value = (environ if environ is not None else os.environ).get(ENV_SWITCH, "1").strip().lower()
+    return value not in ("0", "false", "no", "off")
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0 where Landlock is missing or disabled)."""
+    if sys.platform != "linux":
+        return 0
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(
+        ctypes.c_long(_SYS_LANDLOCK_CREATE_RULESET), None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION)
+    )
+    return max(0, int(abi))
+
+
+def system_library_dirs() -> list[Path]:
+    """Folders of Python's own modules and the system's shared libraries (read-only for a lazy import)."""
+    candidates = {Path(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    dirs = [p / "lib" for p in candidates] + [p / "lib64" for p in candidates]
+    dirs += [Path(p) for p in ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")]
+    return sorted({d for d in dirs if d.is_dir()})
+
+
+def restrict(read: Iterable[Path] = (), write: Iterable[Path] = ()) -> WallStatus:
+    """Wall this process in: read only `read` (and below), read and write only `write`; no network,
+    no exec, no executable mappings. Best effort: report what holds, never raise for a missing kernel feature."""
+    if sys.platform != "linux":
+        return WallStatus(problems=(f"not Linux ({sys.platform})",))
+    libc = _libc()
+    problems: list[str] = []
+    if _prctl(libc, _PR_SET_NO_NEW_PRIVS, 1) != 0:
+        return WallStatus(problems=(f"no_new_privs refused ({os.strerror(ctypes.get_errno())})",))
+    abi, parts = _landlock(libc, [Path(p) for p in read], [Path(p) for p in write], problems)
+    seccomp = _seccomp(libc, problems)
+    return WallStatus(abi, parts, seccomp, tuple(problems))
+
+
+def _prctl(libc: ctypes.CDLL, option: int, arg2: int = 0, arg3: int = 0) -> int:
+    """prctl with every argument as an unsigned long (it is variadic: an int would leave the upper half undefined)."""
+    libc.prctl.restype = ctypes.c_int
+    zero = ctypes.c_ulong(0)
+    return int(libc.prctl(ctypes.c_int(option), ctypes.c_ulong(arg2), ctypes.c_ulong(arg3), zero, zero))
+
+
+def _syscall(libc: ctypes.CDLL, number: int, *args: object) -> int:
+    libc.syscall.restype = ctypes.c_long
+    return int(libc.syscall(ctypes.c_long(number), *args))
+
+
+def _landlock(
+    libc: ctypes.CDLL, read: list[Path], write: list[Path], problems: list[str]
+) -> tuple[int, tuple[str, ...]]:
+    abi = landlock_abi()
+    if abi < 1:
+        problems.append("Landlock unavailable in this kernel (file and network access not walled)")
+        return 0, ()
+    fs = _fs_rights(abi)
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    attr = struct.pack("=QQQ", fs, net, scoped)
+    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
+    buf = ctypes.create_string_buffer(attr[:size], size)
+    ruleset = _syscall(libc, _SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        problems.append(f"Landlock ruleset refused ({os.strerror(ctypes.get_errno())})")
+        return 0, ()
+    try:
+        for path, rights in [(p, READ_RIGHTS) for p in read] + [(p, READ_RIGHTS | WRITE_RIGHTS) for p in write]:
+            _allow(libc, ruleset, path, rights & fs, problems)
+        if _syscall(libc, _SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            problems.append(f"Landlock restrict_self refused ({os.strerror(ctypes.get_errno())})")
+            return 0, ()
+    finally:
+        os.close(ruleset)
+    parts = ["fs"] + (["net"] if net else []) + (["scope"] if scoped else [])
+    if not net:
+        problems.append(f"Landlock ABI {abi} cannot wall TCP (seccomp refuses sockets instead)")
+    return abi, tuple(parts)
+
+
+def _allow(libc: ctypes.CDLL, ruleset: int, path: Path, rights: int, problems: list[str]) -> None:
+    """One path-beneath rule; a file (not a folder) gets only file rights, else the kernel says EINVAL."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a path that does not exist grants nothing
+    try:
+        if not os.path.isdir(path):
+            rights &= FILE_RIGHTS
+        rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+        if _syscall(libc, _SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), rule, 0):
+            problems.append(f"Landlock rule for a path refused ({errno.errorcode.get(ctypes.get_errno(), '?')})")
+    finally:
+        os.close(fd)
+
+
+def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def seccomp_program(machine: str) -> bytes | None:
+    """The filter for `machine` as raw `sock_filter` instructions, or None for an architecture it does not know."""
+    if machine not in _ARCHES:
+        return None
+    arch, numbers = _ARCHES[machine]
+    deny = _SECCOMP_RET_ERRNO | errno.EPERM
+    body: list[bytes] = []
+    # each call: load nr, compare; a conditional call loads its argument and tests the flag bits
+    for name, nr in numbers.items():
+        if name in _EXEC_PROT_ARG or name == "shmat":
+            arg = _EXEC_PROT_ARG.get(name, _SHM_FLAG_ARG)
+            flag = _SHM_EXEC if name == "shmat" else _PROT_EXEC
+            body += [
+                _bpf(_BPF_LD_W_ABS, _OFFSET_NR),
+                _bpf(_BPF_JEQ_K, nr, 0, 3),
+                _bpf(_BPF_LD_W_ABS, _OFFSET_ARGS + 8 * arg),  # low 32 bits (little-endian) hold the flags
+                _bpf(_BPF_JSET_K, flag, 0, 1),
+                _bpf(_BPF_RET_K, deny),
+            ]
+        else:
+            body += [_bpf(_BPF_LD_W_ABS, _OFFSET_NR), _bpf(_BPF_JEQ_K, nr, 0, 1), _bpf(_BPF_RET_K, deny)]
+    head = [
+        _bpf(_BPF_LD_W_ABS, _OFFSET_ARCH),
+        _bpf(_BPF_JEQ_K, arch, 1, 0),
+        _bpf(_BPF_RET_K, deny),  # another architecture's calling convention (e.g. int 0x80): refused
+        _bpf(_BPF_LD_W_ABS, _OFFSET_NR),
+    ]
+    if machine == "x86_64":  # the x32 ABI numbers calls differently: refused
+        head += [_bpf(_BPF_JGE_K, _X32_SYSCALL_BIT, 0, 1), _bpf(_BPF_RET_K, deny)]
+    return b"".join(head + body + [_bpf(_BPF_RET_K, _SECCOMP_RET_ALLOW)])
+
+
+def _seccomp(libc: ctypes.CDLL, problems: list[str]) -> bool:
+    program = seccomp_program(platform.machine())
+    if program is None:
+        problems.append(f"no seccomp filter for {platform.machine()} (libraries could still be mapped)")
+        return False
+    count = len(program) // 8
+    filters = ctypes.create_string_buffer(program, len(program))
+
+    class _Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    prog = _Prog(count, ctypes.addressof(filters))
+    if _prctl(libc, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(prog)) != 0:
+        problems.append(f"seccomp refused ({os.strerror(ctypes.get_errno())})")
+        return False
+    return True
