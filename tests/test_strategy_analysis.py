@@ -184,5 +184,5 @@ def test_what_the_refinements_did_is_in_every_table(strategy_run, tiny_dataset):
 
     shown = readable_summary(tables).iloc[0]
     assert shown["fb refinements repeating a failed query"] == "0/1"
-    assert shown["fb first failures ending valid"] == "1/1"
+    assert shown["fb chain-invalid first attempts made valid"] == "1/1"
     assert "recovery_by_strategy.csv" in {p.name for p in write_tables(tables, strategy_run)}

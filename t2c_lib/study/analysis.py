@@ -821,7 +821,7 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
 
 LOOP_TEXT = (REPEATS_TEXT, RECOVERED_TEXT) = (
     "refinements repeating a failed query",
-    "first failures ending valid",
+    "chain-invalid first attempts made valid",
 )
 """The summary's two columns on what the loop did (k/n), prefixed `fb ` beside a paired comparison."""
 
