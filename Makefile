@@ -54,7 +54,37 @@ help: ## show this help
 parallel: ## show the jobs and model threads per job the study targets use (JOBS, T2C_LOCAL_THREADS)
 	@echo "cores=$(CORES) jobs=$(JOBS) threads_per_job=$(T2C_LOCAL_THREADS)"
 
-$(STAMP): pyproject.toml
+# llama.cpp is compiled from source for one instruction-set level, and its arithmetic (so a greedy
+# reply) depends on that level. LLAMA_BUILD=portable (the default): x86-64-v3 (AVX, AVX2, FMA, F16C,
+# BMI2; no AVX-512, no run-time dispatch), the same replies on every CPU that has it.
+# LLAMA_BUILD=native: -march=native for this CPU (faster here, other replies). A venv remembers its
+# level (.venv/.llama-<level>); `make setup LLAMA_BUILD=...` switches and rebuilds. pip never reuses a
+# wheel it built before (--no-binary, --no-cache-dir): its cache key does not see CMAKE_ARGS.
+LLAMA_CPP_PYTHON := llama-cpp-python==0.3.36
+LLAMA_BUILD ?= $(or $(patsubst $(VENV)/.llama-%,%,$(firstword $(wildcard $(VENV)/.llama-*))),portable)
+LLAMA_CMAKE_portable := -DGGML_NATIVE=OFF -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF \
+  -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+  -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF \
+  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_CMAKE_native := -DGGML_NATIVE=ON -DGGML_CPU_ALL_VARIANTS=OFF -DGGML_BACKEND_DL=OFF
+LLAMA_LEVEL_portable := x86-64-v3
+ifeq ($(LLAMA_CMAKE_$(LLAMA_BUILD)),)
+$(error LLAMA_BUILD must be portable or native, got '$(LLAMA_BUILD)')
+endif
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_BUILD)
+
+$(LLAMA_STAMP):
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade --quiet pip
+	rm -f $(VENV)/.llama-*
+	$(PY) -m pip uninstall --yes --quiet llama-cpp-python
+	@echo "building $(LLAMA_CPP_PYTHON) for LLAMA_BUILD=$(LLAMA_BUILD) (several minutes)"
+	FORCE_CMAKE=1 CMAKE_ARGS="$(LLAMA_CMAKE_$(LLAMA_BUILD))" \
+	  $(PY) -m pip install --quiet --no-binary llama-cpp-python --no-cache-dir '$(LLAMA_CPP_PYTHON)'
+	$(PY) -m t2c_lib.llm.build $(addprefix --expect ,$(LLAMA_LEVEL_$(LLAMA_BUILD)))
+	touch $@
+
+$(STAMP): pyproject.toml $(LLAMA_STAMP)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade --quiet pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -64,7 +94,7 @@ $(STAMP): pyproject.toml
 
 # The default model is fetched with the environment (once); a model removed later (make clean-cache)
 # is fetched again on first use.
-setup: $(STAMP) ## create .venv, install the package and fetch the default local model (idempotent)
+setup: $(STAMP) ## create .venv, build llama.cpp (LLAMA_BUILD=portable: x86-64-v3, or native), install the package, fetch the default model
 
 test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
 	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"

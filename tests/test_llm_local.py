@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from t2c_lib.llm.base import LLMError, Message
+from t2c_lib.llm.build import LlamaBuild, installed_build, parse_system_info
 from t2c_lib.llm.cache import CachedModel, ResponseCache
 from t2c_lib.llm.factory import make_model
 from t2c_lib.llm.gguf import read_metadata
@@ -124,11 +125,15 @@ def test_make_model_defaults_to_the_packaged_default(monkeypatch) -> None:
     assert make_model("local/gemma-3-270m").model_id == GEMMA_270M.model_id
 
 
-def test_cache_fingerprint_holds_rendering_weights_and_context() -> None:
+def test_cache_fingerprint_holds_rendering_weights_context_and_build() -> None:
     qwen, gemma = LocalModel(QWEN, n_ctx=4096), LocalModel(GEMMA, n_ctx=4096)
-    assert qwen.fingerprint == f"chat-template-v1;gguf={QWEN_1_5B.sha256};n_ctx=4096"
-    assert gemma.fingerprint == f"plain-v2;gguf={GEMMA_270M.sha256};n_ctx=4096"
+    build = installed_build().fingerprint  # what the llama_cpp this process loads reports
+    assert qwen.fingerprint == f"chat-template-v1;gguf={QWEN_1_5B.sha256};n_ctx=4096;build={build}"
+    assert gemma.fingerprint == f"plain-v2;gguf={GEMMA_270M.sha256};n_ctx=4096;build={build}"
+    assert build.startswith("llama-cpp-python 0.3.36 ")
     assert LocalModel(QWEN, n_ctx=2048).fingerprint != qwen.fingerprint
+    # repacked weight layouts change greedy replies, so they key the cache too
+    assert LocalModel(QWEN, n_ctx=4096, extra_buffers=True).fingerprint != qwen.fingerprint
 
 
 def test_default_threads_are_the_cores_up_to_four() -> None:
@@ -328,6 +333,43 @@ def test_cached_local_model_makes_no_second_call(gemma: LocalModel, tmp_path: Pa
     first = cached.complete(chat("Which courses are in semester 7?"), max_tokens=32)
     second = cached.complete(chat("Which courses are in semester 7?"), max_tokens=32)
     assert len(calls) == 1 and second.cached and second.text == first.text
+
+
+# What llama_print_system_info says of a portable (make setup) and of a native AVX-512 build.
+PORTABLE_INFO = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "  # noqa: E501
+NATIVE_INFO = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "  # noqa: E501
+
+
+@pytest.mark.slow
+def test_a_cache_filled_by_one_build_is_not_served_to_another(gemma: LocalModel, tmp_path: Path) -> None:
+    """The real model and cache; the key names the build, so a reply of one build never answers for the other."""
+    installed = installed_build()
+    portable, native = (LlamaBuild(installed.version, parse_system_info(i)) for i in (PORTABLE_INFO, NATIVE_INFO))
+    other = native if installed.fingerprint == portable.fingerprint else portable
+    assert other.fingerprint != installed.fingerprint
+    calls: list[str] = []
+
+    class AsBuild:
+        """The loaded model, its cache key naming `build` (as a process with that build would)."""
+
+        def __init__(self, build: LlamaBuild) -> None:
+            self.model_id, self.seed, self.build = gemma.model_id, gemma.seed, build
+            self.fingerprint = f"{gemma.settings_fingerprint};build={build.fingerprint}"
+
+        def complete(self, *args, **kwargs):
+            calls.append(self.build.fingerprint)
+            return gemma.complete(*args, **kwargs)
+
+    assert AsBuild(installed).fingerprint == gemma.fingerprint  # the real model keys with its own build
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    question = chat("Which courses are in semester 3?")
+    filled = CachedModel(AsBuild(installed), cache).complete(question, max_tokens=16)
+    assert CachedModel(gemma, cache).complete(question, max_tokens=16).cached  # the same build: served
+    elsewhere = CachedModel(AsBuild(other), cache)
+    first = elsewhere.complete(question, max_tokens=16)
+    assert not filled.cached and not first.cached  # the other build asked its own model
+    assert calls == [installed.fingerprint, other.fingerprint]
+    assert elsewhere.complete(question, max_tokens=16).cached and len(cache) == 2
 
 
 @pytest.mark.slow

@@ -39,6 +39,7 @@ def _project(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "Makefile", project / "Makefile")
     (project / "pyproject.toml").write_text("", encoding="utf-8")
     time.sleep(0.01)
+    (project / ".venv" / ".llama-portable").write_text("", encoding="utf-8")  # the llama.cpp build (make setup)
     (project / ".venv" / ".installed").write_text("", encoding="utf-8")
     (project / ".venv" / "bin" / "t2c").symlink_to(T2C)
     (project / ".venv" / "bin" / "python").symlink_to(sys.executable)

@@ -1,7 +1,9 @@
 """Content-addressed response cache (SQLite, WAL) and the `CachedModel` wrapper.
 
 A request is keyed by a sha256 over model id (plus the model's fingerprint), messages,
-temperature, max_tokens, stop and seed. The cache stores the text, token usage and the
+temperature, max_tokens, stop and seed. A packaged model's fingerprint names the llama.cpp
+build that runs it (`llm.build`: llama-cpp-python version and instruction-set features), so
+a cache filled by one build is never served to another; rows of another build simply miss. The cache stores the text, token usage and the
 latency of the original call. Many threads and processes may read and write one file:
 each thread has its own connection, a busy timeout waits out other writers, and every
 write is one short `INSERT OR IGNORE` / `INSERT OR REPLACE` transaction.

@@ -16,7 +16,8 @@ evaluated KV cache is kept and only the new question is evaluated (`_evaluate`),
 in the same batch schedule, so a reply does not depend on what was asked before.
 
 One `Llama` per process and settings, loaded lazily and guarded by a lock; a fixed seed
-and greedy decoding at temperature 0 make the same prompt give the same text.
+and greedy decoding at temperature 0 make the same prompt give the same text with the same
+llama.cpp build (`t2c_lib.llm.build`; its fingerprint joins the cache key).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.llm.base import Completion, LLMError, Message, Usage
+from t2c_lib.llm.build import build_fingerprint, passive_openmp_wait
 from t2c_lib.llm.lanes import LaneEngine, LaneGroup, LaneRequest, bound_lane
 from t2c_lib.llm.registry import PackagedModel, Rendering, resolve_local
 from t2c_lib.llm.render import CHAT_VERSION, COMPLETION_VERSION, RenderedPrompt, Segment, renderer_for
@@ -137,7 +139,7 @@ def _load(settings: LocalSettings) -> Any:
     # cores that spinning makes generation several times slower (measured 3-8x on 2 busy
     # cores). Passive waiting costs little when the machine is idle. Must be set before
     # libgomp loads; an explicit setting by the user wins.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    passive_openmp_wait()
     import llama_cpp
 
     _route_llama_logs()
@@ -210,15 +212,16 @@ class LocalModel:
         if extra_buffers is None:
             extra_buffers = os.environ.get("T2C_LOCAL_EXTRA_BUFFERS", "") in ("1", "true", "yes")
         self.extra_buffers = extra_buffers
-        # Part of the cache key: other weights, prompt rendering or context must not hit old rows.
+        # Part of the cache key: other weights, prompt rendering or context must not hit old rows
+        # (`fingerprint` adds the llama.cpp build).
         render_version = CHAT_VERSION if self.spec.instruct else COMPLETION_VERSION
-        self.fingerprint = f"{render_version};gguf={self.spec.sha256};n_ctx={self.n_ctx}"
+        self.settings_fingerprint = f"{render_version};gguf={self.spec.sha256};n_ctx={self.n_ctx}"
         # GBNF held to by every completion (`decoding: constrained`); its digest joins the cache key.
         self.grammar = grammar
         if grammar:
             from t2c_lib.llm.grammar import grammar_digest
 
-            self.fingerprint += f";grammar={grammar_digest(grammar)}"
+            self.settings_fingerprint += f";grammar={grammar_digest(grammar)}"
         # Lanes (`t2c_lib.llm.lanes`): several replies decoded together, for instruct models
         # without a grammar. Their arithmetic differs from one-at-a-time decoding, so the lane
         # count and weight layout join the cache key.
@@ -226,8 +229,19 @@ class LocalModel:
         self.batched = self.lanes > 1 and self.spec.instruct and not grammar
         self.engine = f"lanes={self.lanes};extra_buffers={int(self.extra_buffers)}" if self.batched else ""
         if self.batched:
-            self.fingerprint += f";{self.engine}"
+            self.settings_fingerprint += f";{self.engine}"
+        elif self.extra_buffers:  # repacked weight layouts change greedy replies too (RESULTS.md)
+            self.settings_fingerprint += ";extra_buffers=1"
         self.last_reused_tokens = 0
+
+    @property
+    def fingerprint(self) -> str:
+        """What joins the model id in the cache key: the settings above and the llama.cpp build (`llm.build`).
+
+        The same weights give other greedy replies under another build (AVX-512 against AVX2),
+        so a cache filled by one build is never served to another.
+        """
+        return f"{self.settings_fingerprint};build={build_fingerprint()}"
 
     def __repr__(self) -> str:
         lanes = f", lanes={self.lanes}" if self.batched else ""

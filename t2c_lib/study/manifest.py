@@ -1,7 +1,8 @@
 """Manifests and signatures: every setting behind a run's numbers, and the check that a resumed cell keeps them.
 
-A cell's `manifest.json` records the package version, git commit, dataset hash, store, model,
-template hashes, validators, schema hashes and parameters; no secrets, no timestamps, so the
+A cell's `manifest.json` records the package version, git commit, dataset hash, store, model
+(for a packaged model also the llama.cpp build that ran it, `llm.build`), template hashes,
+validators, schema hashes and parameters; no secrets, no timestamps, so the
 same run writes the same bytes. `run_signature` is its one-line form (like sacrebleu's).
 A cell is resumed only under the settings it was started with (`check_same_settings`).
 """
@@ -62,6 +63,7 @@ def build_manifest(
         "dataset_hash": dataset.hash,
         "store": store.name,
         "model_id": model_id,
+        **model_build(model_id),
         "template_hashes": template_hashes,
         "validators": list(chain),
         "schema_hashes": {fmt.value: schema.text_hash(fmt) for fmt in SchemaFormat if not fmt.per_question},
@@ -89,6 +91,19 @@ def build_manifest(
     return manifest
 
 
+def model_build(model_id: str) -> dict[str, Any]:
+    """`{"llama_build": {...}}` for a packaged model (the build decides its greedy replies), else nothing.
+
+    An endpoint's engine is not known here; its model id is all a manifest can say.
+    """
+    if not model_id.startswith("local/"):
+        return {}
+    from t2c_lib.llm.build import installed_build
+
+    build = installed_build()
+    return {"llama_build": {"fingerprint": build.fingerprint, "id": build.short}}
+
+
 def run_signature(manifest: dict[str, Any]) -> str:
     """A one-line signature of a run, like sacrebleu's: model, iterations, validators, hashes."""
     parts = [
@@ -107,6 +122,8 @@ def run_signature(manifest: dict[str, Any]) -> str:
         parts.append(f"dec:{manifest['parameters']['decoding']}")
     if manifest.get("engine"):
         parts.append(f"engine:{manifest['engine']}")
+    if manifest.get("llama_build"):
+        parts.append(f"build:{manifest['llama_build']['id']}")
     return "|".join(parts)
 
 
