@@ -257,3 +257,10 @@ def test_recovered_counts_per_first_error_type(m):
     assert recovered["SYNTAX_ERROR"] == 2 and recovered["SCHEMA_ERROR"] == 1 and recovered["EMPTY_RESULT"] == 1
     assert recovered["NO_QUERY"] == recovered["TIMEOUT"] == recovered["EXECUTION_ERROR"] == 0
     assert sum(recovered.values()) == m.n_recovered
+
+
+def test_very_long_queries_compare_on_their_first_tokens():
+    long = "RETURN " + " + ".join(["1"] * 2000)
+    run = run_of((long, False), (long + " + 2", False))
+    assert revisions(run)[1] == Revision(Change.EDIT, False, None)  # equal up to COMPARED_TOKENS, yet not the same
+    assert token_similarity(long, long + " + 2") == 1.0
