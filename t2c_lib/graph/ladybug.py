@@ -239,9 +239,9 @@ class LadybugStore:
         schema = self.schema()
         counts = {}
         for label in schema.labels:
-            counts[label] = self.query(f"MATCH (n:`{label}`) RETURN count(n)").rows[0][0]
+            counts[label] = self.query(f"MATCH (n:{quote_name(label)}) RETURN count(n)").rows[0][0]
         for rel_type in schema.rel_types:
-            counts[rel_type] = self.query(f"MATCH ()-[r:`{rel_type}`]->() RETURN count(r)").rows[0][0]
+            counts[rel_type] = self.query(f"MATCH ()-[r:{quote_name(rel_type)}]->() RETURN count(r)").rows[0][0]
         return dict(sorted(counts.items()))
 
     def schema(self) -> GraphSchema:
@@ -252,14 +252,16 @@ class LadybugStore:
             rel_props: dict[str, dict[str, PropType]] = {}
             patterns: list[RelPattern] = []
             for name, kind in tables:
-                info = self._run(f"CALL table_info('{name}') RETURN name, type", DEFAULT_TIMEOUT_S, None).rows
+                info = self._run(
+                    f"CALL table_info({quote_string(name)}) RETURN name, type", DEFAULT_TIMEOUT_S, None
+                ).rows
                 props = {p: _map_type(t) for p, t in info if not p.startswith("_")}
                 if kind == "NODE":
                     node_props[name] = props
                 elif kind == "REL":
                     rel_props[name] = props
                     for src, dst, *_ in self._run(
-                        f"CALL show_connection('{name}') RETURN *", DEFAULT_TIMEOUT_S, None
+                        f"CALL show_connection({quote_string(name)}) RETURN *", DEFAULT_TIMEOUT_S, None
                     ).rows:
                         patterns.append(RelPattern(src, name, dst))
             self._schema = GraphSchema(node_props=node_props, rel_props=rel_props, patterns=sorted(set(patterns)))
@@ -309,6 +311,11 @@ def safe_component(text: str) -> str:
 def quote_name(name: str) -> str:
     """A label, type or property name as a backticked Cypher name (backticks inside doubled)."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def quote_string(text: str) -> str:
+    """`text` as a single-quoted Cypher string literal (backslashes and quotes escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 Statement = tuple[str, dict[str, Any] | None]

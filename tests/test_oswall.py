@@ -1,0 +1,350 @@
+"""The operating-system wall around the embedded store (issue 36): it holds with the gate disabled.
+
+Real LadybugDB, real processes. The query process is called directly (`QueryProcess.call`, the
+gate's `admit` skipped); the wall alone is shown by a raw LadybugDB connection in a child process
+that walls itself in exactly as the query process does and then runs file reads, writes and an
+extension load with no other wall in front. The same script without the wall shows each of them
+would have worked, so the test proves the wall, not a database quirk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from t2c_lib.datasets import NodeRow, RelRow, RelSpec, SchemaSpec
+from t2c_lib.graph.base import QueryError, StoreUnavailable, UnsafeQuery
+from t2c_lib.graph.ladybug import LadybugStore, quote_name, store_dir_name
+from t2c_lib.graph.ladybug_words import file_or_code_word, withheld_reason
+from t2c_lib.graph.oswall import landlock_abi, seccomp_program
+from t2c_lib.schema import PropType
+
+SECRET = "t2c-oswall-secret-9931"
+needs_landlock = pytest.mark.skipif(landlock_abi() < 1, reason="this kernel has no Landlock")
+
+
+@pytest.fixture()
+def sandbox(tmp_path: Path) -> dict[str, Path]:
+    secret = tmp_path / "secret.csv"
+    secret.write_text(f"{SECRET}:x:0:0\n", encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    return {"secret": secret, "out": out}
+
+
+def _call(store: LadybugStore, text: str, word_check: bool = True) -> dict:
+    """The query process with the gate skipped (never `store.query`)."""
+    request = {"op": "run", "text": text, "max_rows": 100, "max_bytes": 1 << 20, "word_check": word_check}
+    return store._worker().call(request, time.perf_counter(), 10.0)
+
+
+def _hostile_queries(sandbox: dict[str, Path]) -> dict[str, str]:
+    secret, out = sandbox["secret"], sandbox["out"]
+    return {
+        "read /etc/passwd": "LOAD FROM '/etc/passwd' (file_format='csv', header=false, delim=':') RETURN *",
+        "read a secret": f"LOAD FROM '{secret}' (file_format='csv', header=false, delim=':') RETURN *",
+        "read via the issue's alias": (
+            f"UNWIND [1] AS LOAD WITH * LOAD FROM '{secret}' (file_format='csv', header=false, delim=':') "
+            f"WITH * LOAD FROM '{secret}' (file_format='csv', header=false, delim=':') RETURN *"
+        ),
+        "write a file": f"COPY (RETURN 1) TO '{out}/x.csv'",
+        "write the graph": f"COPY (MATCH (m:MK) RETURN m.nama) TO '{out}/mk.csv'",
+        "load an extension": f"LOAD EXTENSION '{out}/lib.so'",
+        "install an extension": "INSTALL json",
+    }
+
+
+# --- the wall holds in the query process ------------------------------------------------------
+
+
+@needs_landlock
+def test_the_query_process_reports_its_walls(kurikulum_store: LadybugStore) -> None:
+    wall = kurikulum_store.os_wall
+    assert wall.complete, wall.describe()
+    assert wall.landlock_abi == landlock_abi()
+    assert "fs" in wall.landlock and wall.seccomp
+    if wall.landlock_abi >= 4:
+        assert "net" in wall.landlock
+
+
+@pytest.mark.parametrize("word_check", [True, False], ids=["word check on", "word check off"])
+def test_with_the_gate_disabled_no_file_is_read_written_or_loaded(
+    kurikulum_store: LadybugStore, sandbox, word_check: bool
+) -> None:
+    (sandbox["out"] / "lib.so").write_bytes(b"not a library")
+    for title, text in _hostile_queries(sandbox).items():
+        with pytest.raises(QueryError) as caught:
+            _call(kurikulum_store, text, word_check)
+        message = str(caught.value)
+        assert SECRET not in message and "root:" not in message and "/bin/" not in message, (title, message)
+    assert sorted(p.name for p in sandbox["out"].iterdir()) == ["lib.so"], "a file was written"
+    assert _call(kurikulum_store, "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks")["rows"] == [[3]]
+
+
+def test_a_huge_error_message_is_cut_in_the_process(kurikulum_store: LadybugStore) -> None:
+    with pytest.raises(QueryError) as caught:
+        _call(kurikulum_store, "RETURN CAST(lpad('', 20000000, 'a') AS INT64)")
+    assert len(str(caught.value)) < 5000
+    assert _call(kurikulum_store, "RETURN 1")["rows"] == [[1]]
+
+
+def test_a_compile_message_is_passed_on_only_for_a_read(kurikulum_store: LadybugStore) -> None:
+    with pytest.raises(QueryError) as plain:
+        _call(kurikulum_store, "MATCH (m:MK) RETURN m.no_such_property")
+    assert plain.value.kind == "semantic" and "no_such_property" in str(plain.value)
+    with pytest.raises(UnsafeQuery, match="withheld") as copy:
+        _call(kurikulum_store, "COPY `NoTable` FROM 'x.csv'", word_check=False)
+    assert "NoTable" not in str(copy.value)
+
+
+# --- the wall alone: a raw connection, no gate, no word check, no plan wall ------------------------
+
+_RAW = r"""
+import json, sys
+from pathlib import Path
+import ladybug
+from t2c_lib.graph.ladybug_worker import load_native, wall_in
+db_path, wall_on, queries = Path(sys.argv[1]), sys.argv[2] == "1", json.loads(sys.argv[3])
+load_native()
+wall = wall_in(db_path.resolve(), wall_on)
+db = ladybug.Database(str(db_path), read_only=True, max_num_threads=1, buffer_pool_size=64 << 20,
+                      auto_checkpoint=False, max_db_size=1 << 30)
+conn = ladybug.Connection(db, num_threads=1)
+report = {"wall": wall.as_dict()}
+for title, text in queries.items():
+    try:
+        result = conn.execute(text)
+        report[title] = {"rows": [[str(v) for v in row] for row in result.get_all()]}
+    except RuntimeError as exc:
+        report[title] = {"error": str(exc)[:2000]}
+print(json.dumps(report))
+"""
+
+
+def _raw(db_path: Path, wall_on: bool, queries: dict[str, str]) -> tuple[dict, str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _RAW, str(db_path), "1" if wall_on else "0", json.dumps(queries)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=db_path.parent,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout), done.stderr
+
+
+@pytest.fixture()
+def constructor_library(tmp_path: Path) -> Path:
+    """A shared library whose constructor announces itself on stderr (the issue's evil.so, harmless)."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler to build the test library")
+    source = tmp_path / "evil.c"
+    source.write_text(
+        '#include <unistd.h>\n__attribute__((constructor)) static void ran(void) { write(2, "T2C-CTOR-RAN\\n", 13); }\n',
+        encoding="utf-8",
+    )
+    library = tmp_path / "evil.so"
+    subprocess.run([compiler, "-shared", "-fPIC", "-o", str(library), str(source)], check=True, timeout=60)
+    return library
+
+
+@needs_landlock
+def test_the_wall_alone_stops_file_read_write_and_extension_load(
+    kurikulum_store: LadybugStore, sandbox, constructor_library: Path, tmp_path: Path
+) -> None:
+    db_dir = tmp_path / "db"
+    shutil.copytree(kurikulum_store.version_dir, db_dir)
+    db_path = db_dir / kurikulum_store.db_path.name
+    lib_in_db = db_dir / "evil.so"  # readable under the wall: only the seccomp filter stops its mapping
+    shutil.copy(constructor_library, lib_in_db)
+    queries = {
+        "read": f"LOAD FROM '{sandbox['secret']}' (file_format='csv', header=false, delim=':') RETURN *",
+        "read relative": "LOAD FROM '../secret.csv' (file_format='csv', header=false, delim=':') RETURN *",
+        "write": f"COPY (RETURN 'x') TO '{sandbox['out']}/o.csv'",
+        "write beside the database": f"COPY (RETURN 'x') TO '{db_dir}/o.csv'",
+        "extension": f"LOAD EXTENSION '{lib_in_db}'",
+        "read query": "MATCH (m:MK) WHERE m.sks >= 3 RETURN m.nama, m.sks ORDER BY m.nama LIMIT 5",
+        "aggregate": "MATCH (m:MK)-[:PREREQUISITE]->(n:MK) RETURN count(*), max(n.semester)",
+        "schema": "CALL show_tables() RETURN name, type",
+        "table info": "CALL table_info('MK') RETURN name, type",
+        "connection": "CALL show_connection('PREREQUISITE') RETURN *",
+    }
+    assert sandbox["secret"] == db_dir.parent / "secret.csv"  # what '../secret.csv' names from the db folder
+
+    open_, open_err = _raw(db_path, False, queries)  # without the wall each attack works
+    assert SECRET in json.dumps(open_["read"]) and SECRET in json.dumps(open_["read relative"])
+    assert (sandbox["out"] / "o.csv").exists() and (db_dir / "o.csv").exists()
+    assert "T2C-CTOR-RAN" in open_err
+    (sandbox["out"] / "o.csv").unlink()
+    (db_dir / "o.csv").unlink()
+
+    walled, walled_err = _raw(db_path, True, queries)
+    assert walled["wall"]["seccomp"] and "fs" in walled["wall"]["landlock"]
+    for title in ("read", "read relative", "write", "write beside the database", "extension"):
+        assert "error" in walled[title], (title, walled[title])
+        assert SECRET not in json.dumps(walled[title])
+    assert "Permission denied" in walled["read"]["error"] and "Permission denied" in walled["write"]["error"]
+    assert "T2C-CTOR-RAN" not in walled_err, "the library's constructor ran"
+    assert not (sandbox["out"] / "o.csv").exists() and not (db_dir / "o.csv").exists()
+    for title in ("read query", "aggregate", "schema", "table info", "connection"):
+        assert walled[title] == open_[title] and walled[title]["rows"], title
+
+
+@pytest.mark.skipif(seccomp_program("x86_64") is None, reason="no filter")
+def test_the_seccomp_filter_is_well_formed() -> None:
+    for machine in ("x86_64", "aarch64"):
+        program = seccomp_program(machine)
+        assert program is not None and len(program) % 8 == 0 and len(program) // 8 < 4096
+    assert seccomp_program("sparc") is None
+
+
+# --- the dataset is hostile input ----------------------------------------------------------------
+
+
+def _hostile_dataset(base, out: Path, label_file: str = "label_csv"):
+    """The issue's property and label: DDL that would write a file and load a library if not escaped."""
+    evil = (
+        f"a` STRING, PRIMARY KEY(`_key`)); COPY (RETURN 'x') TO '{out}/o.csv'; "
+        f"LOAD EXTENSION '{out}/evil.so'; CREATE NODE TABLE `zz`(`_key` STRING, `b"
+    )
+    label = f"L`(`_key` STRING, PRIMARY KEY(`_key`)); COPY (RETURN 'y') TO '{out}/{label_file}'; //"
+    nodes = {label: {evil: PropType.STRING, "n": PropType.INTEGER}}
+    rels = {
+        "R`; COPY (RETURN 1) TO 'r_csv'; //": RelSpec(endpoints=((label, label),), properties={evil: PropType.STRING})
+    }
+    return dataclasses.replace(
+        base,
+        name="../../escape",
+        schema_spec=SchemaSpec(nodes=nodes, rels=rels),
+        nodes={label: [NodeRow("1", {evil: "v1", "n": 1}), NodeRow("2", {evil: "v2", "n": 2})]},
+        rels={next(iter(rels)): [RelRow(label, "1", label, "2", {evil: "e"})]},
+        hash="f" * 64,
+    )
+
+
+def test_a_hostile_dataset_writes_no_file_and_stays_in_its_cache(tiny_dataset, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    dataset = _hostile_dataset(tiny_dataset, out)
+    cache = tmp_path / "cache"
+    store = LadybugStore(dataset, root=cache)
+    try:
+        assert store.root.parent == cache and store.root.resolve().is_relative_to(cache.resolve())
+        assert list(out.iterdir()) == [], "the dataset's DDL wrote a file"
+        assert not (store.version_dir / "r_csv").exists()
+        label = next(iter(dataset.schema_spec.nodes))
+        assert store.counts() == {label: 2, next(iter(dataset.schema_spec.rels)): 1}
+        assert store.schema().labels == [label]
+        if landlock_abi() >= 1:
+            assert store.build_wall is not None and store.build_wall.complete, store.build_wall
+    finally:
+        store.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "out"]
+
+
+def test_a_hostile_label_the_database_cannot_take_fails_cleanly(tiny_dataset, tmp_path: Path) -> None:
+    """A dot in a label reads as `<database>.<table>` even when escaped: the load fails, nothing is written."""
+    out = tmp_path / "out"
+    out.mkdir()
+    with pytest.raises(StoreUnavailable, match="could not be loaded"):
+        LadybugStore(_hostile_dataset(tiny_dataset, out, label_file="label.csv"), root=tmp_path / "cache")
+    assert list(out.iterdir()) == []
+    assert [p.name for p in (tmp_path / "cache").iterdir()] != [] and all(
+        p.is_relative_to(tmp_path / "cache") for p in (tmp_path / "cache").rglob("*")
+    )
+
+
+def test_a_dataset_statement_never_runs_two_statements(tiny_dataset, tmp_path: Path) -> None:
+    from t2c_lib.graph.ladybug_builder import build
+
+    out = tmp_path / "out"
+    out.mkdir()
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    text = f"CREATE NODE TABLE A(k STRING, PRIMARY KEY(k)); COPY (RETURN 1) TO '{out}/o.csv'"
+    with pytest.raises(StoreUnavailable, match="more than one statement"):
+        build(staging / "g.lbdb", [(text, None)], 64 << 20, 1 << 30, True)
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["../..", "..", "a/b", ".hidden", "x y", "/abs", "ok-name", "", "é"])
+def test_a_dataset_name_is_one_safe_path_component(tiny_dataset, name: str) -> None:
+    component = store_dir_name(dataclasses.replace(tiny_dataset, name=name), variant="../v")
+    assert "/" not in component and not component.startswith(".") and ".." not in component.split("-")[0]
+    assert component == store_dir_name(dataclasses.replace(tiny_dataset, name=name), variant="../v")
+    assert store_dir_name(tiny_dataset) == f"{tiny_dataset.name}-{store_dir_name(tiny_dataset).rsplit('-', 1)[1]}"
+
+
+def test_names_are_escaped() -> None:
+    assert quote_name("a`b") == "`a``b`"
+    assert quote_name("plain") == "`plain`"
+
+
+# --- the word check reads tokens, not text ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, word",
+    [
+        ("UNWIND [1] AS LOAD WITH * LOAD FROM '/etc/passwd' (header=false) RETURN *", "LOAD FROM"),
+        ("load from '/etc/passwd' return *", "LOAD FROM"),
+        ("LOAD WITH HEADERS (a STRING) FROM 'f.csv' RETURN *", "LOAD WITH"),
+        ("LOAD EXTENSION '/tmp/evil.so'", "LOAD EXTENSION"),
+        ("INSTALL json", "INSTALL"),
+        ("COPY (RETURN 1) TO '/tmp/x.csv'", "COPY"),
+        ("COPY MK FROM 'x.csv'", "COPY"),
+        ("EXPORT DATABASE '/tmp/d'", "EXPORT DATABASE"),
+        ("IMPORT DATABASE '/tmp/d'", "IMPORT DATABASE"),
+        ("ATTACH '/tmp/other.lbdb' AS o (dbtype lbug)", "ATTACH"),
+        ("USE o", "USE"),
+        ("UPDATE json", "UPDATE"),
+        ("MATCH (n) RETURN n /* */ ; LOAD FROM 'x' RETURN *", "LOAD FROM"),
+        ("RETURN 1 \u00a0", None),
+    ],
+)
+def test_file_and_code_words_are_found_on_tokens(text: str, word: str | None) -> None:
+    assert file_or_code_word(text) == word
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RETURN 'LOAD FROM /etc/passwd'",
+        "MATCH (m:MK) WHERE m.nama = 'COPY TO' RETURN m",
+        "UNWIND [1] AS load RETURN load",
+        "UNWIND [1] AS copy RETURN copy",
+        "MATCH (a)-[:TO]->(b) RETURN a.copy, b.load",
+        "MATCH (n) // LOAD FROM '/etc/passwd'\nRETURN n",
+        "RETURN `LOAD` AS x",
+    ],
+)
+def test_reads_that_only_mention_the_words_pass(text: str) -> None:
+    assert file_or_code_word(text) is None
+
+
+def test_withheld_reason_spots_non_reads_only() -> None:
+    assert withheld_reason("MATCH (m:MK) RETURN m.x") is None
+    assert withheld_reason("CALL table_info('MK') RETURN *") is None
+    assert withheld_reason("CALL current_setting('home_directory') RETURN *") is not None
+    assert withheld_reason("MATCH (m) SET m.x = 1") is not None
+    assert withheld_reason("MATCH (a)-[:SET]->(b) RETURN a") is None
+
+
+def test_the_gold_queries_answer_the_same_with_and_without_the_wall(kurikulum, kurikulum_store, monkeypatch) -> None:
+    walled = [kurikulum_store.query(item.cypher).rows for item in kurikulum.questions]
+    monkeypatch.setenv("T2C_OS_WALL", "0")
+    plain_store = LadybugStore(kurikulum, root=kurikulum_store.root.parent, auto_load=False)
+    try:
+        assert plain_store.os_wall.landlock == () and not plain_store.os_wall.seccomp
+        plain = [plain_store.query(item.cypher).rows for item in kurikulum.questions]
+    finally:
+        plain_store.close()
+    assert walled == plain
