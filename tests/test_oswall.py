@@ -275,7 +275,7 @@ def test_a_dataset_statement_never_runs_two_statements(tiny_dataset, tmp_path: P
     assert list(out.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["../..", "..", "a/b", ".hidden", "x y", "/abs", "ok-name", "", "é"])
+@pytest.mark.parametrize("name", ["../..", "..", "a/b", ".hidden", "x y", "/abs", "-rf", "", "é", "a" * 300])
 def test_a_dataset_name_is_one_safe_path_component(tiny_dataset, name: str) -> None:
     component = store_dir_name(dataclasses.replace(tiny_dataset, name=name), variant="../v")
     assert "/" not in component and not component.startswith(".") and ".." not in component.split("-")[0]
@@ -348,3 +348,57 @@ def test_the_gold_queries_answer_the_same_with_and_without_the_wall(kurikulum, k
     finally:
         plain_store.close()
     assert walled == plain
+
+
+def test_an_incomplete_wall_is_said_once(caplog) -> None:
+    from t2c_lib.graph import ladybug_process
+    from t2c_lib.graph.oswall import WallStatus
+
+    missing = WallStatus(problems=("Landlock unavailable in this kernel (test)",))
+    with caplog.at_level("WARNING", logger="t2c_lib.graph.ladybug_process"):
+        ladybug_process._say_once(missing)
+        ladybug_process._say_once(missing)
+        ladybug_process._say_once(WallStatus(7, ("fs", "net", "scope"), True))
+    assert [r.getMessage().count("Landlock unavailable") for r in caplog.records] == [1]
+
+
+_NO_LANDLOCK = r"""
+import json, sys, time
+from pathlib import Path
+from t2c_lib.graph import oswall
+libc = oswall._libc()
+# a kernel without Landlock, as far as this process and its children can tell: its calls say ENOSYS
+program = b"".join([
+    oswall._bpf(0x20, 0),               # load the call number
+    oswall._bpf(0x35, 444, 0, 2),       # below landlock_create_ruleset: allow
+    oswall._bpf(0x25, 446, 1, 0),       # above landlock_restrict_self: allow
+    oswall._bpf(0x06, 0x00050000 | 38), # ENOSYS
+    oswall._bpf(0x06, 0x7FFF0000),
+])
+buf = oswall.ctypes.create_string_buffer(program, len(program))
+class Prog(oswall.ctypes.Structure):
+    _fields_ = [("len", oswall.ctypes.c_ushort), ("filter", oswall.ctypes.c_void_p)]
+prog = Prog(len(program) // 8, oswall.ctypes.addressof(buf))
+assert oswall._prctl(libc, 38, 1) == 0 and oswall._prctl(libc, 22, 2, oswall.ctypes.addressof(prog)) == 0
+assert oswall.landlock_abi() == 0
+from t2c_lib.graph.ladybug_process import QueryProcess
+process = QueryProcess(Path(sys.argv[1]), 64 << 20, 2 << 30, os_wall=True)
+again = QueryProcess(Path(sys.argv[1]), 64 << 20, 2 << 30, os_wall=True)
+reply = process.call({"op": "run", "text": "MATCH (m:MK) RETURN count(m)", "max_rows": 10, "max_bytes": 1 << 20},
+                     time.perf_counter(), 10.0)
+print(json.dumps({"wall": process.wall.as_dict(), "rows": reply["rows"]}))
+process.close(); again.close()
+"""
+
+
+def test_without_landlock_the_store_still_answers_and_says_so_once(kurikulum_store: LadybugStore) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_LANDLOCK, str(kurikulum_store.db_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["rows"] == [[63]]
+    assert report["wall"]["landlock_abi"] == 0 and report["wall"]["landlock"] == []
+    assert report["wall"]["seccomp"] is True  # the filter still refuses code mappings, exec and sockets
+    assert done.stderr.count("operating-system wall is incomplete") == 1, done.stderr
+    assert "Landlock unavailable" in done.stderr

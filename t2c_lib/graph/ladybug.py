@@ -288,7 +288,7 @@ def store_dir_name(dataset: Dataset, variant: str = "") -> str:
     """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
 
     Always one path component inside the cache: a name or variant that is not an identifier
-    (`[A-Za-z_][A-Za-z0-9_]*`: `../..`, `a/b`, a dot) is replaced by a safe form and its hash.
+    (`[A-Za-z_][A-Za-z0-9_-]*`: `../..`, `a/b`, a dot) is replaced by a safe form and its hash.
     Inside it each content version has its own directory (`version_dir`), and loading one
     version removes only older versions from the same folder.
     """
@@ -297,12 +297,14 @@ def store_dir_name(dataset: Dataset, variant: str = "") -> str:
     return f"{name}.{safe_component(variant)}-{folder}" if variant else f"{name}-{folder}"
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SAFE_COMPONENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+"""An identifier, or one with hyphens (the perturbed copies' variants: `ts-2-0-shuffle-s7`): no dot, no slash."""
 
 
 def safe_component(text: str) -> str:
-    """`text` if it is an identifier, else its letters, digits and `_` (at most 32) plus a hash of the whole."""
-    if _IDENTIFIER.fullmatch(text) and len(text) <= 64:
+    """`text` if it is an identifier (hyphens allowed), else its letters, digits and `_` (at most 32) plus a
+    hash of the whole."""
+    if _SAFE_COMPONENT.fullmatch(text) and len(text) <= 64:
         return text
     kept = re.sub(r"[^A-Za-z0-9_]", "_", text)[:32].strip("_") or "dataset"
     return f"{kept}_{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"

@@ -71,6 +71,7 @@ def build(
     from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler
     from t2c_lib.graph.messages import safe_message
 
+    db_path = db_path.resolve()
     request = pickle.dumps(
         {"db": str(db_path), "statements": statements, "buffer_pool": buffer_pool, "max_db": max_db},
         protocol=pickle.HIGHEST_PROTOCOL,

@@ -66,6 +66,7 @@ class QueryProcess:
         """`os_wall`: wall the process in (default: on unless `T2C_OS_WALL=0`)."""
         self.memory_bytes = memory_bytes
         wall_on = wall_enabled() if os_wall is None else os_wall
+        db_path = Path(db_path).resolve()  # the process starts in the database's folder
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPATH")}

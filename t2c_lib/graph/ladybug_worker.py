@@ -321,7 +321,8 @@ def main(argv: list[str]) -> int:
         # one thread: rows tied under ORDER BY / LIMIT come back in the same order every run
         conn = ladybug.Connection(db, num_threads=1)
     except Exception as exc:  # reported to the parent, which raises StoreUnavailable
-        message = cut_message(f"cannot open {db_path} read-only: {exc}")
+        hint = " (inside the operating-system wall; T2C_OS_WALL=0 shows whether the wall is the cause)"
+        message = cut_message(f"cannot open {db_path} read-only: {exc}" + (hint if wall_on else ""))
         write_frame(replies, {"error": "unavailable", "message": message})
         return 1
     write_frame(replies, {"ready": True, "pid": os.getpid(), "wall": wall.as_dict()})
