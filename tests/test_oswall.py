@@ -69,7 +69,7 @@ def test_the_query_process_reports_its_walls(kurikulum_store: LadybugStore) -> N
     wall = kurikulum_store.os_wall
     assert wall.complete, wall.describe()
     assert wall.landlock_abi == landlock_abi()
-    assert "fs" in wall.landlock and wall.seccomp
+    assert "fs" in wall.landlock and wall.seccomp and wall.capabilities_dropped
     if wall.landlock_abi >= 4:
         assert "net" in wall.landlock
 
@@ -328,6 +328,17 @@ def test_file_and_code_words_are_found_on_tokens(text: str, word: str | None) ->
 )
 def test_reads_that_only_mention_the_words_pass(text: str) -> None:
     assert file_or_code_word(text) is None
+
+
+@pytest.mark.parametrize("name", ["kurikulum", "movies"])
+def test_the_word_check_refuses_no_gold_query_or_example(name: str) -> None:
+    from t2c_lib.cypher.gate import admit
+    from t2c_lib.datasets import load_dataset
+
+    dataset = load_dataset(name)
+    texts = [q.cypher for q in dataset.questions] + [e.cypher for e in dataset.examples]
+    refused = [t for t in texts if file_or_code_word(t) is not None or file_or_code_word(admit(t)) is not None]
+    assert refused == [] and len(texts) > 50
 
 
 def test_withheld_reason_spots_non_reads_only() -> None:

@@ -11,7 +11,8 @@ before it handles hostile input, and from then on (with every thread it starts l
 - **seccomp**: a small BPF filter refuses (EPERM) what Landlock cannot express: mapping memory
   executable (a readable library could still be loaded with `mmap(PROT_EXEC)`), exec, sockets,
   io_uring (whose operations bypass the filter), ptrace and the personality that makes readable
-  memory executable.
+  memory executable;
+- **capabilities**: all dropped (for a process started by root; an ordinary user has none).
 
 Landlock and seccomp filters bind the calling thread and its future children only, so `restrict`
 must run before the process starts threads (LadybugDB starts its workers when a database is opened).
@@ -122,6 +123,7 @@ _ARCHES = {
             "userfaultfd": 323,
             "unshare": 272,
             "setns": 308,
+            "open_by_handle_at": 304,
         },
     ),
     "aarch64": (
@@ -145,6 +147,7 @@ _ARCHES = {
             "userfaultfd": 282,
             "unshare": 97,
             "setns": 268,
+            "open_by_handle_at": 265,
         },
     ),
 }
@@ -161,6 +164,7 @@ class WallStatus:
     landlock: tuple[str, ...] = ()  # "fs", "net", "scope"
     seccomp: bool = False
     problems: tuple[str, ...] = field(default=())
+    capabilities_dropped: bool = False  # a process started by root keeps no capability either
 
     @property
     def complete(self) -> bool:
@@ -176,6 +180,8 @@ class WallStatus:
             parts.append(f"landlock ABI {self.landlock_abi} ({', '.join(self.landlock)})")
         if self.seccomp:
             parts.append("seccomp (no exec mappings, exec, sockets)")
+        if self.capabilities_dropped:
+            parts.append("no capabilities")
         text = " + ".join(parts)
         return text + (f"; missing: {'; '.join(self.problems)}" if self.problems else "")
 
@@ -185,6 +191,7 @@ class WallStatus:
             "landlock": list(self.landlock),
             "seccomp": self.seccomp,
             "problems": list(self.problems),
+            "capabilities_dropped": self.capabilities_dropped,
         }
 
     @classmethod
@@ -194,6 +201,7 @@ class WallStatus:
             tuple(str(x) for x in data.get("landlock", ()) or ()),  # type: ignore[union-attr]
             bool(data.get("seccomp", False)),
             tuple(str(x) for x in data.get("problems", ()) or ()),  # type: ignore[union-attr]
+            bool(data.get("capabilities_dropped", False)),
         )
 
 
@@ -241,7 +249,23 @@ def restrict(read: Iterable[Path] = (), write: Iterable[Path] = ()) -> WallStatu
         return WallStatus(problems=(f"no_new_privs refused ({os.strerror(ctypes.get_errno())})",))
     abi, parts = _landlock(libc, [Path(p) for p in read], [Path(p) for p in write], problems)
     seccomp = _seccomp(libc, problems)
-    return WallStatus(abi, parts, seccomp, tuple(problems))
+    dropped = _drop_capabilities(libc, problems)
+    return WallStatus(abi, parts, seccomp, tuple(problems), dropped)
+
+
+_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _drop_capabilities(libc: ctypes.CDLL, problems: list[str]) -> bool:
+    """Clear the effective, permitted and inheritable capability sets (a no-op for an ordinary user; for root
+    it takes away what Landlock does not govern: loading kernel modules, raw devices, ...)."""
+    header = ctypes.create_string_buffer(struct.pack("=Ii", _CAPABILITY_VERSION_3, 0), 8)
+    data = ctypes.create_string_buffer(bytes(24), 24)  # two {effective, permitted, inheritable} words
+    capset = getattr(libc, "capset", None)
+    if capset is None or capset(header, data) != 0:
+        problems.append("capabilities kept (capset refused)")
+        return False
+    return True
 
 
 def _prctl(libc: ctypes.CDLL, option: int, arg2: int = 0, arg3: int = 0) -> int:
