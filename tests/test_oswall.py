@@ -367,9 +367,9 @@ def test_an_incomplete_wall_is_said_once(caplog) -> None:
 
     missing = WallStatus(problems=("Landlock unavailable in this kernel (test)",))
     with caplog.at_level("WARNING", logger="t2c_lib.graph.ladybug_process"):
-        ladybug_process._say_once(missing)
-        ladybug_process._say_once(missing)
-        ladybug_process._say_once(WallStatus(7, ("fs", "net", "scope"), True))
+        ladybug_process.report_wall(missing)
+        ladybug_process.report_wall(missing)
+        ladybug_process.report_wall(WallStatus(7, ("fs", "net", "scope"), True))
     assert [r.getMessage().count("Landlock unavailable") for r in caplog.records] == [1]
 
 
@@ -411,5 +411,5 @@ def test_without_landlock_the_store_still_answers_and_says_so_once(kurikulum_sto
     assert report["rows"] == [[63]]
     assert report["wall"]["landlock_abi"] == 0 and report["wall"]["landlock"] == []
     assert report["wall"]["seccomp"] is True  # the filter still refuses code mappings, exec and sockets
-    assert done.stderr.count("operating-system wall is incomplete") == 1, done.stderr
+    assert done.stderr.count("operating-system wall around its query process is incomplete") == 1, done.stderr
     assert "Landlock unavailable" in done.stderr

@@ -63,7 +63,7 @@ from t2c_lib.graph.base import (
 )
 from t2c_lib.graph.ladybug_builder import build
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
-from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting
+from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting, report_wall
 from t2c_lib.graph.ladybug_worker import MAX_DB_BYTES
 from t2c_lib.graph.oswall import WallStatus, wall_enabled
 from t2c_lib.schema import GraphSchema, PropType, RelPattern
@@ -168,6 +168,8 @@ class LadybugStore:
             try:
                 statements = table_statements(self.dataset) + list(row_statements(self.dataset))
                 self.build_wall = build(staging / DB_FILE, statements, BUFFER_POOL_BYTES, MAX_DB_BYTES, wall_enabled())
+                if wall_enabled():
+                    report_wall(self.build_wall, "dataset builder")
                 if self.version_dir.exists():
                     shutil.rmtree(self.version_dir)
                 staging.rename(self.version_dir)

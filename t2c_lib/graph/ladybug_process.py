@@ -41,7 +41,7 @@ from t2c_lib.graph.messages import safe_message
 from t2c_lib.graph.oswall import WallStatus, wall_enabled
 
 log = logging.getLogger(__name__)
-_SAID: set[str] = set()
+_SAID: set[tuple[str, str]] = set()
 
 GRACE_S = 1.0
 """Seconds past the time limit the process gets to answer with the database's own timeout before it is killed."""
@@ -103,7 +103,7 @@ class QueryProcess:
             raise StoreUnavailable(safe_message(str(ready["message"])))
         self.wall = WallStatus.from_dict(ready.get("wall") or {})
         if wall_on:
-            _say_once(self.wall)
+            report_wall(self.wall)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -184,13 +184,14 @@ class QueryProcess:
         self._finalizer()
 
 
-def _say_once(wall: WallStatus) -> None:
-    """Log, once per user process, that the operating-system wall is incomplete on this machine."""
-    if wall.complete or wall.describe() in _SAID:
+def report_wall(wall: WallStatus, what: str = "query process") -> None:
+    """Log, once per user process, that the operating-system wall around `what` is incomplete on this machine."""
+    if wall.complete or (what, wall.describe()) in _SAID:
         return
-    _SAID.add(wall.describe())
+    _SAID.add((what, wall.describe()))
     log.warning(
-        "the embedded store's operating-system wall is incomplete here (%s); the gate, plan and read-only walls stay",
+        "the embedded store's operating-system wall around its %s is incomplete here (%s); its other walls stay",
+        what,
         wall.describe(),
     )
 
