@@ -1,13 +1,26 @@
-"""The read-only guard on fixture corpora: every write/admin query refused, every read query passed."""
+"""The read-only guard on fixture corpora: every write/admin query refused, every read query passed, in both dialects."""
 
 from __future__ import annotations
 
 import pytest
 
 from t2c_lib.agent import ErrorType
-from t2c_lib.cypher.lexer import Kind, tokenize
+from t2c_lib.cypher.lexer import Dialect, Kind, tokenize
 from t2c_lib.validation.guard import ReadOnlyGuard, check_read_only
 from tests.helpers import READ_CASES, WRITE_CASES
+
+
+def dialects_of(title: str) -> list[Dialect]:
+    """The dialects a read case is for: a procedure case names its store ("(Neo4j)", "(LadybugDB)"), others are both."""
+    if "(Neo4j)" in title:
+        return [Dialect.NEO4J]
+    if "(LadybugDB)" in title:
+        return [Dialect.LADYBUG]
+    return list(Dialect)
+
+
+READ_BY_DIALECT = [(t, q, d) for t, q in READ_CASES for d in dialects_of(t)]
+WRITE_BY_DIALECT = [(t, q, d) for t, q in WRITE_CASES for d in Dialect]
 
 
 def test_corpora_are_large_enough():
@@ -16,10 +29,12 @@ def test_corpora_are_large_enough():
     assert all(q.strip() for _, q in WRITE_CASES + READ_CASES)
 
 
-@pytest.mark.parametrize("title,query", WRITE_CASES, ids=[t for t, _ in WRITE_CASES])
-def test_write_and_admin_queries_are_rejected(title, query):
+@pytest.mark.parametrize(
+    "title,query,dialect", WRITE_BY_DIALECT, ids=[f"{d.value}-{t}" for t, _, d in WRITE_BY_DIALECT]
+)
+def test_write_and_admin_queries_are_rejected(title, query, dialect):
     clause = title.split("|")[0].strip()
-    verdict = ReadOnlyGuard().validate(query, None)
+    verdict = check_read_only(query, dialect)
     assert verdict.validator == "guard"
     assert not verdict.ok
     assert verdict.error_type is ErrorType.UNSAFE_QUERY
@@ -27,11 +42,33 @@ def test_write_and_admin_queries_are_rejected(title, query):
     assert clause.lower().split()[-1] in verdict.details["clause"].lower()
 
 
-@pytest.mark.parametrize("title,query", READ_CASES, ids=[t for t, _ in READ_CASES])
-def test_read_queries_pass(title, query):
-    verdict = check_read_only(query)
+@pytest.mark.parametrize("title,query,dialect", READ_BY_DIALECT, ids=[f"{d.value}-{t}" for t, _, d in READ_BY_DIALECT])
+def test_read_queries_pass(title, query, dialect):
+    verdict = check_read_only(query, dialect)
     assert verdict.ok, verdict.message
     assert verdict.error_type is None
+
+
+def test_each_store_calls_only_its_own_procedures():
+    assert not check_read_only("CALL db.labels() YIELD label RETURN label", Dialect.LADYBUG).ok
+    assert not check_read_only("CALL show_tables() RETURN *", Dialect.NEO4J).ok
+    assert check_read_only("CALL show_tables() RETURN *").ok  # the default is the embedded store's dialect
+
+
+def test_the_guard_step_judges_in_its_stores_dialect():
+    class Store:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    class Context:
+        def __init__(self, name: str) -> None:
+            self.store = Store(name)
+
+    query = "CALL db.labels() YIELD label RETURN label"
+    assert ReadOnlyGuard().validate(query, Context("neo4j")).ok
+    refused = ReadOnlyGuard().validate(query, Context("ladybug"))
+    assert not refused.ok and refused.validator == "guard" and "db.labels" in refused.message
+    assert not ReadOnlyGuard().validate(query, None).ok
 
 
 def test_issue_examples():

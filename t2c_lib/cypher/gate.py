@@ -2,13 +2,15 @@
 
 Both stores call `admit` on every text they are asked to run, plan or inspect (generated,
 typed, gold, scored, evaluated, perturbed-copy and chat queries alike), and the guard
-validator reports the same `judge` verdict to the model. In order:
+validator reports the same `judge` verdict to the model. Each store names its dialect (the
+embedded store's, LadybugDB, by default; the Neo4j store passes `Dialect.NEO4J`). In order:
 
 1. the text's length (before it is even read);
-2. the lexer (the database's own rules: a text it could read differently is refused);
+2. the lexer, by the store's dialect (a text it could read differently is refused, and so is
+   one the two dialects would read differently, such as a `/* **/` comment);
 3. the token count and nesting depth (a database parser recurses on nesting);
-4. the read-only rules (`readonly.py`): writes, admin, file and code commands, calls;
-5. the Neo4j-dialect rewrite for the embedded store (`dialect.py`, on the same tokens),
+4. the read-only rules (`readonly.py`): an allow-list of read clauses, the store's procedures;
+5. for the embedded store only, the Neo4j-dialect rewrite (`dialect.py`, on the same tokens),
    whose output is judged again by 2-4, so the text that runs is the text that was judged.
 """
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from t2c_lib.cypher.dialect import normalise
-from t2c_lib.cypher.lexer import LexError, tokenize
+from t2c_lib.cypher.lexer import DEFAULT_DIALECT, Dialect, LexError, tokenize
 from t2c_lib.cypher.limits import QueryLimits, text_problem, token_problem
 from t2c_lib.cypher.readonly import find_violation
 from t2c_lib.errors import QueryError, ResourceLimit, UnsafeQuery
@@ -50,25 +52,30 @@ class Verdict:
         return self.refusal is None
 
 
-def judge(text: str, rewrite: bool = True, limits: QueryLimits | None = None) -> Verdict:
-    """The gate's verdict on `text`; with `rewrite`, the Neo4j-dialect rewrite applied and judged again."""
+def judge(
+    text: str, rewrite: bool = True, limits: QueryLimits | None = None, dialect: Dialect = DEFAULT_DIALECT
+) -> Verdict:
+    """The gate's verdict on `text` for a store of `dialect`; with `rewrite` (embedded store only), the
+    Neo4j-dialect rewrite applied and judged again."""
     limits = limits or QueryLimits.from_env()
     text = text or ""
-    first = _judge_text(text, limits, "")
-    if not first.ok or not rewrite:
+    first = _judge_text(text, limits, "", dialect)
+    if not first.ok or not rewrite or dialect is not Dialect.LADYBUG:
         return first
     normalised = normalise(text)
     if not normalised.applied:
         return first
-    second = _judge_text(normalised.query, limits, " (after the Neo4j-dialect rewrite)")
+    second = _judge_text(normalised.query, limits, " (after the Neo4j-dialect rewrite)", dialect)
     if not second.ok:
         return second
     return Verdict(normalised.query, rewrites=normalised.applied)
 
 
-def admit(text: str, rewrite: bool = True, limits: QueryLimits | None = None) -> str:
-    """The text a store may send to its database; raise UnsafeQuery, ResourceLimit or QueryError otherwise."""
-    verdict = judge(text, rewrite, limits)
+def admit(
+    text: str, rewrite: bool = True, limits: QueryLimits | None = None, dialect: Dialect = DEFAULT_DIALECT
+) -> str:
+    """The text a store of `dialect` may send to its database; raise UnsafeQuery, ResourceLimit or QueryError otherwise."""
+    verdict = judge(text, rewrite, limits, dialect)
     if verdict.ok:
         return verdict.query
     message = f"refused before the database: {verdict.message}"
@@ -79,12 +86,12 @@ def admit(text: str, rewrite: bool = True, limits: QueryLimits | None = None) ->
     raise UnsafeQuery(message)
 
 
-def _judge_text(text: str, limits: QueryLimits, where: str) -> Verdict:
+def _judge_text(text: str, limits: QueryLimits, where: str, dialect: Dialect) -> Verdict:
     problem = text_problem(text, limits)
     if problem:
         return Verdict(text, Refusal.TOO_LARGE, problem + where)
     try:
-        tokens = tokenize(text)
+        tokens = tokenize(text, dialect)
     except LexError as exc:
         if exc.ambiguous:
             return Verdict(
@@ -106,7 +113,7 @@ def _judge_text(text: str, limits: QueryLimits, where: str) -> Verdict:
     problem = token_problem(tokens, limits)
     if problem:
         return Verdict(text, Refusal.TOO_LARGE, problem + where)
-    violation = find_violation(tokens)
+    violation = find_violation(tokens, dialect)
     if violation is not None:
         clause, message = violation
         return Verdict(text, Refusal.NOT_READ_ONLY, message + where, clause)

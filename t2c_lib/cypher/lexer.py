@@ -1,15 +1,20 @@
-"""A small Cypher tokenizer that reads text exactly as LadybugDB's lexer does, or refuses it.
+"""A small Cypher tokenizer that reads text exactly as the store's database does, or refuses it.
 
 The guard and the pattern extractor scan these tokens instead of raw text, so a keyword
 inside a string literal, a comment or a backticked name is never mistaken for a clause.
 Agreement with the database is the point (the guard is only a wall if both see the same
-tokens), so the rules are the database's, checked against it by a differential fuzz test
-(tests/test_guard_fuzz.py):
+tokens), so the rules are the database's, per dialect: LadybugDB's (checked against it by a
+differential fuzz test, tests/test_guard_fuzz.py) and Neo4j 5's (its `Cypher5Lexer.g4`):
 
-- `//` comments end at a line feed only; a lone carriage return inside one is refused
-  (the database then reads `//` as two operators, and what follows as code);
-- `/* */` comments end at the first `*/` whose `*` is not taken by a preceding `*`
-  (the database's rule: `*` followed by anything but `/` swallows that character);
+- `//` comments end at a line feed in LadybugDB, at a carriage return or a line feed in
+  Neo4j; a carriage return not followed by a line feed inside one is refused (LadybugDB then
+  reads `//` as two operators, and what follows as code);
+- `/* */` comments: LadybugDB ends one at the first `*/` whose `*` is not taken by a
+  preceding `*` (its rule: `*` followed by anything but `/` swallows that character), so
+  `/* **/` stays open; Neo4j ends one at the first `*/` (`'/*' .*? '*/'`), so `/* **/` is
+  closed. A comment the two rules end in different places is refused for both dialects
+  unless a caller asks for one dialect's reading alone (`agree=False`): a text must not
+  mean two things to the two stores;
 - numbers are `0`, `[1-9][0-9]*`, reals and `e`/`E` exponents with an optional `-`; a
   number glued to a letter, digit, `_` or `$` (`1LOAD`, `3e0DELETE`, `0x3`) is refused;
 - names are ASCII letters, digits, `_` and `$`; strings take only the database's escapes;
@@ -20,6 +25,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+
+
+class Dialect(str, Enum):
+    """Whose lexer and grammar a text is read by: the embedded store's (LadybugDB) or Neo4j's."""
+
+    LADYBUG = "ladybug"
+    NEO4J = "neo4j"
+
+    @classmethod
+    def of_store(cls, name: str | None) -> Dialect:
+        """The dialect of a store by its `name` (`neo4j`; anything else is the embedded store's)."""
+        return cls.NEO4J if (name or "").lower() == cls.NEO4J.value else cls.LADYBUG
+
+
+DEFAULT_DIALECT = Dialect.LADYBUG
+"""The embedded store's dialect: what a caller that names no store gets."""
 
 
 class Kind(str, Enum):
@@ -81,16 +102,17 @@ WHITESPACE = frozenset(" \t\n\r\x0b\x0c\x1c\xa0\u2028")
 """Characters both this lexer and LadybugDB read as whitespace (checked against the database)."""
 
 
-def tokenize(text: str) -> list[Token]:
-    """Split Cypher text into significant tokens; raise LexError on an unterminated or ambiguous construct."""
-    return [tok for tok in _scan(text) if tok is not None]
+def tokenize(text: str, dialect: Dialect = DEFAULT_DIALECT, agree: bool = True) -> list[Token]:
+    """Split Cypher text into significant tokens as `dialect` reads it; raise LexError on an unterminated
+    or ambiguous construct (with `agree`, also on a comment the two dialects end in different places)."""
+    return [tok for tok in _scan(text, None, dialect, agree) if tok is not None]
 
 
-def strip_comments(text: str) -> str:
+def strip_comments(text: str, dialect: Dialect = DEFAULT_DIALECT, agree: bool = True) -> str:
     """The text with comments replaced by a space (literals untouched); raise LexError as tokenize."""
     out: list[str] = []
     last = 0
-    for start, end in _comment_spans(text):
+    for start, end in _comment_spans(text, dialect, agree):
         out.append(text[last:start])
         out.append("\n" if text[start:end].endswith("\n") else " ")
         last = end
@@ -98,13 +120,18 @@ def strip_comments(text: str) -> str:
     return "".join(out)
 
 
-def _comment_spans(text: str) -> list[tuple[int, int]]:
+def _comment_spans(text: str, dialect: Dialect, agree: bool) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
-    _scan(text, spans)
+    _scan(text, spans, dialect, agree)
     return spans
 
 
-def _scan(text: str, comments: list[tuple[int, int]] | None = None) -> list[Token | None]:
+def _scan(
+    text: str,
+    comments: list[tuple[int, int]] | None = None,
+    dialect: Dialect = DEFAULT_DIALECT,
+    agree: bool = True,
+) -> list[Token | None]:
     """The one scanner behind tokenize and strip_comments (comment spans go to `comments`)."""
     tokens: list[Token | None] = []
     i, n = 0, len(text)
@@ -118,7 +145,7 @@ def _scan(text: str, comments: list[tuple[int, int]] | None = None) -> list[Toke
                 comments.append((i, j))
             i = j
         elif text.startswith("/*", i):
-            j = _block_comment_end(text, i)
+            j = _block_comment_end(text, i, dialect, agree)
             if comments is not None:
                 comments.append((i, j))
             i = j
@@ -189,8 +216,24 @@ def _line_comment_end(text: str, start: int) -> int:
     return stop if end < 0 else end + 1
 
 
-def _block_comment_end(text: str, start: int) -> int:
-    """Index past a `/* */` comment, by the database's rule: a `*` not followed by `/` also swallows the next character."""
+def _block_comment_end(text: str, start: int, dialect: Dialect, agree: bool) -> int:
+    """Index past the `/* */` comment at `start` as `dialect` ends it; with `agree`, both dialects must end it there."""
+    ladybug, neo4j = _ladybug_comment_end(text, start), _neo4j_comment_end(text, start)
+    if agree and ladybug != neo4j:
+        raise LexError(
+            "a /* comment that LadybugDB and Neo4j end in different places (a `*` before `*/`, as in /* **/): "
+            "the two databases would read different code after it",
+            start,
+            ambiguous=True,
+        )
+    end = neo4j if dialect is Dialect.NEO4J else ladybug
+    if end < 0:
+        raise LexError("unterminated /* block comment", start)
+    return end
+
+
+def _ladybug_comment_end(text: str, start: int) -> int:
+    """LadybugDB's rule: a `*` not followed by `/` also swallows the next character (-1: unterminated)."""
     i, n = start + 2, len(text)
     while i < n:
         if text[i] == "*":
@@ -199,7 +242,13 @@ def _block_comment_end(text: str, start: int) -> int:
             i += 2
         else:
             i += 1
-    raise LexError("unterminated /* block comment", start)
+    return -1
+
+
+def _neo4j_comment_end(text: str, start: int) -> int:
+    """Neo4j's rule (`'/*' .*? '*/'`): the first `*/` after the opening `/*` (-1: unterminated)."""
+    end = text.find("*/", start + 2)
+    return -1 if end < 0 else end + 2
 
 
 def _string_end(text: str, start: int) -> int:

@@ -35,6 +35,7 @@ from neo4j import exceptions as nx
 
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
+from t2c_lib.cypher.lexer import Dialect
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
@@ -381,11 +382,11 @@ class Neo4jStore:
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
         """Through the gate; EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
-        return self._read(admit(cypher, rewrite=False), timeout_s, check_plan=True)
+        return self._read(admit(cypher, rewrite=False, dialect=Dialect.NEO4J), timeout_s, check_plan=True)
 
     def explain(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         """Through the gate; parse and plan without running (`EXPLAIN` in a READ transaction, same client deadline)."""
-        text = admit(cypher, rewrite=False)
+        text = admit(cypher, rewrite=False, dialect=Dialect.NEO4J)
         with self._session(neo4j.READ_ACCESS) as session, self._watch(session, timeout_s) as watch:
             try:
                 tx = session.begin_transaction(timeout=max(timeout_s, 0.001), metadata=watch.metadata)

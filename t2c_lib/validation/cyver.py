@@ -35,6 +35,7 @@ import numpy as np
 from neo4j import exceptions as nx
 
 from t2c_lib.cypher.gate import admit
+from t2c_lib.cypher.lexer import Dialect
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, StoreUnavailable
 from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.validation.base import ValidationContext, Validator
@@ -71,7 +72,7 @@ class _ReadOnlyDriverMixin:
     def execute_query(self, query_: Any, parameters_: Any = None, routing_: Any = None, **kwargs: Any) -> Any:
         text = query_.text if isinstance(query_, neo4j.Query) else query_
         admit(
-            _without_explain(str(text)), rewrite=False
+            _without_explain(str(text)), rewrite=False, dialect=Dialect.NEO4J
         )  # the stores' gate: CyVer's queries are built from the model's
         query = neo4j.Query(text, timeout=self.t2c_timeout_s)
         return super().execute_query(query, parameters_, neo4j.RoutingControl.READ, **kwargs)  # type: ignore[misc]

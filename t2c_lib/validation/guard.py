@@ -5,7 +5,8 @@ it; this step runs it first so the loop can explain a refusal in its feedback: a
 text is NO_QUERY, an unreadable one SYNTAX_ERROR, one over a size or nesting limit
 RESOURCE_LIMIT, and a write, admin, file or code command, a second statement or text the
 database could read differently UNSAFE_QUERY. The rules themselves are in
-`cypher/readonly.py`.
+`cypher/readonly.py`; the dialect is the context's store's (Neo4j's for the Neo4j store, the
+embedded store's otherwise), so the model hears the verdict the store's own gate would give.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import time
 
 from t2c_lib.cypher.gate import Refusal, judge
+from t2c_lib.cypher.lexer import DEFAULT_DIALECT, Dialect
 from t2c_lib.records import ErrorType, ValidationResult
 
 _ERROR_TYPES = {
@@ -30,16 +32,16 @@ class ReadOnlyGuard:
     name = "guard"
 
     def validate(self, query: str, ctx: object = None) -> ValidationResult:
-        """Judge `query` (ctx unused: the guard needs no database)."""
+        """Judge `query` in the dialect of ctx's store (the guard needs no database)."""
         start = time.perf_counter()
-        verdict = check_read_only(query)
+        verdict = check_read_only(query, Dialect.of_store(getattr(getattr(ctx, "store", None), "name", None)))
         verdict.elapsed_s = time.perf_counter() - start
         return verdict
 
 
-def check_read_only(query: str) -> ValidationResult:
-    """The gate's verdict on one query text, as the guard step's result."""
-    verdict = judge(query or "")
+def check_read_only(query: str, dialect: Dialect = DEFAULT_DIALECT) -> ValidationResult:
+    """The gate's verdict on one query text for a store of `dialect`, as the guard step's result."""
+    verdict = judge(query or "", dialect=dialect)
     if verdict.ok:
         return ValidationResult("guard", True, None, "read-only")
     details: dict[str, object] = {}
