@@ -176,10 +176,14 @@ def analyze_command(params_file, run_id):
     from t2c_lib import config
     from t2c_lib.study.analysis import STRATEGY_SUMMARY, paired_note, readable_summary, summary_header
     from t2c_lib.study.layout import ANALYSIS_DIR, run_dir_for
+    from t2c_lib.study.manifest import recorded_grid
     from t2c_lib.study.steps import analyze
 
-    params = _run_cells(params_file, run_id, None, None, None)[0][1] if run_id else _params(params_file)
-    tables = analyze(params)
+    pairs = _run_cells(params_file, run_id, None, None, None) if run_id else []
+    params = pairs[0][1] if run_id else _params(params_file)
+    tables = analyze(params, grid=recorded_grid(pairs) if run_id else None)
+    if tables.grid_note():
+        click.echo(f"run {params.run_id}: {tables.grid_note()}", err=True)
     click.echo(f"run {params.run_id}: " + summary_header(tables))
     click.echo(readable_summary(tables).to_string(index=False))
     note = paired_note(tables)

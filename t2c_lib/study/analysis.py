@@ -79,6 +79,16 @@ class RunTables:
         default_factory=dict
     )  # stratum -> its values in order (Easy < Medium < Hard)
     language: str = "en"  # the dataset's language: figures get a thesis-language variant when it is not English
+    outside_grid: tuple[str, ...] = ()  # evaluated cells of the run folder outside its grid: not pooled
+
+    def grid_note(self) -> str:
+        """Which cells of the run folder were not pooled, and why; "" when every cell is in the grid."""
+        if not self.outside_grid:
+            return ""
+        return (
+            f"not pooled: {', '.join(self.outside_grid)} (outside the run's grid: made with other parameters; "
+            "move or delete the folder, or analyze it with a parameter file whose grid has it)"
+        )
 
     def col(self, metric: str, scoring: str | None = None) -> str:
         """The column of a per-preset metric, under the headline preset unless named."""
@@ -139,11 +149,31 @@ def read_table(path: Path) -> pd.DataFrame:
         ) from exc
 
 
-def load_per_question(run_dir: Path) -> pd.DataFrame:
-    """Every cell's per-question metrics in one frame (sorted, so the same files give the same frame)."""
-    frames = [read_table(path) for path in sorted(run_dir.glob(f"*/*/{METRICS_FILE}"))]
+def cell_files(run_dir: Path, name: str, folders: list[Path] | None = None) -> list[Path]:
+    """Each cell's file `name` in the run, sorted; only the cells in `folders` (a grid's folders) when given."""
+    found = sorted(run_dir.glob(f"*/*/{name}"))
+    if folders is None:
+        return found
+    keep = {Path(folder).resolve() for folder in folders}
+    return [path for path in found if path.parent.resolve() in keep]
+
+
+def outside_grid(run_dir: Path, folders: list[Path]) -> tuple[str, ...]:
+    """The run's evaluated cells (`<strategy>/<configuration>`) that are not among the grid's `folders`."""
+    inside = set(cell_files(run_dir, METRICS_FILE, folders)) | set(cell_files(run_dir, SUMMARY_FILE, folders))
+    evaluated = [*run_dir.glob(f"*/*/{METRICS_FILE}"), *run_dir.glob(f"*/*/{SUMMARY_FILE}")]
+    return tuple(sorted({p.parent.relative_to(run_dir).as_posix() for p in evaluated if p not in inside}))
+
+
+def load_per_question(run_dir: Path, folders: list[Path] | None = None) -> pd.DataFrame:
+    """Every cell's per-question metrics in one frame (sorted, so the same files give the same frame); `folders`: only those cells."""
+    frames = [read_table(path) for path in cell_files(run_dir, METRICS_FILE, folders)]
     if not frames:
-        raise MissingResults(f"{run_dir}: no {METRICS_FILE} found; run the evaluation step first")
+        elsewhere = outside_grid(run_dir, folders) if folders is not None else ()
+        where = f" (only cells outside the run's grid have one: {', '.join(elsewhere)})" if elsewhere else ""
+        raise MissingResults(
+            f"{run_dir}: no {METRICS_FILE} found in the grid's cells{where}; run the evaluation step first"
+        )
     data = pd.concat(frames, ignore_index=True)
     data["mode"] = data["mode"].replace(LEGACY_NAMES)
     data["strategy"] = data["mode"]
@@ -161,8 +191,8 @@ def load_per_question(run_dir: Path) -> pd.DataFrame:
     return data.sort_values(["configuration", "mode", "question_id"], kind="stable").reset_index(drop=True)
 
 
-def load_summaries(run_dir: Path) -> list[dict[str, Any]]:
-    return [read_json(p) for p in sorted(run_dir.glob(f"*/*/{SUMMARY_FILE}"))]
+def load_summaries(run_dir: Path, folders: list[Path] | None = None) -> list[dict[str, Any]]:
+    return [read_json(p) for p in cell_files(run_dir, SUMMARY_FILE, folders)]
 
 
 def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame:
@@ -636,9 +666,9 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def load_attempt_scores(run_dir: Path) -> pd.DataFrame:
+def load_attempt_scores(run_dir: Path, folders: list[Path] | None = None) -> pd.DataFrame:
     """Every cell's per-attempt correctness in one frame (empty for runs evaluated before strategies)."""
-    frames = [read_table(path) for path in sorted(run_dir.glob(f"*/*/{ATTEMPT_SCORES_FILE}"))]
+    frames = [read_table(path) for path in cell_files(run_dir, ATTEMPT_SCORES_FILE, folders)]
     if not frames:
         return pd.DataFrame(columns=list(columns.ATTEMPT_SCORES_CSV))
     data = pd.concat(frames, ignore_index=True)
@@ -705,17 +735,20 @@ def analyze_run(
     published: pd.DataFrame | None = None,
     run_label: str = "this run (t2c graph and questions)",
     language: str = "en",
+    folders: list[Path] | None = None,
 ) -> RunTables:
     """Build every table of a run from its cells' metrics (and published numbers to set beside them).
 
     `strata_columns` is a list of stratum columns or the dataset's mapping of each to its values
     in order (`Dataset.ground_truth_spec.strata`), which orders the strata table and figure.
+    `folders`: the grid's cell folders; only those are pooled, and the tables name every other
+    evaluated cell of the run (`outside_grid`). None pools every cell found.
     """
-    per_question = load_per_question(run_dir)
-    attempts = load_attempt_scores(run_dir)
+    per_question = load_per_question(run_dir, folders)
+    attempts = load_attempt_scores(run_dir, folders)
     gold_path = run_dir / GOLD_AUDIT_FILE
     gold = read_table(gold_path) if gold_path.is_file() else None
-    summaries = load_summaries(run_dir)
+    summaries = load_summaries(run_dir, folders)
     overview, cumulative, errors, recovery = agentic_tables(summaries)
     weights = sorted({s["weights"] for s in summaries})
     schemes = sorted({s.get("scoring", "") for s in summaries})
@@ -748,6 +781,7 @@ def analyze_run(
         models=models,
         strata_values={k: tuple(v) for k, v in strata_columns.items()} if isinstance(strata_columns, dict) else {},
         language=language,
+        outside_grid=outside_grid(run_dir, folders) if folders is not None else (),
     )
 
 

@@ -171,10 +171,10 @@ def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def run_manifest(params: StudyParams, run_dir: Path) -> dict[str, Any]:
-    """The run-level manifest: parameters plus each cell's signature."""
+def run_manifest(params: StudyParams, run_dir: Path, grid: list[Cell] | None = None) -> dict[str, Any]:
+    """The run-level manifest: parameters plus the signature of each cell of the grid (the parameters' unless given)."""
     cells = {}
-    for cell in expand_grid(params):
+    for cell in grid if grid is not None else expand_grid(params):
         path = cell.directory(run_dir) / MANIFEST_FILE
         if path.is_file():
             cells[f"{cell.strategy}/{cell.configuration}"] = read_json(path)["signature"]
@@ -203,3 +203,15 @@ def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[C
             f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`"
         )
     return found
+
+
+def recorded_grid(pairs: list[tuple[Cell, StudyParams]]) -> list[Cell]:
+    """The grid a run was made for: every cell of the parameters its cells' manifests record (`recorded_cells`).
+
+    A cell started from parameters whose grid lacks it (a notebook's default cell, say) is not
+    in it, though its folder is in the run.
+    """
+    grid: dict[Cell, None] = {}
+    for _, params in pairs:
+        grid.update(dict.fromkeys(expand_grid(params)))
+    return list(grid)

@@ -20,9 +20,9 @@ from t2c_lib.graph.base import GraphStore
 from t2c_lib.llm.base import model_attribute
 from t2c_lib.llm.ratelimit import RateLimitedModel, shared_limiter
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, run_dir_for
+from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, expand_grid, run_dir_for
 from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
-from t2c_lib.study.params import StudyParams
+from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams
 from t2c_lib.study.runlog import write_json
 from t2c_lib.study.runner import CellReport, run_cell
 from t2c_lib.study.screen import (
@@ -114,6 +114,41 @@ def cell_for(params: StudyParams, prompt_type: str, schema_format: str, strategy
     """The grid cell for these names, checked against the parameter vocabulary (`agentic` = `feedback`)."""
     checked = params.with_overrides(prompt_types=[prompt_type], schema_formats=[schema_format], strategies=[strategy])
     return Cell(checked.strategies[0], checked.prompt_types[0], checked.schema_formats[0])
+
+
+class OutsideGrid(InvalidValue):
+    """A cell the run's parameters do not name: running it would put it where the run's analysis pools its grid."""
+
+
+def grid_cell(
+    params: StudyParams, prompt_type: str | None = None, schema_format: str | None = None, strategy: str | None = None
+) -> Cell:
+    """The cell of the run's grid with these names (None: any; the first in run order), or a one-line `OutsideGrid`.
+
+    Notebooks take their cell through this: a cell the parameters' grid lacks would land in the
+    run's folder, and the run's analysis would pool it with the grid's cells (issue 39).
+    """
+    wanted = {
+        "strategies": LEGACY_STRATEGY.get(strategy, strategy) if strategy else None,
+        "prompt_types": prompt_type,
+        "schema_formats": schema_format,
+    }
+    checked = params.with_overrides(**wanted)  # spellings (zero_shot, Nodes+Paths, agentic) checked and made canonical
+    names = {key: getattr(checked, key)[0] if value else None for key, value in wanted.items()}
+    for key, value in names.items():
+        if value is not None and value not in getattr(params, key):
+            shown = ", ".join(getattr(params, key))
+            raise OutsideGrid(
+                f"{value} is not in run {params.run_id}'s grid ({key}: {shown}); pick one of those, "
+                f"or give a parameter file whose {key} has {value} (with a run_id of its own)"
+            )
+    return next(
+        cell
+        for cell in expand_grid(params)
+        if names["strategies"] in (None, cell.strategy)
+        and names["prompt_types"] in (None, cell.prompt_type)
+        and names["schema_formats"] in (None, cell.schema_format)
+    )
 
 
 class VoteBudgetUnknown(StudyError):
@@ -422,22 +457,38 @@ def write_schema_recall(cell: Cell, study: StudyContext, params: StudyParams) ->
     return path
 
 
-def analyze(params: StudyParams, *, results_dir: Path | None = None, figures_dir: Path | None = None) -> Any:
-    """Compare every strategy with single-pass over the whole run: tables, tests and figures."""
+def analyze(
+    params: StudyParams,
+    *,
+    results_dir: Path | None = None,
+    figures_dir: Path | None = None,
+    grid: list[Cell] | None = None,
+) -> Any:
+    """Compare every strategy with single-pass over the run's grid: tables, tests and figures.
+
+    The grid is the parameters' (`grid` when given, e.g. the one the run's manifests record): a
+    cell folder outside it is not pooled, and `RunTables.outside_grid` names it.
+    """
     from t2c_lib.study.analysis import analyze_run, load_published, write_tables
     from t2c_lib.study.plots import export_figures
 
     dataset = load_dataset(params.dataset)
     run_dir = run_dir_for(params, results_dir)
+    cells = grid if grid is not None else expand_grid(params)
     label = (
         f"this run: {params.run_id}, {', '.join(recorded_models(run_dir)) or params.model} (t2c's graph and questions)"
     )
     tables = analyze_run(
-        run_dir, dict(dataset.ground_truth_spec.strata), load_published(dataset.path), label, language=dataset.language
+        run_dir,
+        dict(dataset.ground_truth_spec.strata),
+        load_published(dataset.path),
+        label,
+        language=dataset.language,
+        folders=[cell.directory(run_dir) for cell in cells],
     )
     write_tables(tables, run_dir)
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
-    write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir))
+    write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir, cells))
     return tables
 
 
