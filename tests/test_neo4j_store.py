@@ -171,7 +171,7 @@ def test_explain_wall_refuses_before_execution(neo4j_kurikulum, monkeypatch, que
         neo4j_kurikulum.query(query)
     import t2c_lib.graph.neo4j as store_module
 
-    monkeypatch.setattr(store_module, "admit", lambda text, rewrite=True, limits=None: text)
+    monkeypatch.setattr(store_module, "admit", lambda text, *args, **kwargs: text)
     with pytest.raises(UnsafeQuery) as info:
         neo4j_kurikulum.query(query)
     assert info.value.kind == "unsafe"
