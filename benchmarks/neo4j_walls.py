@@ -42,14 +42,15 @@ def main(argv: list[str] | None = None) -> int:
     import neo4j
 
     from t2c_lib.cypher.gate import judge
+    from t2c_lib.cypher.lexer import Dialect
     from t2c_lib.datasets import load_dataset
     from t2c_lib.graph.neo4j import FETCH_SIZE, Neo4jStore, _check_read_only_plan, _convert
 
     dataset = load_dataset(args.dataset)
     store = Neo4jStore(dataset, uri=args.uri)
     texts = [item.cypher for item in dataset.questions] + [example.cypher for example in dataset.examples]
-    refused = [t for t in texts if not judge(t, rewrite=False).ok]
-    queries = [item.cypher for item in dataset.questions if judge(item.cypher, rewrite=False).ok]
+    refused = [t for t in texts if not judge(t, rewrite=False, dialect=Dialect.NEO4J).ok]
+    queries = [item.cypher for item in dataset.questions if judge(item.cypher, rewrite=False, dialect=Dialect.NEO4J).ok]
 
     def before(cypher: str) -> list:
         """The store's read path before this round (commit 98f8c63): no gate, no client deadline, no byte budget."""
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         g, w, o, b = [], [], [], []
         for _ in range(args.rounds):
             t0 = time.perf_counter()
-            judge(cypher, rewrite=False)
+            judge(cypher, rewrite=False, dialect=Dialect.NEO4J)
             t1 = time.perf_counter()
             store.query(cypher)
             t2 = time.perf_counter()
