@@ -21,6 +21,7 @@ from t2c_lib.records import ErrorType
 from t2c_lib.study.analysis import analyze_run
 from t2c_lib.study.evaluation import evaluate_cell
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
+from t2c_lib.study.notebook_params import PARAMETERS_MARK, UnknownParameter, check_parameters
 from t2c_lib.study.params import load_params, params_from_dict
 from t2c_lib.study.runlog import write_json
 from t2c_lib.study.steps import OutsideGrid, grid_cell
@@ -153,14 +154,59 @@ def test_t2c_analyze_by_run_id_refuses_to_pool_a_cell_its_manifests_grid_lacks(
     assert "Zero-Shot_Full" in comparison and "Only-Paths" not in comparison
 
 
+# --- item 2: a papermill parameter the notebook does not take --------------------------------------
+
+
+def parameters_cell(name: str) -> str:
+    cells = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"]
+    return next("".join(c["source"]) for c in cells if "parameters" in c.get("metadata", {}).get("tags", []))
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_every_notebook_checks_its_papermill_parameters_first(notebook):
+    cells = json.loads((NOTEBOOKS / notebook).read_text(encoding="utf-8"))["cells"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    assert "parameters" in code[0]["metadata"].get("tags", [])
+    assert parameters_cell(notebook).startswith(PARAMETERS_MARK)
+    assert "study.check_parameters(In)" in "".join(code[1]["source"])
+
+
+@pytest.mark.parametrize("typo, hint", [("limt", "limit"), ("max_iteration", "max_iterations")])
+def test_a_misspelt_papermill_parameter_is_refused_in_one_line_with_the_name_meant(typo, hint):
+    injected = f"# Parameters\nprompt_type = 'CoT'\n{typo} = 2\n"  # what papermill injects for -p NAME VALUE
+    history = ["", parameters_cell("01_inference.ipynb"), injected]
+    with pytest.raises(UnknownParameter) as refused:
+        check_parameters(history)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert message.startswith(f"unknown notebook parameter(s) {typo} (did you mean {hint}?)")
+    assert "this notebook takes params_file, dataset, store, model, prompt_type" in message
+    check_parameters(["", parameters_cell("01_inference.ipynb"), "# Parameters\nlimit = 2\nmax_iterations = 1\n"])
+    check_parameters(["", parameters_cell("01_inference.ipynb")])  # no -p at all: nothing injected, nothing to check
+
+
+@pytest.mark.slow
+def test_papermill_with_a_misspelt_parameter_fails_with_one_line_before_anything_runs(tmp_path):
+    done = papermill(tmp_path, "02_evaluation.ipynb", "-p", "limt", "2")
+    assert done.returncode == 1, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "02_evaluation.ipynb: UnknownParameter: unknown notebook parameter(s) limt (did you mean limit?)"
+    )
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "results" / "quick").exists()
+
+
 @pytest.mark.slow
 def test_notebook_01_refuses_a_cell_outside_the_grid_before_anything_runs(tmp_path):
     """papermill with the quick grid and a cell it lacks: one line, exit 1, no cell folder written."""
     done = papermill(
         tmp_path, "01_inference.ipynb", "-p", "prompt_type", "Zero-Shot", "-p", "schema_format", "full_schema"
     )
-    assert done.returncode != 0, done.stderr[-2000:]
-    assert "OutsideGrid: Zero-Shot is not in run quick's grid" in done.stderr
+    assert done.returncode == 1, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("01_inference.ipynb: OutsideGrid: Zero-Shot is not in run quick's grid")
+    assert "Traceback" not in done.stderr
     assert not (tmp_path / "results" / "quick").exists()
 
 

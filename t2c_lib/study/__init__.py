@@ -16,6 +16,7 @@ Where each part lives:
 | `analysis.py`, `compare.py` | a run's comparison tables; two runs side by side |
 | `plots.py`, `figure_text.py` | the paper's figures and their captions |
 | `make.py`, `progress.py`, `notebook_engine.py`, `kernel.py` | `make all`: its rules, its progress line, papermill on IPC, the notebooks' kernel |
+| `notebook_params.py` | a notebook's papermill parameters checked against the names it takes; t2c errors as one line |
 | `table_view.py` | a few rows shown in a notebook without pandas |
 
 Every number is computed in `t2c_lib.metrics` (paired statistics included); this package only
@@ -60,6 +61,7 @@ _PUBLIC = {
         "build_manifest",
     ),
     "make": ("make_rules",),
+    "notebook_params": ("check_parameters", "UnknownParameter"),
     "evaluation": ("evaluate_cell",),
     "analysis": ("RunTables", "analyze_run", "summary_header", "paired_note", "readable_summary", "summary_view"),
     "compare": ("RunPair", "compare_runs"),

@@ -77,12 +77,26 @@ class IPCEngine(NBClientEngine):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run papermill's own command line with the IPC engine as the default engine."""
-    from papermill.cli import papermill
+    """Run papermill's own command line with the IPC engine as the default engine.
 
+    A cell that failed with a one-line error (a t2c error, shown as the CLI shows it:
+    `t2c_lib.study.notebook_params`) ends the run with that line and exit status 1, instead of
+    papermill's traceback through its own code; any other failure keeps papermill's report.
+    """
+    from papermill.cli import papermill
+    from papermill.exceptions import PapermillExecutionError, strip_color
+
+    args = sys.argv[1:] if argv is None else argv
     papermill_engines.register(None, IPCEngine)
     papermill_engines.register("t2c-ipc", IPCEngine)
-    papermill.main(args=sys.argv[1:] if argv is None else argv, prog_name="papermill")
+    try:
+        papermill.main(args=args, prog_name="papermill")
+    except PapermillExecutionError as failed:
+        if len(failed.traceback) != 1:
+            raise
+        notebook = next((os.path.basename(a) for a in args if a.endswith(".ipynb")), "notebook")
+        print(f"{notebook}: {strip_color(failed.traceback[0]).strip()}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover
