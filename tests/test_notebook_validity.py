@@ -21,10 +21,11 @@ from t2c_lib.records import ErrorType
 from t2c_lib.study.analysis import analyze_run
 from t2c_lib.study.evaluation import evaluate_cell
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
+from t2c_lib.study.manifest import EvaluationSettingsDiffer, check_evaluation_settings
 from t2c_lib.study.notebook_params import PARAMETERS_MARK, UnknownParameter, check_parameters
 from t2c_lib.study.params import load_params, params_from_dict
 from t2c_lib.study.runlog import write_json
-from t2c_lib.study.steps import OutsideGrid, grid_cell
+from t2c_lib.study.steps import OutsideGrid, evaluate, grid_cell
 from tests.helpers import FIXTURES, ROOT, WRONG, recorded, write_cell
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -195,6 +196,51 @@ def test_papermill_with_a_misspelt_parameter_fails_with_one_line_before_anything
     )
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "results" / "quick").exists()
+
+
+# --- item 3: an evaluation under other settings than the cell's inference recorded ---------------------
+
+
+def quick_cell_run_with(results: Path, **recorded) -> Path:
+    """A quick-grid feedback cell whose manifest records `recorded` over the file's parameters."""
+    params = load_params(QUICK).with_overrides(**recorded)
+    cell = Cell("feedback", "Few-Shot", "nodes_paths")
+    folder = cell.directory(results / "quick")
+    write_json(folder / MANIFEST_FILE, {"parameters": params.to_dict(), "strategy": "feedback", "max_iterations": 2})
+    return folder
+
+
+def test_an_evaluation_under_other_settings_than_the_inference_recorded_is_refused(tmp_path):
+    folder = quick_cell_run_with(tmp_path, max_iterations=2, limit=4)
+    quick = load_params(QUICK)  # -p max_iterations 2 and -p limit 4 left out: the file says 3 and 6
+    with pytest.raises(EvaluationSettingsDiffer) as refused:
+        evaluate(quick, "Few-Shot", "nodes_paths", "feedback", results_dir=tmp_path)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "max_iterations 2 there, 3 here" in message and "limit 4 there, 6 here" in message
+    assert not (folder / "summary.json").exists()
+    same = quick.with_overrides(
+        max_iterations=2, limit=4, weights="agentic-doc", scoring="kg-axel", workers=2, model="another"
+    )
+    check_evaluation_settings(folder / MANIFEST_FILE, same, Cell("feedback", "Few-Shot", "nodes_paths"))
+    # single-pass never iterates: the file's max_iterations does not matter to it
+    check_evaluation_settings(
+        folder / MANIFEST_FILE, quick.with_overrides(limit=4), Cell("single-pass", "Few-Shot", "nodes_paths")
+    )
+
+
+@pytest.mark.slow
+def test_notebook_02_refuses_settings_its_cell_was_not_run_with_in_one_line(tmp_path):
+    quick_cell_run_with(tmp_path / "results", max_iterations=2, limit=4)
+    cell = ("-p", "prompt_type", "Few-Shot", "-p", "schema_format", "nodes_paths", "-p", "strategy", "feedback")
+    done = papermill(tmp_path, "02_evaluation.ipynb", *cell, "-p", "max_iterations", "2")
+    assert done.returncode == 1, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("02_evaluation.ipynb: EvaluationSettingsDiffer: ")
+    assert last.endswith(
+        "(limit 4 there, 6 here); evaluate with the recorded ones (notebook 02: -p NAME VALUE; or `t2c evaluate --run-id`, which reads them)"
+    )
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.slow

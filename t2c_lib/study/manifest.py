@@ -144,6 +144,54 @@ def check_same_settings(path: Path, manifest: dict[str, Any]) -> None:
         )
 
 
+class EvaluationSettingsDiffer(StudyError):
+    """An evaluation under other settings than the cell's inference recorded: its numbers would describe another run."""
+
+
+NOT_INFERENCE_SETTINGS = (
+    "model",  # the manifest's model_id says which model answered; scoring never calls one (`t2c run --model X`, then evaluate)
+    "description",
+    "workers",
+    "requests_per_minute",
+    "prompt_types",
+    "schema_formats",
+    "strategies",
+    "weights",
+    "scoring",
+    "test_suite_copies",
+)
+"""Parameters an evaluation may set apart from its cell's inference: the model's name (scoring calls none), the
+grid's shape, speed, and the scoring itself."""
+
+
+def check_evaluation_settings(path: Path, params: StudyParams, cell: Cell) -> None:
+    """Refuse, in one line, to evaluate a cell under settings other than those its manifest (`path`) recorded.
+
+    Every parameter that decides which questions were asked and how they were answered must
+    match (`max_iterations` only where the strategy iterates, `vote_k` and `vote_temperature`
+    only for `vote`); a cell without a manifest has recorded nothing to check against.
+    """
+    if not path.is_file():
+        return
+    manifest = read_json(path)
+    recorded = params_from_dict(manifest.get("parameters", {}), source=str(path))
+    skip = set(NOT_INFERENCE_SETTINGS) | {"run_id"}
+    if cell.strategy == "single-pass":
+        skip.add("max_iterations")
+    if cell.strategy != "vote":
+        skip |= {"vote_k", "vote_temperature"}
+    differ = [
+        f"{key} {getattr(recorded, key)!r} there, {getattr(params, key)!r} here"
+        for key in recorded.to_dict()
+        if key not in skip and getattr(recorded, key) != getattr(params, key)
+    ]
+    if differ:
+        raise EvaluationSettingsDiffer(
+            f"{path.parent}: its inference recorded other settings than this evaluation's ({'; '.join(differ)}); "
+            "evaluate with the recorded ones (notebook 02: -p NAME VALUE; or `t2c evaluate --run-id`, which reads them)"
+        )
+
+
 NOT_AFFECTING_ANSWERS = (
     "description",
     "limit",

@@ -386,11 +386,17 @@ def evaluate(
     results_dir: Path | None = None,
     mode: str | None = None,
 ) -> dict[str, Any]:
-    """Score one finished cell: `metrics.csv`, `attempt_scores.csv` and `summary.json` beside its attempts."""
+    """Score one finished cell: `metrics.csv`, `attempt_scores.csv` and `summary.json` beside its attempts.
+
+    Refused in one line when `params` differ from the settings the cell's inference recorded
+    (`check_evaluation_settings`): a left-out `-p max_iterations 2` would score attempts that never happened.
+    """
     from t2c_lib.metrics import GoldCache
     from t2c_lib.study.evaluation import evaluate_cell
+    from t2c_lib.study.manifest import check_evaluation_settings
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
+    check_evaluation_settings(cell.directory(run_dir_for(params, results_dir)) / MANIFEST_FILE, params, cell)
     study = open_study(params, results_dir)
     from t2c_lib.metrics.testsuite import TestSuite
 
