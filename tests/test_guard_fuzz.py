@@ -30,10 +30,12 @@ def database_reading(store, text: str) -> DatabaseReading:
     """What LadybugDB alone reads in `text` (the gate skipped), without running it."""
     try:
         reply = store._worker().call(
-            {"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, time.perf_counter(), 10.0
+            {"op": "plan", "text": text, "max_rows": None, "max_bytes": 0, "word_check": False},
+            time.perf_counter(),
+            10.0,
         )
-    except UnsafeQuery as exc:
-        return DatabaseReading(True, str(exc), None)
+    except UnsafeQuery as exc:  # several statements, or a compile message withheld for a text that is no read
+        return DatabaseReading("more than one statement" in str(exc), str(exc), None)
     except (QueryError, QueryTimeout) as exc:
         return DatabaseReading(False, str(exc), None)
     plan = reply["plan"]

@@ -222,8 +222,8 @@ class LadybugStore:
         started = time.perf_counter()
         try:
             plan = self._plan(admit(cypher), started)
-        except UnsafeQuery as exc:
-            return DatabaseReading(True, str(exc), None)
+        except UnsafeQuery as exc:  # several statements, or a file word the query process refused before binding
+            return DatabaseReading("more than one statement" in str(exc), str(exc), None)
         except (QueryError, QueryTimeout) as exc:
             return DatabaseReading(False, str(exc), None)
         return DatabaseReading(
