@@ -10,6 +10,7 @@ from nltk.translate.bleu_score import SmoothingFunction
 
 from t2c_lib.metrics import registry, text
 from tests.helpers import METRIC_FIXTURES as FIXTURES
+from tests.helpers import ROOT
 
 TEXT_CASES = yaml.safe_load((FIXTURES / "text.yaml").read_text(encoding="utf-8"))
 METRIC_NAMES = ("bleu", "rouge_l_p", "rouge_l_r", "rouge_l_f1", "jaro_winkler", "jaccard_tokens")
@@ -64,3 +65,54 @@ def test_jaro_winkler_uses_the_pure_python_implementation():
 
 def test_jarou_is_the_mean_of_jaro_winkler_and_rouge_l_f1():
     assert text.jarou(0.9, 0.5) == pytest.approx(0.7)
+
+
+# --- the length cap (issue 36: two 120 KB queries took 4 GB in 15 s) ----------------------------
+
+KG_AXEL_TEXT = ("bleu", "rouge_l", "rouge_l_f1", "jaro_winkler", "jaccard_tokens")
+
+
+def test_every_text_metric_names_its_length_cap_in_its_signature():
+    from t2c_lib.metrics import kg_axel
+
+    functions = [*registry.TEXT_METRICS.values(), text.rouge_l, *(getattr(kg_axel, n) for n in KG_AXEL_TEXT)]
+    for function in functions:
+        assert inspect.signature(function).parameters["max_chars"].default == text.MAX_TEXT_CHARS, function
+
+
+@pytest.mark.parametrize("scoring", ["t2c", "kg-axel"])
+def test_text_past_the_cap_is_not_scored(scoring):
+    from t2c_lib.metrics.scoring import get_scoring
+
+    start = " ".join(f"MATCH (n{i}:MK) RETURN n{i}.sks" for i in range(200))[: text.MAX_TEXT_CHARS]
+    gold, generated = start + " WHERE a = 1" * 100, start + " ORDER BY b" * 100
+    scores = get_scoring(scoring).text_scores(gold, generated)
+    assert scores == get_scoring(scoring).text_scores(start, start)
+    assert scores["rouge_l_f1"] == 1.0 and scores["jaccard_tokens"] == 1.0
+    assert text.rouge_l_f1(gold, generated, max_chars=len(gold)) < 1.0  # a larger cap reads the tails
+
+
+_BOUNDED = r"""
+import resource, sys
+from t2c_lib.metrics.scoring import get_scoring
+scorers = [get_scoring(name) for name in ("t2c", "kg-axel")]
+for scorer in scorers:
+    scorer.text_scores("MATCH (n) RETURN n", "MATCH (m) RETURN m")  # every import done before the limit
+size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (size + (512 << 20), resource.RLIM_INFINITY))
+unit = "MATCH (n:MK) WHERE n.nama = 'Basis Data' RETURN n.sks a b c d e f g h "
+gold = (unit * 2000)[:120_000]
+for generated in (gold.replace("Basis", "Sistem", 50), "a " * 60_000, gold[::-1]):
+    for scorer in scorers:
+        scorer.text_scores(gold, generated)
+print("ok")
+"""
+
+
+def test_two_120_kb_queries_are_scored_within_half_a_gib():
+    """A real process allowed 512 MiB more than it holds after its imports (before the cap: MemoryError in seconds)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _BOUNDED], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-500:]

@@ -22,7 +22,9 @@ rules, written here from the facts (see the `kg-axel` row of the README's preset
   the sets of (row index, value) pairs; both empty 1.0; a failed query 0.
 - Pass@1 = output Jaccard == 1.0.
 
-A missing query counts as the empty string. Nothing here raises on odd input.
+A missing query counts as the empty string. Nothing here raises on odd input. Like the `t2c`
+text metrics, each reads the first `max_chars` characters of each query (`text.MAX_TEXT_CHARS`,
+4,000: a bound on time and memory that no study query reaches; see `t2c_lib/metrics/text.py`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import textdistance
 
 from t2c_lib.graph.base import GraphNode, GraphRel, QueryResult
 from t2c_lib.metrics.nltk_import import load_nltk
-from t2c_lib.metrics.text import RougeL
+from t2c_lib.metrics.text import MAX_TEXT_CHARS, RougeL, capped
 
 SPECIAL = re.compile(r"\(|\)|:|\{|\}|->|<-|-|\[|\]|,|\.|\*|/|<|>")
 KEYWORDS = (
@@ -114,12 +116,12 @@ def upper_keywords(text: str) -> str:
     return _KEYWORD.sub(lambda m: m.group(0).upper(), text)
 
 
-def bleu(gold: str | None, generated: str | None) -> float:
+def bleu(gold: str | None, generated: str | None, max_chars: int = MAX_TEXT_CHARS) -> float:
     """NLTK sentence BLEU, 4-gram uniform weights, no smoothing, on spaced-form tokens."""
     load_nltk()
     from nltk.translate.bleu_score import sentence_bleu
 
-    ref, hyp = spaced(gold).split(), spaced(generated).split()
+    ref, hyp = spaced(capped(gold, max_chars)).split(), spaced(capped(generated, max_chars)).split()
     if not hyp:
         return 0.0
     with warnings.catch_warnings():  # NLTK warns on zero n-gram matches; the unsmoothed value is the point
@@ -127,27 +129,28 @@ def bleu(gold: str | None, generated: str | None) -> float:
         return float(sentence_bleu([ref], hyp))
 
 
-def rouge_l(gold: str | None, generated: str | None) -> RougeL:
+def rouge_l(gold: str | None, generated: str | None, max_chars: int = MAX_TEXT_CHARS) -> RougeL:
     """ROUGE-L with rouge-score's default tokenizer and Porter stemming, on spaced forms."""
-    s = _rouge_scorer().score(spaced(gold), spaced(generated))["rougeL"]
+    s = _rouge_scorer().score(spaced(capped(gold, max_chars)), spaced(capped(generated, max_chars)))["rougeL"]
     return RougeL(float(s.precision), float(s.recall), float(s.fmeasure))
 
 
-def rouge_l_f1(gold: str | None, generated: str | None) -> float:
+def rouge_l_f1(gold: str | None, generated: str | None, max_chars: int = MAX_TEXT_CHARS) -> float:
     """ROUGE-L F1 (the number the thesis reports)."""
-    return rouge_l(gold, generated).f1
+    return rouge_l(gold, generated, max_chars).f1
 
 
-def jaro_winkler(gold: str | None, generated: str | None) -> float:
+def jaro_winkler(gold: str | None, generated: str | None, max_chars: int = MAX_TEXT_CHARS) -> float:
     """Character Jaro-Winkler of the keyword-upper-cased spaced forms."""
-    a, b = upper_keywords(spaced(gold)), upper_keywords(spaced(generated))
+    a, b = upper_keywords(spaced(capped(gold, max_chars))), upper_keywords(spaced(capped(generated, max_chars)))
     if not a and not b:
         return 1.0
     return float(_JARO_WINKLER.similarity(a, b))
 
 
-def jaccard_tokens(gold: str | None, generated: str | None) -> float:
+def jaccard_tokens(gold: str | None, generated: str | None, max_chars: int = MAX_TEXT_CHARS) -> float:
     """Jaccard of the token sets of the keyword-upper-cased stripped forms; both empty 1.0."""
+    gold, generated = capped(gold, max_chars), capped(generated, max_chars)
     a, b = set(upper_keywords(stripped(gold)).split()), set(upper_keywords(stripped(generated)).split())
     if not a and not b:
         return 1.0
