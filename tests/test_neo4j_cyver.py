@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import neo4j
@@ -9,10 +13,12 @@ import pytest
 
 from t2c_lib.agent import KG_VALID_STEPS, ErrorType
 from t2c_lib.errors import UnsafeQuery
+from t2c_lib.graph.neo4j_limits import GRACE_S
 from t2c_lib.validation import build_chain, make_context, run_chain
 from t2c_lib.validation.chain import STEP_NAMES, chain_names
 from t2c_lib.validation.cyver import CyVerPropertiesStep, CyVerSchemaStep, CyVerSyntaxStep, cyver_steps
-from tests.helpers import read_cases
+from tests.helpers import ROOT, read_cases
+from tests.helpers import neo4j as neo4j_helpers
 
 pytestmark = pytest.mark.neo4j
 
@@ -100,7 +106,7 @@ def test_cyver_driver_cannot_write(neo4j_chain, neo4j_kurikulum):
         driver.execute_query("CREATE (:Intruder)")
     with pytest.raises(UnsafeQuery, match="refused before the database"):
         driver.execute_query("CREATE (:Intruder)", routing_=neo4j.RoutingControl.WRITE)
-    with pytest.raises(UnsafeQuery, match="data-loading"):
+    with pytest.raises(UnsafeQuery, match="LOAD CSV|data-loading"):
         driver.execute_query("EXPLAIN LOAD CSV FROM 'file:///etc/passwd' AS row RETURN row")
     with driver.session() as session, pytest.raises(neo4j.exceptions.ClientError, match="read access mode"):
         session.run("CREATE (:Intruder)").consume()
@@ -138,3 +144,49 @@ def test_a_cyver_crash_falls_back_to_the_builtin_step(neo4j_kurikulum, monkeypat
         assert schema.validate("MATCH (m:MK) RETURN m.nama", ctx).ok
     finally:
         syntax.cyver.close()
+
+
+# --- a client deadline on every CyVer call (issue 36) -------------------------------------------------
+
+NOTS = "RETURN " + "NOT " * 1995 + "true AS x"
+"""1,995 chained NOTs: the server's parser overflows and it never answers (CyVer waited for ever)."""
+
+
+def test_every_cyver_call_ends_at_the_deadline(neo4j_kurikulum, monkeypatch):
+    """With the gate bypassed inside CyVer's driver, its EXPLAIN of a query the server never answers is
+    cut at the time limit plus the grace and becomes a TIMEOUT verdict (no fallback that waits again)."""
+    import t2c_lib.validation.cyver as cyver_module
+
+    monkeypatch.setattr(cyver_module, "admit", lambda text, *args, **kwargs: text)
+    syntax, schema, properties = cyver_steps(neo4j_kurikulum, timeout_s=1.0)
+    try:
+        ctx = make_context(neo4j_kurikulum, timeout_s=1.0)
+        started = time.perf_counter()
+        verdict = syntax.validate(NOTS, ctx)
+        took = time.perf_counter() - started
+        print(f"CyVer syntax on 1,995 NOTs: {verdict.error_type} after {took:.2f} s: {verdict.message}")
+        assert verdict.error_type is ErrorType.TIMEOUT and "cyver_error" not in verdict.details
+        assert took < 1.0 + GRACE_S + 1.0
+        ctx.reset()
+        assert syntax.validate("MATCH (m:MK) RETURN m.nama", ctx).ok  # the session goes on
+    finally:
+        syntax.cyver.close()
+
+
+def test_validate_on_neo4j_returns_on_chained_nots():
+    """`t2c validate --store neo4j` on 1,995 NOTs never returned; the gate now refuses it at once."""
+    env = {**os.environ, "NEO4J_URI": neo4j_helpers.test_uri()}
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "t2c_lib.cli", "validate", "--store", "neo4j", "--timeout", "5", NOTS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    took = time.perf_counter() - started
+    print(f"t2c validate --store neo4j on 1,995 NOTs: exit {done.returncode} after {took:.1f} s")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "chains 1995 operators" in done.stdout
+    assert took < 60

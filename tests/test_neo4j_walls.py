@@ -1,4 +1,5 @@
-"""The Neo4j store's limits on one query (issue 29): client deadline, result byte budget, server memory, nesting.
+"""The Neo4j store's limits on one query (issues 29, 36): client deadline, result byte budget, server memory,
+nesting, the gate's limits on work inside one expression, and a server restarted when its heap runs out.
 
 Each wall is tested alone where the shared gate would stop the query first (`gate_bypassed`):
 the gate bounds a text's depth and length before sending, but a query it lets through must
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
+from t2c_lib import config
 from t2c_lib.graph.base import QueryError, QueryTimeout, ResourceLimit, ResultTooLarge, StoreUnavailable
 from t2c_lib.graph.neo4j_limits import GRACE_S, METADATA_KEY
 
@@ -33,7 +36,8 @@ def nested_parens(depth: int) -> str:
 def watched_transactions(store) -> list[list]:
     """The server's transactions that carry a t2c query token (other than the one asking)."""
     return store._admin(
-        f"SHOW TRANSACTIONS YIELD transactionId, metaData, status WHERE metaData.{METADATA_KEY} IS NOT NULL "
+        "SHOW TRANSACTIONS YIELD transactionId, metaData, status, currentQuery "
+        f"WHERE metaData.{METADATA_KEY} IS NOT NULL AND NOT currentQuery STARTS WITH 'SHOW TRANSACTIONS' "
         "RETURN transactionId, status"
     )
 
@@ -107,9 +111,10 @@ def test_the_servers_own_timeout_still_answers_first(neo4j_kurikulum):
 # --- 2. a result byte budget -------------------------------------------------------------------
 
 
-def test_one_huge_value_never_reaches_the_client(neo4j_kurikulum):
+def test_one_huge_value_never_reaches_the_client(neo4j_kurikulum, gate_bypassed):
     """One row holding a 64 MiB string (built in one expression, which the transaction memory limit does
-    not see): reading stops at the budget inside the record, so nothing is unpacked."""
+    not see; the gate refuses the doubling reduce, so it is bypassed): reading stops at the budget inside the
+    record, so nothing is unpacked."""
     tracemalloc.start()
     started = time.perf_counter()
     try:
@@ -168,21 +173,47 @@ def test_operator_memory_is_bounded_per_transaction(neo4j_kurikulum):
     test_the_servers_own_timeout_still_answers_first(neo4j_kurikulum)
 
 
-def test_a_heap_filling_expression_leaves_timeouts_working(neo4j_kurikulum):
-    """A list built in one comprehension escapes the transaction memory limits (Neo4j Community does
-    not track expression values) and fills the heap; the query fails with a classified error and,
-    right after it, the server still enforces transaction timeouts (a full heap once left it
-    without them). The client gets QueryTimeout instead if the heap takes longer than 120 s to fill."""
+def _local_launcher_pid() -> str | None:
+    """The server pid `tools/neo4j/neo4j.sh` recorded, when its supervisor runs the server under test."""
+    folder = config.local_neo4j_dir()
+    try:
+        supervisor = int((folder / "supervisor.pid").read_text().strip())
+        Path(f"/proc/{supervisor}").stat()
+        return (folder / "neo4j.pid").read_text().strip()
+    except (OSError, ValueError):
+        return None
+
+
+THREE_NESTED = "RETURN size([a IN range(1, 999) | [b IN range(1, 999) | [c IN range(1, 999) | c]]]) AS n"
+"""The issue's heap filler: ~10**9 values built inside one expression (refused by the gate, so bypassed)."""
+
+
+def test_a_full_heap_restarts_the_server(neo4j_kurikulum, gate_bypassed):
+    """A list built in nested comprehensions escapes the transaction memory limits (Neo4j Community does
+    not track expression values) and fills the heap. The JVM runs with ExitOnOutOfMemoryError, so it
+    never goes on in that state (a full heap once left it without timeouts); the launcher's supervisor
+    starts it again, and a store opened next waits for it. Timeouts hold afterwards."""
+    before = _local_launcher_pid()
     started = time.perf_counter()
-    with pytest.raises(
-        (ResourceLimit, QueryTimeout, StoreUnavailable)
-    ) as info:  # a string doubled 40 times: the gate allows it
-        neo4j_kurikulum.query("RETURN size(reduce(s = 'ab', i IN range(1, 40) | s + s)) AS n", timeout_s=120.0)
-    print(
-        f"list comprehension of 100M: {type(info.value).__name__} after {time.perf_counter() - started:.1f} s: {info.value}"
-    )
-    if isinstance(info.value, ResourceLimit):
-        assert info.value.kind == "resource"
+    with pytest.raises((ResourceLimit, QueryTimeout, StoreUnavailable)) as info:
+        neo4j_kurikulum.query(THREE_NESTED, timeout_s=120.0)
+    print(f"three nested comprehensions: {type(info.value).__name__} after {time.perf_counter() - started:.1f} s")
+    if before is not None:  # the local launcher: the server exits and is started again
+        deadline = time.monotonic() + 120
+        while _local_launcher_pid() in (before, None):
+            assert time.monotonic() < deadline, "the supervisor did not start the server again within 120 s"
+            time.sleep(0.5)
+        log = (config.local_neo4j_dir() / "neo4j.log").read_text(errors="replace")
+        assert "Terminating due to java.lang.OutOfMemoryError" in log
+        assert "T2C-NEO4J supervisor: the server exited with code 3" in log
+        from t2c_lib.graph.neo4j import Neo4jStore
+
+        began = time.perf_counter()
+        reopened = Neo4jStore(neo4j_kurikulum.dataset, uri=neo4j_kurikulum.uri)  # waits for the restart
+        print(
+            f"server pid {before} -> {_local_launcher_pid()}; a new store opened after {time.perf_counter() - began:.1f} s"
+        )
+        reopened.close()
     deadline = time.monotonic() + 120  # a server busy collecting its heap may drop connections for a while
     while True:
         try:
@@ -191,7 +222,7 @@ def test_a_heap_filling_expression_leaves_timeouts_working(neo4j_kurikulum):
         except StoreUnavailable:
             assert time.monotonic() < deadline, "the server did not answer again within 120 s of the full heap"
             time.sleep(2)
-    for _ in range(3):  # timeouts still hold: the server's own, or (once its heap was full) the client's cut
+    for _ in range(3):  # timeouts hold: the server's own, or the client's cut
         began = time.perf_counter()
         with pytest.raises(QueryTimeout) as timed_out:
             neo4j_kurikulum.query(LONG_QUERY, timeout_s=1.0)
@@ -200,7 +231,47 @@ def test_a_heap_filling_expression_leaves_timeouts_working(neo4j_kurikulum):
     still_serving(neo4j_kurikulum)
 
 
-# --- 4. errors classified --------------------------------------------------------------------------
+# --- 4. the gate's limits on work inside one expression (issue 36) -----------------------------------
+
+SUBJECT = "'" + "a" * 40 + "!'"
+ISSUE_EXAMPLES = {
+    "(.*a){8}x": f"RETURN {SUBJECT} =~ '(.*a){{8}}x' AS m",
+    "escaped (a+)+$": f"RETURN {SUBJECT} =~ '\\u0028a+\\u0029+$' AS m",
+    "eight .*": f"RETURN {SUBJECT} =~ '.*.*.*.*.*.*.*.*x' AS m",
+    "three nested ranges": THREE_NESTED,
+    "doubling reduce": "RETURN size(reduce(s = 'a', x IN range(1, 40) | s + s)) AS n",
+    "1,995 NOTs": "RETURN " + "NOT " * 1995 + "true AS x",
+}
+"""The issue's examples: before, 10-17 s+ of server work past the deadline, a full heap, or no answer."""
+
+
+@pytest.mark.parametrize("name", list(ISSUE_EXAMPLES))
+def test_the_issue_examples_are_refused_before_sending(neo4j_kurikulum, name):
+    before = {row[0] for row in watched_transactions(neo4j_kurikulum)}
+    started = time.perf_counter()
+    with pytest.raises(QueryError) as info:
+        neo4j_kurikulum.query(ISSUE_EXAMPLES[name], timeout_s=2.0)
+    took = time.perf_counter() - started
+    print(f"{name}: refused in {took * 1000:.1f} ms: {info.value}")
+    assert info.value.kind == "resource" and "refused before the database" in str(info.value)
+    assert took < 0.5
+    assert {row[0] for row in watched_transactions(neo4j_kurikulum)} <= before  # nothing was sent
+    still_serving(neo4j_kurikulum)
+
+
+def test_the_stores_own_statements_have_a_deadline(neo4j_kurikulum):
+    """`_admin` (constraints, loading) and introspection once had no client deadline: a statement the
+    server never answers (1,995 NOTs overflow its parser) now ends at the limit plus the grace."""
+    started = time.perf_counter()
+    with pytest.raises(QueryTimeout):
+        neo4j_kurikulum._admin(ISSUE_EXAMPLES["1,995 NOTs"], timeout_s=1.0)
+    took = time.perf_counter() - started
+    print(f"_admin on a statement the server never answers: QueryTimeout after {took:.2f} s")
+    assert took < 1.0 + GRACE_S + SLACK_S
+    still_serving(neo4j_kurikulum)
+
+
+# --- 5. errors classified --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("depth", [100, 3000])

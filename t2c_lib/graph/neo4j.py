@@ -25,7 +25,9 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 import re
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import neo4j
@@ -66,6 +68,14 @@ log = logging.getLogger(__name__)
 DEFAULT_URI = "bolt://127.0.0.1:7687"
 LOAD_BATCH = 1000
 CONNECT_TIMEOUT_S = 5.0
+OPEN_TIMEOUT_S = 15.0
+"""Client deadline on opening a store: getting a connection (TCP, handshake, login) and a first `RETURN 1`."""
+ADMIN_TIMEOUT_S = 60.0
+"""Client deadline on one of the store's own statements (constraints, counts, schema introspection)."""
+LOAD_TIMEOUT_S = 600.0
+"""Client deadline on one loading statement (delete everything, one batch of rows)."""
+RESTART_WAIT_S = 120.0
+"""How long opening a store waits while `make neo4j`'s supervisor starts the local server again."""
 CONSTRAINT_PREFIX = "t2c_"
 
 _NEO4J_TYPES = {
@@ -251,9 +261,32 @@ class Neo4jStore:
         )
         self.uri = uri or config.env("NEO4J_URI", DEFAULT_URI) or DEFAULT_URI
         self.user = user or config.env("NEO4J_USER", "neo4j") or "neo4j"
+        self.database = database or config.env("NEO4J_DATABASE")
+        self._schema: GraphSchema | None = None
+        # The local server's supervisor may be starting it again (its heap ran out): wait for it.
+        restart_deadline = time.monotonic() + RESTART_WAIT_S
+        while True:
+            try:
+                self._connect(password)
+                break
+            except StoreUnavailable:
+                if not (_local_restart_pending(self.uri) and time.monotonic() < restart_deadline):
+                    raise
+                log.info("the local Neo4j server is being restarted by its supervisor; waiting")
+                time.sleep(1.0)
+        if dataset is not None and auto_load:
+            try:
+                loaded = self.is_loaded()
+            except QueryTimeout:
+                self.driver.close()
+                raise _no_answer(self.uri, ADMIN_TIMEOUT_S) from None
+            if not loaded:
+                self.load(dataset)
+
+    def _connect(self, password: str | None) -> None:
+        """A driver to the server and its first answer, or StoreUnavailable."""
         # NEO4J_PASSWORD, else (loopback URI) the password `make neo4j` generated into its cache.
         password = password if password is not None else config.neo4j_password(self.uri)
-        self.database = database or config.env("NEO4J_DATABASE")
         # No password at all: send no credentials (a server with auth off).
         auth = (self.user, password) if password else None
         self._auth = auth
@@ -262,17 +295,18 @@ class Neo4jStore:
                 self.uri,
                 auth=auth,
                 connection_timeout=CONNECT_TIMEOUT_S,
+                connection_acquisition_timeout=OPEN_TIMEOUT_S,
                 max_transaction_retry_time=5.0,
                 notifications_min_severity="OFF",
                 user_agent="t2c",
             )
         except (ValueError, nx.ConfigurationError) as exc:
             raise StoreUnavailable(f"invalid NEO4J_URI {self.uri!r}: {exc}") from None
-        self._schema: GraphSchema | None = None
         try:
-            self.driver.verify_connectivity()
-            with self._session(neo4j.READ_ACCESS) as session:
-                session.run("RETURN 1").consume()
+            self._first_answer()
+        except StoreUnavailable:
+            self.driver.close()
+            raise
         except nx.Neo4jError as exc:
             self.driver.close()
             if exc.code == "Neo.ClientError.Database.DatabaseNotFound":
@@ -283,11 +317,22 @@ class Neo4jStore:
         except Exception as exc:
             self.driver.close()
             raise _unavailable(exc, self.uri) from None
-        if dataset is not None and auto_load and not self.is_loaded():
-            self.load(dataset)
+
+    def _first_answer(self) -> None:
+        """`RETURN 1` under the client deadline OPEN_TIMEOUT_S (a server that takes the connection and then
+        says nothing, as one whose heap ran out did, would otherwise hold the caller for ever)."""
+        with self._session(neo4j.READ_ACCESS) as session, self._own_watch(session, OPEN_TIMEOUT_S) as watch:
+            try:
+                session.run(neo4j.Query("RETURN 1", timeout=OPEN_TIMEOUT_S, metadata=watch.metadata)).consume()
+            except Exception:
+                if watch.reason == "deadline":
+                    raise _no_answer(self.uri, OPEN_TIMEOUT_S) from None
+                raise
 
     def new_driver(self, **options: Any) -> neo4j.Driver:
-        """Another driver to the same server with the same credentials (e.g. for CyVer, with notifications)."""
+        """Another driver to the same server with the same credentials (e.g. for CyVer, with notifications);
+        getting a connection has the store's deadline."""
+        options.setdefault("connection_acquisition_timeout", OPEN_TIMEOUT_S)
         return neo4j.GraphDatabase.driver(self.uri, auth=self._auth, connection_timeout=CONNECT_TIMEOUT_S, **options)
 
     # --- loading -----------------------------------------------------------------------
@@ -326,7 +371,7 @@ class Neo4jStore:
             )
         for name in ours:
             self._admin(f"DROP CONSTRAINT {_quote(name)} IF EXISTS")
-        self._admin("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
+        self._admin("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS", LOAD_TIMEOUT_S)
         for label in ds.schema_spec.nodes:
             self._admin(
                 f"CREATE CONSTRAINT {_quote(self._constraint_name(label))} IF NOT EXISTS "
@@ -357,23 +402,30 @@ class Neo4jStore:
         return counts
 
     def _write(self, statement: str, rows: list[dict[str, Any]]) -> None:
-        def work(tx: neo4j.ManagedTransaction) -> None:
-            tx.run(statement, rows=rows).consume()
+        """One batch of the load, in a write transaction under the client deadline LOAD_TIMEOUT_S."""
+        with self._session(neo4j.WRITE_ACCESS) as session, self._own_watch(session, LOAD_TIMEOUT_S) as watch:
 
-        with self._session(neo4j.WRITE_ACCESS) as session:
+            @neo4j.unit_of_work(timeout=LOAD_TIMEOUT_S, metadata=watch.metadata)
+            def work(tx: neo4j.ManagedTransaction) -> None:
+                tx.run(statement, rows=rows).consume()
+
             try:
                 session.execute_write(work)
             except Exception as exc:
-                raise _translate(exc, self.uri, 0.0) from None
+                raise self._failure(exc, watch) from None
 
-    def _admin(self, statement: str) -> list[list[Any]]:
-        """The store's own statements (load, introspection): auto-commit, never user queries."""
-        with self._session(neo4j.WRITE_ACCESS) as session:
+    def _admin(self, statement: str, timeout_s: float = ADMIN_TIMEOUT_S) -> list[list[Any]]:
+        """The store's own statements (load, introspection): auto-commit, never user queries, under a client deadline."""
+        with self._session(neo4j.WRITE_ACCESS) as session, self._own_watch(session, timeout_s) as watch:
             try:
-                result = session.run(statement)
+                result = session.run(neo4j.Query(statement, timeout=timeout_s, metadata=watch.metadata))
                 return [list(record.values()) for record in result]
             except Exception as exc:
-                raise _translate(exc, self.uri, 0.0) from None
+                raise self._failure(exc, watch) from None
+
+    def _own_watch(self, session: neo4j.Session, timeout_s: float) -> Watch:
+        """The client deadline for one of the store's own statements (no byte budget: its results are small)."""
+        return Watch(session, timeout_s, terminate=self._terminate)
 
     # --- reading -----------------------------------------------------------------------
 
@@ -491,7 +543,7 @@ class Neo4jStore:
         return dict(sorted((k, v) for k, v in counts.items() if v))
 
     def _introspect(self, cypher: str) -> list[list[Any]]:
-        return self._read(cypher, timeout_s=120.0).rows
+        return self._read(cypher, timeout_s=ADMIN_TIMEOUT_S).rows
 
     def schema(self) -> GraphSchema:
         """Labels, property types and relationship patterns read from the live database."""
@@ -633,6 +685,34 @@ def _unavailable(exc: Exception, uri: str) -> StoreUnavailable:
     return StoreUnavailable(
         f"no Neo4j server answers at {uri}: start one with `make neo4j` or set NEO4J_URI "
         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    )
+
+
+def _local_restart_pending(uri: str) -> bool:
+    """Whether `make neo4j`'s supervisor for this loopback URI is alive and starting its server again:
+    its log's last word is a restart, not a READY line."""
+    if not config.is_loopback_uri(uri):
+        return False
+    folder = config.local_neo4j_dir()
+    try:
+        pid = int((folder / "supervisor.pid").read_text(encoding="utf-8").strip())
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        with open(folder / "neo4j.log", "rb") as log_file:
+            log_file.seek(0, 2)
+            log_file.seek(max(0, log_file.tell() - 65536))
+            tail = log_file.read()
+    except (OSError, ValueError):
+        return False
+    if not (any(a.endswith(b"neo4j.sh") for a in args) and b"supervise" in args):
+        return False
+    return tail.rfind(b"T2C-NEO4J supervisor:") > tail.rfind(b"T2C-NEO4J READY")
+
+
+def _no_answer(uri: str, timeout_s: float) -> StoreUnavailable:
+    """A server that took the connection but did not answer the store's own statement in time."""
+    return StoreUnavailable(
+        f"Neo4j at {uri} did not answer within {timeout_s:g} s (the server may be stuck: restart it, e.g. "
+        "`make neo4j-stop` then `make neo4j`)"
     )
 
 

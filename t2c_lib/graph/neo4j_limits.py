@@ -126,7 +126,7 @@ def _raw_socket(session: Any) -> socket.socket | None:
 
 
 class Watch:
-    """Deadline and wire budget for one call on one session; a context manager.
+    """Deadline and wire budget for one call on one session (or several, see `add`); a context manager.
 
     `reason` says which wall stopped the call: None, "deadline" or "wire". Use: begin the
     transaction with `metadata=watch.metadata`, then `watch.hook()`, then run; on any
@@ -135,12 +135,13 @@ class Watch:
 
     def __init__(
         self,
-        session: Any,
+        session: Any | None,
         timeout_s: float,
         wire_limit: int | None = None,
         terminate: Callable[[str], None] | None = None,
     ) -> None:
         self.session = session
+        self.sessions: list[Any] = [] if session is None else [session]
         self.timeout_s = timeout_s
         self.wire_limit = wire_limit
         self.token = uuid.uuid4().hex
@@ -176,6 +177,11 @@ class Watch:
         if self._hooked is not None:
             self._hooked.__dict__.pop("recv_into", None)
             self._hooked = None
+
+    def add(self, session: Any) -> None:
+        """Watch another session too (a library that opens its own, like CyVer): the deadline cuts it as well."""
+        with self._lock:
+            self.sessions.append(session)
 
     def hook(self) -> None:
         """Count the bytes read on the session's connection from now on (only the watching without a wire limit)."""
@@ -216,20 +222,21 @@ class Watch:
         return True
 
     def _on_deadline(self) -> None:
-        """On a thread of its own: cut the caller's connection, and any it gets later, until the call is over."""
+        """On a thread of its own: cut the callers' connections, and any they get later, until the call is over."""
         if not self._stop("deadline"):
             return
-        cut: socket.socket | None = None
+        cut: list[socket.socket] = []  # kept alive, so a new socket never shares an old one's identity
         while True:
             with self._lock:
                 if self._done:
                     return
-                raw = _raw_socket(self.session)
-                if raw is not None and raw is not cut:
-                    self._watch_port(self.session)
-                    try:
-                        raw.shutdown(socket.SHUT_RDWR)
-                    except OSError:  # already closed
-                        pass
-                    cut = raw
+                for session in self.sessions:
+                    raw = _raw_socket(session)
+                    if raw is not None and not any(raw is done for done in cut):
+                        self._watch_port(session)
+                        try:
+                            raw.shutdown(socket.SHUT_RDWR)
+                        except OSError:  # already closed
+                            pass
+                        cut.append(raw)
             time.sleep(CUT_RETRY_S)

@@ -15,7 +15,11 @@ CyVer runs its own queries through a driver. It gets one whose every session and
 `execute_query` is forced into READ access mode with the chain's time limit, and whose
 `execute_query` (where CyVer sends the model's query and the queries it builds from it)
 passes every text through the stores' gate first, so nothing it sends can write, read a
-file or escape the limits. CyVer picks a random label combination when it infers unlabelled
+file or escape the limits. Every CyVer call (and the validators' set-up) runs under one
+client deadline (`neo4j_limits.Watch`): every session CyVer opens meanwhile is watched, and
+at the time limit plus a grace their connections are cut and the server transactions
+terminated, so a query the server never answers (1,995 chained NOTs) ends as TIMEOUT; the
+driver does not retry a cut transaction. CyVer picks a random label combination when it infers unlabelled
 variables; the global NumPy seed is fixed around each call (and restored) so verdicts
 repeat. If CyVer itself fails on a query, the step falls back to this package's own
 check and records `cyver_error`.
@@ -36,7 +40,8 @@ from neo4j import exceptions as nx
 
 from t2c_lib.cypher.gate import admit
 from t2c_lib.cypher.lexer import Dialect
-from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, StoreUnavailable
+from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryTimeout, StoreUnavailable
+from t2c_lib.graph.neo4j_limits import Watch
 from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.validation.base import ValidationContext, Validator
 from t2c_lib.validation.names import NameSet
@@ -64,17 +69,28 @@ class _ReadOnlyDriverMixin:
     """Forces READ access mode and a transaction time limit on everything CyVer runs."""
 
     t2c_timeout_s: float = DEFAULT_TIMEOUT_S
+    t2c_watch: Watch | None = None
 
     def session(self, **config: Any) -> neo4j.Session:
         config["default_access_mode"] = neo4j.READ_ACCESS
         return super().session(**config)  # type: ignore[misc]
+
+    def _session(self, session_config: Any) -> neo4j.Session:
+        """Every session, `execute_query`'s own included: the call's watch cuts it at the deadline."""
+        session = super()._session(session_config)  # type: ignore[misc]
+        watch = self.t2c_watch
+        if watch is not None:
+            watch.add(session)
+        return session
 
     def execute_query(self, query_: Any, parameters_: Any = None, routing_: Any = None, **kwargs: Any) -> Any:
         text = query_.text if isinstance(query_, neo4j.Query) else query_
         admit(
             _without_explain(str(text)), rewrite=False, dialect=Dialect.NEO4J
         )  # the stores' gate: CyVer's queries are built from the model's
-        query = neo4j.Query(text, timeout=self.t2c_timeout_s)
+        watch = self.t2c_watch
+        metadata = watch.metadata if watch is not None else None
+        query = neo4j.Query(text, timeout=self.t2c_timeout_s, metadata=metadata)
         return super().execute_query(query, parameters_, neo4j.RoutingControl.READ, **kwargs)  # type: ignore[misc]
 
 
@@ -105,33 +121,71 @@ class CyVerSession:
         self.store = store
         self.database = getattr(store, "database", None)
         # Its own driver: CyVer needs the server's notifications, which the store's driver turns off.
-        self.driver = read_only_driver(new_driver(warn_notification_severity="OFF"), timeout_s)
+        # No retries: a transaction the deadline cut must end the call, not start again.
+        self.driver = read_only_driver(
+            new_driver(warn_notification_severity="OFF", max_transaction_retry_time=0.0), timeout_s
+        )
         try:
-            self.syntax = SyntaxValidator(self.driver)
+            with self._deadline() as watch:
+                try:
+                    self.syntax = SyntaxValidator(self.driver)
+                    self.schema = SchemaValidator(self.driver)
+                    self.properties = PropertiesValidator(self.driver)
+                finally:
+                    self.driver.t2c_watch = None  # type: ignore[attr-defined]
+            if watch.reason == "deadline":
+                raise StoreUnavailable(f"CyVer's set-up got no answer from Neo4j within {timeout_s:g} s")
         except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
             self.driver.close()
-            raise StoreUnavailable(f"CyVer cannot reach Neo4j at {getattr(store, 'uri', '?')}: {exc}") from None
-        self.schema = SchemaValidator(self.driver)
-        self.properties = PropertiesValidator(self.driver)
+            why = f"no answer within {timeout_s:g} s" if watch.reason == "deadline" else str(exc)
+            raise StoreUnavailable(f"CyVer cannot reach Neo4j at {getattr(store, 'uri', '?')}: {why}") from None
+        except StoreUnavailable:
+            self.driver.close()
+            raise
+
+    def _deadline(self) -> Watch:
+        """A client deadline on everything CyVer sends until it closes (armed here, entered by the caller)."""
+        watch = Watch(None, self.driver.t2c_timeout_s, terminate=getattr(self.store, "_terminate", None))
+        self.driver.t2c_watch = watch  # type: ignore[attr-defined]
+        return watch
 
     def set_timeout(self, timeout_s: float) -> None:
         self.driver.t2c_timeout_s = timeout_s  # type: ignore[attr-defined]
 
     def call(self, fn: Callable[..., Any], query: str) -> Any:
-        """One CyVer call with a fixed NumPy seed (restored after) and server loss as StoreUnavailable."""
+        """One CyVer call under the client deadline, with a fixed NumPy seed (restored after).
+
+        Past the deadline it raises QueryTimeout (even where CyVer caught the cut connection and
+        made a verdict of it); a lost server is StoreUnavailable."""
         state = np.random.get_state()
         np.random.seed(CYVER_SEED)
+        watch = self._deadline()
         try:
-            with warnings.catch_warnings():
+            with watch, warnings.catch_warnings():
                 warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"CyVer\.")
-                return fn(query, database_name=self.database)
-        except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
-            raise StoreUnavailable(f"CyVer lost Neo4j at {getattr(self.store, 'uri', '?')}: {exc}") from None
+                result = fn(query, database_name=self.database)
+        except Exception as exc:
+            if watch.reason == "deadline":
+                raise _cyver_timeout(watch) from None
+            if isinstance(exc, (nx.ServiceUnavailable, nx.SessionExpired)):
+                raise StoreUnavailable(f"CyVer lost Neo4j at {getattr(self.store, 'uri', '?')}: {exc}") from None
+            raise
         finally:
+            self.driver.t2c_watch = None  # type: ignore[attr-defined]
             np.random.set_state(state)
+        if watch.reason == "deadline":
+            raise _cyver_timeout(watch)
+        return result
 
     def close(self) -> None:
         self.driver.close()
+
+
+def _cyver_timeout(watch: Watch) -> QueryTimeout:
+    return QueryTimeout(
+        f"CyVer's check stopped after {watch.elapsed_s:.1f} s (time limit {watch.timeout_s:g} s; the client cut "
+        "the connection)"
+    )
 
 
 # --- the three steps --------------------------------------------------------------------------
@@ -153,6 +207,10 @@ class _CyVerStep:
             result = self._check(query, ctx)
         except StoreUnavailable:
             raise
+        except QueryTimeout as exc:  # no fallback: the built-in step would wait out the same limit again
+            result = ValidationResult(
+                self.name, False, ErrorType.TIMEOUT, f"CyVer's {self.name} check timed out: {exc}"
+            )
         except Exception as exc:  # CyVer's own failure on an odd query: judge it with our step instead
             result = self.fallback.validate(query, ctx)
             result.details = {**result.details, "cyver_error": f"{type(exc).__name__}: {exc}"}

@@ -11,6 +11,12 @@
 # Environment: NEO4J_PORT (7687), NEO4J_PASSWORD, NEO4J_USER, NEO4J_HEAP (1g),
 # NEO4J_PAGECACHE (256m), NEO4J_TX_MEMORY (256m: one transaction), NEO4J_TX_MEMORY_TOTAL
 # (512m: all transactions), NEO4J_START_TIMEOUT (120 s), T2C_NEO4J_DIR (<project>/.cache/neo4j).
+#
+# Supervision: the JVM runs with -XX:+ExitOnOutOfMemoryError (a value built inside one
+# expression is not memory-tracked and can fill the heap; a JVM that goes on after that stops
+# enforcing transaction timeouts), under a small supervisor (`neo4j.sh supervise`, pid in
+# <dir>/supervisor.pid) that starts it again whenever it exits on its own after having been
+# ready. `stop` stops the supervisor first, then the server.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,6 +27,9 @@ HEAP="${NEO4J_HEAP:-1g}"
 START_TIMEOUT="${NEO4J_START_TIMEOUT:-120}"
 STOP_TIMEOUT="${NEO4J_STOP_TIMEOUT:-60}"
 PIDFILE="$DIR/neo4j.pid"
+SUPERVISOR_PIDFILE="$DIR/supervisor.pid"
+RESTART_LIMIT="${NEO4J_RESTART_LIMIT:-5}"  # restarts within RESTART_WINDOW seconds before giving up
+RESTART_WINDOW=600
 LOG="$DIR/neo4j.log"
 PASSWORD_FILE="$DIR/password"
 HOME_DIR="$DIR/home"
@@ -43,6 +52,17 @@ running_pid() {
     [[ "$pid" =~ ^[0-9]+$ ]] || return 1
     kill -0 "$pid" 2>/dev/null || return 1
     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "t2c.neo4j.Launcher" || return 1
+    echo "$pid"
+}
+
+# True when the supervisor pid file names a live supervisor of this script.
+supervisor_pid() {
+    [[ -f "$SUPERVISOR_PIDFILE" ]] || return 1
+    local pid
+    pid="$(cat "$SUPERVISOR_PIDFILE" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "neo4j.sh supervise" || return 1
     echo "$pid"
 }
 
@@ -113,13 +133,18 @@ build() {
 }
 
 start() {
-    local pid
+    local pid spid
     if pid="$(running_pid)"; then
         if bolt_answers; then
             say "already running (pid $pid) on bolt://127.0.0.1:$PORT"
             return 0
         fi
         say "process $pid is up but Bolt does not answer yet; waiting"
+    elif spid="$(supervisor_pid)"; then
+        say "the supervisor ($spid) is restarting the server; waiting"
+        local waited=0
+        until pid="$(running_pid)" || ((waited >= 300)); do sleep 0.1; waited=$((waited + 1)); done
+        [[ -n "$pid" ]] || die "the supervisor ($spid) did not start the server again (log: $LOG)"
     else
         if bolt_answers; then
             die "something else already answers Bolt on 127.0.0.1:$PORT (not started by this script); stop it or set NEO4J_PORT"
@@ -132,18 +157,16 @@ start() {
         : >"$LOG"
         local t0
         t0="$(date +%s.%N)"
-        # setsid: the server outlives the calling shell (make), and a Ctrl-C there does not reach it.
-        # Class-data sharing: the first run records the classes it loads into an archive at exit,
-        # later runs map it (faster start). A stale archive is ignored by the JVM, never fatal.
-        local cds=("-XX:ArchiveClassesAtExit=$CDS_ARCHIVE")
-        [[ -s "$CDS_ARCHIVE" && "$CDS_ARCHIVE" -nt "$CLASSPATH_FILE" ]] && cds=("-XX:SharedArchiveFile=$CDS_ARCHIVE")
-        NEO4J_PASSWORD="$password" setsid java -Xms256m "-Xmx$HEAP" -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow "${cds[@]}" -Xlog:cds=off -Xlog:cds+dynamic=off \
-            -Dfile.encoding=UTF-8 \
-            -cp "$LAUNCHER_JAR:$(cat "$CLASSPATH_FILE")" \
-            t2c.neo4j.Launcher "$HOME_DIR" "$PORT" </dev/null >>"$LOG" 2>&1 &
-        pid=$!
-        echo "$pid" >"$PIDFILE"
         echo "$t0" >"$DIR/start_time"
+        rm -f "$PIDFILE"
+        # setsid: the supervisor and the server outlive the calling shell (make), and a Ctrl-C
+        # there does not reach them.
+        NEO4J_PASSWORD="$password" setsid "$HERE/neo4j.sh" supervise </dev/null >>"$LOG" 2>&1 &
+        echo "$!" >"$SUPERVISOR_PIDFILE"
+        local waited=0
+        while [[ ! -s "$PIDFILE" ]] && ((waited < 100)); do sleep 0.1; waited=$((waited + 1)); done
+        pid="$(cat "$PIDFILE" 2>/dev/null || true)"
+        [[ "$pid" =~ ^[0-9]+$ ]] || die "the supervisor did not start the server (log: $LOG)"
     fi
     local deadline=$((SECONDS + START_TIMEOUT))
     while ((SECONDS < deadline)); do
@@ -166,6 +189,7 @@ start() {
     done
     echo "---- tail of $LOG ----" >&2
     tail -n 40 "$LOG" >&2 || true
+    if spid="$(supervisor_pid)"; then kill "$spid" 2>/dev/null || true; fi
     kill "$pid" 2>/dev/null || true
     local waited=0
     while kill -0 "$pid" 2>/dev/null && ((waited < 60)); do sleep 0.5; waited=$((waited + 1)); done
@@ -174,11 +198,70 @@ start() {
     die "Bolt did not answer on 127.0.0.1:$PORT within ${START_TIMEOUT}s; stopped pid $pid (log above: $LOG)"
 }
 
+# The JVM, in the foreground of the supervisor (its pid goes to $PIDFILE).
+run_server() {
+    # Class-data sharing: the first run records the classes it loads into an archive at exit,
+    # later runs map it (faster start). A stale archive is ignored by the JVM, never fatal.
+    local cds=("-XX:ArchiveClassesAtExit=$CDS_ARCHIVE")
+    [[ -s "$CDS_ARCHIVE" && "$CDS_ARCHIVE" -nt "$CLASSPATH_FILE" ]] && cds=("-XX:SharedArchiveFile=$CDS_ARCHIVE")
+    java -Xms256m "-Xmx$HEAP" -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -XX:-OmitStackTraceInFastThrow \
+        "${cds[@]}" -Xlog:cds=off -Xlog:cds+dynamic=off \
+        -Dfile.encoding=UTF-8 \
+        -cp "$LAUNCHER_JAR:$(cat "$CLASSPATH_FILE")" \
+        t2c.neo4j.Launcher "$HOME_DIR" "$PORT" </dev/null &
+    child=$!
+    echo "$child" >"$PIDFILE"
+}
+
+# Runs the server and starts it again whenever it exits on its own after having been ready
+# (ExitOnOutOfMemoryError exits with code 3); a server that exits before it was ready, or more
+# than RESTART_LIMIT restarts within RESTART_WINDOW seconds, ends the supervision.
+supervise() {
+    local stopping=0 rc ready_before ready_after
+    child=""
+    echo "$$" >"$SUPERVISOR_PIDFILE"
+    trap 'stopping=1; [[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null' TERM INT
+    local -a restarts=()
+    while ((stopping == 0)); do
+        ready_before="$(grep -c "T2C-NEO4J READY" "$LOG" 2>/dev/null || true)"
+        run_server
+        rc=0
+        wait "$child" || rc=$?
+        while kill -0 "$child" 2>/dev/null; do  # `wait` returns early when a trapped signal arrives
+            rc=0
+            wait "$child" || rc=$?
+        done
+        ((stopping == 0)) || break
+        ready_after="$(grep -c "T2C-NEO4J READY" "$LOG" 2>/dev/null || true)"
+        if ((ready_after <= ready_before)); then
+            echo "T2C-NEO4J supervisor: the server exited with code $rc before it was ready; not restarting"
+            break
+        fi
+        local now=$SECONDS recent=()
+        for t in "${restarts[@]}"; do ((now - t < RESTART_WINDOW)) && recent+=("$t"); done
+        restarts=("${recent[@]}" "$now")
+        if ((${#restarts[@]} > RESTART_LIMIT)); then
+            echo "T2C-NEO4J supervisor: ${#restarts[@]} restarts within ${RESTART_WINDOW}s; giving up"
+            break
+        fi
+        echo "T2C-NEO4J supervisor: the server exited with code $rc (3: its heap ran out); restarting"
+    done
+    rm -f "$PIDFILE"
+    [[ "$(cat "$SUPERVISOR_PIDFILE" 2>/dev/null)" == "$$" ]] && rm -f "$SUPERVISOR_PIDFILE"
+    exit 0
+}
+
 stop() {
-    local pid
+    local pid spid
+    if spid="$(supervisor_pid)"; then
+        kill -TERM "$spid"
+        local deadline=$((SECONDS + STOP_TIMEOUT))
+        while kill -0 "$spid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.5; done
+    fi
+    rm -f "$SUPERVISOR_PIDFILE"
     if ! pid="$(running_pid)"; then
         rm -f "$PIDFILE"
-        say "not running"
+        if [[ -n "${spid:-}" ]]; then say "stopped (supervisor $spid and its server)"; else say "not running"; fi
         return 0
     fi
     kill -TERM "$pid"
@@ -193,13 +276,17 @@ stop() {
 }
 
 status() {
-    local pid
+    local pid spid
     if pid="$(running_pid)"; then
         if bolt_answers; then
             say "running (pid $pid), Bolt answers on 127.0.0.1:$PORT"
             return 0
         fi
         say "process $pid is up but Bolt does not answer on 127.0.0.1:$PORT"
+        return 1
+    fi
+    if spid="$(supervisor_pid)"; then
+        say "restarting (supervisor $spid): the server is not up yet"
         return 1
     fi
     say "not running"
@@ -209,6 +296,7 @@ status() {
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
+    supervise) supervise ;;
     status) status ;;
     build) build ;;
     *) echo "usage: $0 {start|stop|status|build}" >&2; exit 2 ;;

@@ -56,8 +56,9 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  *       (collect, sort, distinct, aggregation, eager), not of a value built inside one expression
  *       ({@code [x IN range(1, 100000000) | x]}, {@code reduce} over a long range). Such a query checks
  *       neither its time limit nor termination and runs until the heap is exhausted (17-60 s with a
- *       1 GiB heap, other queries stalled meanwhile), then fails with "Java heap space"; the server
- *       goes on serving and enforcing timeouts. Stopping the thread from outside was tried (a heap
+ *       1 GiB heap, other queries stalled meanwhile). A server that went on after that stopped
+ *       enforcing transaction timeouts, so {@code neo4j.sh} runs the JVM with
+ *       {@code -XX:+ExitOnOutOfMemoryError} under a supervisor that starts it again. Stopping the thread from outside was tried (a heap
  *       guard calling Thread.stop) and dropped: Neo4j then sends the client no reply at all.</li>
  * </ul>
  */
