@@ -244,6 +244,8 @@ class _Walk:
                     raise _Refused(
                         tok.text[:40], f"a query must start with a read clause ({_allowed()}), not {tok.text[:40]}"
                     )
+                if state == _COMPLETE:
+                    raise _Refused(tok.text[:40], f"{tok.text[:40]} stands where a clause must start: {_allowed()}")
                 state = _COMPLETE
                 i += 1
 
