@@ -1,7 +1,8 @@
 """The `t2c` command line: load and inspect graphs, ask questions, run and evaluate the study.
 
 One module per command group: `db` (load, schema, query), `agent` (ask, validate), `chat`,
-`score`, `study` (run, evaluate, analyze, study plan/progress/compare); `common` holds what
+`score`, `study` (run, evaluate, analyze, study plan/progress/compare), `failures` (a run's wrong
+and invalid questions for review); `common` holds what
 they share (one-line errors, option types). Every command exits non-zero with a one-line
 reason when something is wrong; `--debug` (on the group) shows the full traceback instead.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import click
 
 from t2c_lib import __version__
-from t2c_lib.cli import agent, chat, db, score, study
+from t2c_lib.cli import agent, chat, db, failures, score, study
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,6 +35,7 @@ for _command in (
     study.evaluate_command,
     study.analyze_command,
     study.study_group,
+    failures.failures_command,
     score.score_command,
 ):
     main.add_command(_command)

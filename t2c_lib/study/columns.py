@@ -163,7 +163,10 @@ SUITE = (
 )
 """With perturbed copies (`test_suite_copies` > 0): test-suite Pass@1 under the headline preset."""
 
-SPEC: dict[str, Column] = {c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE)}
+REVIEW = (_text("question"), _text("gold_query"), _text("final_query", "final query (the attempt chosen)"))
+"""Last: the question, its gold query and the query scored, so a question can be reviewed from metrics.csv alone."""
+
+SPEC: dict[str, Column] = {c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE, *REVIEW)}
 
 ATTEMPT_SCORES_CSV = (
     "question_id",
@@ -231,7 +234,7 @@ def cols(names: Iterable[str], presets: Iterable[str]) -> list[str]:
 
 
 def metrics_csv(presets: Iterable[str], strata: Iterable[str], suite: bool) -> list[str]:
-    """The columns of a cell's `metrics.csv`, in order: base, strata, KG-valid, per-preset, error, test suite."""
+    """The columns of a cell's `metrics.csv`, in order: base, strata, KG-valid, per-preset, error, test suite, review texts."""
     return [
         *(c.name for c in BASE),
         *strata,
@@ -239,6 +242,7 @@ def metrics_csv(presets: Iterable[str], strata: Iterable[str], suite: bool) -> l
         *cols((c.name for c in PER_PRESET), presets),
         *(c.name for c in TAIL),
         *((c.name for c in SUITE) if suite else ()),
+        *(c.name for c in REVIEW),
     ]
 
 

@@ -157,6 +157,9 @@ def evaluate_cell(
             **{col: item.strata.get(col, "") for col in strata_columns},
             "kg_valid_structural_first": kg_valid_structural(first.validations if first else []),
             "kg_valid_chain_first": kg_valid_chain(first.validations if first else []),
+            "question": item.question,
+            "gold_query": item.cypher,
+            "final_query": final_query,
         }
         for name in presets:
             score = score_executed(
