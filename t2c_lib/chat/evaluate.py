@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
@@ -45,6 +44,7 @@ from t2c_lib.errors import T2CError
 from t2c_lib.llm.base import Completion, LLMConfigError, LLMUnavailableError, ModelWrapper
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
+from t2c_lib.outputs import csv_cell, to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.chat.engine import ChatEngine
@@ -235,13 +235,13 @@ def write_report(report: ConversationReport, out_dir: Path) -> dict[str, Path]:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for row in report.rows():
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    for row in report.rows():  # a message or query a spreadsheet would run as a formula is written as text
+        writer.writerow({k: ("" if v is None else csv_cell(v)) for k, v in row.items()})
     turns_path = out_dir / TURNS_FILE
     turns_path.write_text(buffer.getvalue(), encoding="utf-8")
     summary_path = out_dir / SUMMARY_FILE
     summary = {**report.summary(), "signature": report.signature}
-    summary_path.write_text(json.dumps(summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    summary_path.write_text(to_json(summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return {"turns": turns_path, "summary": summary_path}
 
 

@@ -2,14 +2,15 @@
 
 Each format is written by the usual library for it through pandas (CSV and JSON by pandas
 itself, `.xlsx` by openpyxl, `.parquet` by pyarrow). Cells that are not plain values (lists,
-maps, nodes, paths) are written as JSON text, so every format holds the same table. The
+maps, nodes, paths) are written as JSON text, so every format holds the same table. A text
+cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) is written as
+text: with a leading `'` in CSV, as a quote-prefixed string cell in `.xlsx` (`t2c_lib.outputs`). The
 sidecar `<file>.meta.json` records the question, the final query and "succeeded at attempt
 k of n".
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ import pandas as pd
 
 from t2c_lib.errors import ExportError, user_path
 from t2c_lib.graph.base import to_jsonable
+from t2c_lib.outputs import csv_frame, to_json, xlsx_text_cells
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.graph.base import QueryResult
@@ -48,7 +50,7 @@ def flat_frame(frame: pd.DataFrame) -> pd.DataFrame:
     for column in out.columns:
         if out[column].map(lambda v: isinstance(v, (list, dict, tuple))).any():
             out[column] = out[column].map(
-                lambda v: json.dumps(v, ensure_ascii=False, sort_keys=True) if isinstance(v, (list, dict, tuple)) else v
+                lambda v: to_json(v, ensure_ascii=False, sort_keys=True) if isinstance(v, (list, dict, tuple)) else v
             )
     return out
 
@@ -89,15 +91,18 @@ def export_frame(frame: pd.DataFrame, path: str | Path, info: ExportInfo) -> tup
     with user_path(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "csv":
-            table.to_csv(tmp, index=False)
+            csv_frame(table).to_csv(tmp, index=False)  # formula-like text quoted: a spreadsheet opens it as text
         elif fmt == "json":
             table.to_json(tmp, orient="records", force_ascii=False, indent=2)
         elif fmt == "xlsx":
-            table.to_excel(tmp, index=False, engine="openpyxl")
+            with pd.ExcelWriter(tmp, engine="openpyxl") as writer:
+                table.to_excel(writer, index=False)
+                for sheet in writer.sheets.values():
+                    xlsx_text_cells(sheet)  # openpyxl stores text beginning with '=' as a formula otherwise
         else:
             table.to_parquet(tmp, index=False, engine="pyarrow")
         os.replace(tmp, path)
-        sidecar.write_text(json.dumps(meta, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        sidecar.write_text(to_json(meta, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return path, sidecar
 
 

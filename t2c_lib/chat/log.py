@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.outputs import jsonl_line, jsonl_lines
+
 LOG_FILE = "analytics.jsonl"
 STEPS = ("route", "generate", "validate", "execute", "answer")
 """The steps of a turn whose durations are logged (seconds)."""
@@ -58,7 +60,7 @@ class InteractionLog:
     def append(self, record: TurnLog) -> None:
         """Write one line and make it durable before returning."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(record.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
+        line = jsonl_line(record.to_dict())
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(line)
             handle.flush()
@@ -70,7 +72,7 @@ def read_log(path: Path) -> list[dict[str, Any]]:
     if not Path(path).is_file():
         return []
     records = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in jsonl_lines(Path(path).read_text(encoding="utf-8")):  # `\n` only: a message may hold U+2028
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:

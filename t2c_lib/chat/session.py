@@ -35,6 +35,7 @@ from t2c_lib.chat.settings import ChatSettings
 from t2c_lib.errors import ExportError, InvalidValue, SessionError
 from t2c_lib.graph.base import StoreError
 from t2c_lib.llm.base import LLMError
+from t2c_lib.outputs import to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.records import AgentState, Attempt
@@ -244,7 +245,7 @@ class Session:
         path = self.directory / SESSION_FILE
         tmp = path.with_name(f".{SESSION_FILE}.tmp")
         with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(json.dumps(state, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+            handle.write(to_json(state, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from t2c_lib.cli.common import (
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.metrics.agentic import is_refinement, refinements
+from t2c_lib.outputs import to_json
 from t2c_lib.prompts import Configuration, PromptType
 from t2c_lib.records import Change, revision_of, token_similarity
 from t2c_lib.schema import SchemaFormat
@@ -368,7 +368,7 @@ def ask(
     finally:
         graph.close()
     if as_json:
-        click.echo(json.dumps(state.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(to_json(state.to_dict(), ensure_ascii=False, indent=2))
     else:
         if verbose:
             _echo_refinements(state)
@@ -412,7 +412,7 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
         graph.close()
     passed = failed is None and len(results) == len(chain)
     if as_json:
-        click.echo(json.dumps([r.to_dict() for r in results], ensure_ascii=False, indent=2))
+        click.echo(to_json([r.to_dict() for r in results], ensure_ascii=False, indent=2))
     else:
         for r in results:
             mark = "ok  " if r.ok else "FAIL"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 import click
@@ -17,6 +16,7 @@ from t2c_lib.cli.common import (
     store_option,
 )
 from t2c_lib.errors import StoreError, UnsafeQuery
+from t2c_lib.outputs import to_json
 from t2c_lib.schema import SchemaFormat
 
 
@@ -114,6 +114,6 @@ def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: st
     result = graph.query(cypher, timeout_s=timeout)
     graph.close()
     if as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        click.echo(to_json(result.to_json(), ensure_ascii=False))  # NaN as null: the output is JSON
     else:
         click.echo(format_table(result))

@@ -12,6 +12,7 @@ from t2c_lib.cli.common import friendly_errors, open_dataset_store
 from t2c_lib.errors import user_path
 from t2c_lib.graph import STORES
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
+from t2c_lib.outputs import csv_cell
 
 
 @click.command("score")
@@ -91,7 +92,7 @@ def score_command(
 def _csv(rows: list[dict], columns: list[str]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([repr(v) if isinstance(v, float) else v for v in (row.get(c, "") for c in columns)])
+    writer.writerow([csv_cell(c) for c in columns])
+    for row in rows:  # formula-like text (a query or a column name) quoted; numbers as they are
+        writer.writerow([repr(v) if isinstance(v, float) else csv_cell(v) for v in (row.get(c, "") for c in columns)])
     return buffer.getvalue()

@@ -27,6 +27,7 @@ from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import IncompatibleResults, MissingResults
 from t2c_lib.metrics.agentic import UNKNOWN_ERROR
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
+from t2c_lib.outputs import csv_frame
 from t2c_lib.records import Change
 from t2c_lib.study import columns
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
@@ -911,7 +912,7 @@ def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
         if name == "reference" and frame.empty:
             continue
         csv_path = out_dir / f"{name}.csv"
-        frame.to_csv(csv_path, index=False, float_format="%.10g", lineterminator="\n")
+        csv_frame(frame).to_csv(csv_path, index=False, float_format="%.10g", lineterminator="\n")
         written.append(csv_path)
     latex_path = out_dir / "comparison.tex"
     latex_path.write_text(comparison_latex(tables), encoding="utf-8")

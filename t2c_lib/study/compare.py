@@ -18,6 +18,7 @@ import pandas as pd
 
 from t2c_lib.errors import IncompatibleResults, InvalidValue
 from t2c_lib.metrics.stats import holm, mcnemar_exact
+from t2c_lib.outputs import csv_frame
 from t2c_lib.study import columns
 from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, col, run_suffix, side, stat
@@ -42,8 +43,8 @@ class RunPair:
         """`<stem>.csv`, `<stem>_loop_gain.csv` and a Markdown view of both, into `out_dir`."""
         out_dir.mkdir(parents=True, exist_ok=True)
         paths = [out_dir / f"{stem}.csv", out_dir / f"{stem}_loop_gain.csv", out_dir / f"{stem}.md"]
-        self.per_cell.to_csv(paths[0], index=False, float_format="%.10g", lineterminator="\n")
-        self.loop_gain.to_csv(paths[1], index=False, float_format="%.10g", lineterminator="\n")
+        csv_frame(self.per_cell).to_csv(paths[0], index=False, float_format="%.10g", lineterminator="\n")
+        csv_frame(self.loop_gain).to_csv(paths[1], index=False, float_format="%.10g", lineterminator="\n")
         paths[2].write_text(self.markdown(), encoding="utf-8")
         return paths
 

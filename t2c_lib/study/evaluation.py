@@ -27,6 +27,7 @@ from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_ref
 from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, score_question
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
+from t2c_lib.outputs import csv_cell
 from t2c_lib.records import Attempt, Revision, revisions
 from t2c_lib.study import columns
 from t2c_lib.study.layout import (
@@ -352,7 +353,7 @@ def _cell(value: Any) -> Any:
         return int(value)
     if isinstance(value, float):
         return f"{value:.10g}"
-    return value
+    return csv_cell(value)  # a question or query a spreadsheet would run as a formula is written as text
 
 
 def _rounded(value: Any) -> Any:

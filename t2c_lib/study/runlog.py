@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.errors import IncompatibleResults
+from t2c_lib.outputs import jsonl_line, jsonl_lines, to_json
 from t2c_lib.records import Attempt
 from t2c_lib.study.layout import ATTEMPTS_FILE, OUTAGES_FILE, QUESTIONS_FILE
 
@@ -137,9 +138,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     records = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
+    for line in jsonl_lines(path.read_text(encoding="utf-8")):  # `\n` only: a query may hold U+2028
         try:
             records.append(json.loads(line))
         except json.JSONDecodeError:
@@ -158,12 +157,12 @@ def read_json(path: Path) -> Any:
 
 
 def _json_line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+    return jsonl_line(record)
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write JSON with sorted keys and a trailing newline, atomically (same data, same bytes)."""
+    """Write JSON with sorted keys and a trailing newline, atomically (same data, same bytes; NaN as null)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(to_json(data, ensure_ascii=False, sort_keys=True, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)

@@ -34,6 +34,7 @@ from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
+from t2c_lib.outputs import csv_cell, to_json
 from t2c_lib.validation.guard import check_read_only
 
 REPORT_CSV = "gold_screen.csv"
@@ -140,9 +141,9 @@ class GoldScreen:
         with csv_path.open("w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle, lineterminator="\n")
             writer.writerow(REPORT_COLUMNS)
-            for item in self.dropped:
-                writer.writerow([item.id, item.reason, item.question, item.cypher])
-        json_path.write_text(json.dumps(self.summary(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            for item in self.dropped:  # a dataset's question or query is written as text, never a formula
+                writer.writerow([csv_cell(v) for v in (item.id, item.reason, item.question, item.cypher)])
+        json_path.write_text(to_json(self.summary(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return csv_path, json_path
 
     def to_record(self) -> dict[str, Any]:
@@ -361,7 +362,7 @@ def write_cached_screen(screen: GoldScreen, path: Path) -> None:
     """Save `screen` at `path` atomically (parallel notebook runs may write the same file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    staging.write_text(json.dumps(screen.to_record(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    staging.write_text(to_json(screen.to_record(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(staging, path)
 
 
