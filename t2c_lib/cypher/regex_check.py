@@ -9,10 +9,10 @@ the Java shapes that matter here; the few Java-only escapes are mapped onto equi
 first). A pattern is refused when
 
 - a quantified part that repeats (`*`, `+`, `{n,}`, `{n,m}` with m > 1, exact `{8}` too)
-  contains another repeating quantifier or a multi-character alternation (`(a+)+`,
-  `(.*a){8}`, `(ab|a)*`): exponential backtracking;
-- it holds more than MAX_UNBOUNDED_QUANTIFIERS unbounded (or large) quantifiers
-  (`.*.*.*.*x`): polynomial backtracking of that degree;
+  contains a quantifier with a variable count or a multi-character alternation (`(a+)+`,
+  `(.*a){8}`, `(ab|a)*`): exponential backtracking (`(,\\d{3})*` passes);
+- it holds more than MAX_UNBOUNDED_QUANTIFIERS unbounded (or wide) quantifiers
+  (`.*.*.*x`): polynomial backtracking of that degree;
 - it uses a backreference (matching with one is NP-hard);
 - the parser cannot read it (never guessed at).
 """
@@ -29,11 +29,14 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre  # type: ignore[no-redef]
     import sre_parse as _parser  # type: ignore[no-redef]
 
-MAX_UNBOUNDED_QUANTIFIERS = 3
-"""Unbounded quantifiers one pattern may hold: `(?i).*foo.*bar.*` passes, `.*.*.*.*x` does not.
-Backtracking over a text of n characters can cost n to the power of this count."""
-LARGE_REPEAT = 100
-"""A bounded quantifier whose upper bound reaches this counts as unbounded (`.{0,1000}`)."""
+MAX_UNBOUNDED_QUANTIFIERS = 2
+"""Unbounded quantifiers one pattern may hold: `(?i).*matrix.*` passes, `.*.*.*x` does not. Backtracking
+over a text of n characters can cost n to the power of this count: on a 7,800-character literal (the
+longest a query may hold) Neo4j matched `.*.*x` in 0.2 s, `.*.{0,9}.*x` in 1.8 s, and `.*.*.*x` would
+take minutes (0.33 s at 800 characters, growing with the cube)."""
+WIDE_REPEAT = 8
+"""A bounded quantifier whose range (max - min) reaches this counts as unbounded (`.{0,9}`, `.{0,1000}`);
+narrower ones (`\\d{4}`, `\\d{1,3}`) do not."""
 
 _REPEATS = {_sre.MAX_REPEAT, _sre.MIN_REPEAT, getattr(_sre, "POSSESSIVE_REPEAT", _sre.MAX_REPEAT)}
 _SIMPLE_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -93,7 +96,7 @@ def pattern_problem(pattern: str) -> str | None:
         return problem
     if walk.unbounded > MAX_UNBOUNDED_QUANTIFIERS:
         return (
-            f"holds {walk.unbounded} unbounded quantifiers (*, +, {{n,}}), over the limit of "
+            f"holds {walk.unbounded} unbounded or wide quantifiers (*, +, {{n,}}, {{0,9}}), over the limit of "
             f"{MAX_UNBOUNDED_QUANTIFIERS}: matching can backtrack for minutes"
         )
     return None
@@ -109,13 +112,29 @@ def _java_to_python(pattern: str) -> str:
 
     `\\p{L}` / `\\P{L}` (Unicode classes) become one character class; `\\h`, `\\v`, `\\R`
     whitespace and line breaks likewise; `\\Q...\\E` quoting becomes escaped literals; the
-    comments flag `(?x)` is refused (Java and Python ignore whitespace in different places)."""
+    comments flag `(?x)` is refused (Java and Python ignore whitespace in different places). Each
+    `|` outside a class gets an empty lookahead after it, so Python keeps every alternation as
+    Java runs it (it would fold `(a|[a-z])` into one character class, which cannot backtrack)."""
     out: list[str] = []
     i, n = 0, len(pattern)
+    in_class = False
     while i < n:
         ch = pattern[i]
         if ch != "\\":
-            if pattern.startswith("(?", i) and re.match(r"\(\?[a-zA-Z-]*x", pattern[i:]):
+            if in_class:
+                in_class = ch != "]"
+            elif ch == "[":
+                in_class = True
+                if pattern.startswith("^]", i + 1) or pattern.startswith("]", i + 1):  # a leading ] is literal
+                    step = 3 if pattern[i + 1] == "^" else 2
+                    out.append(pattern[i : i + step])
+                    i += step
+                    continue
+            elif ch == "|":
+                out.append("|(?=)")  # keeps Java's alternation: Python would fold `a|b` into one class
+                i += 1
+                continue
+            elif pattern.startswith("(?", i) and re.match(r"\(\?[a-zA-Z-]*x", pattern[i:]):
                 raise RegexUnreadable("the comments flag (?x)")
             out.append(ch)
             i += 1
@@ -162,7 +181,7 @@ class _Walk:
             return "uses a backreference, whose matching can take exponential time"
         if op in _REPEATS:
             low, high, body = av
-            if high == _sre.MAXREPEAT or high >= LARGE_REPEAT:
+            if high == _sre.MAXREPEAT or high - low >= WIDE_REPEAT:
                 self.unbounded += 1
             if high > 1 and _repeats_inside(list(body)):
                 shown = "unbounded" if high == _sre.MAXREPEAT else f"{low}..{high}"
@@ -196,10 +215,11 @@ def _children(op: Any, av: Any) -> list[list[tuple[Any, Any]]]:
 
 
 def _repeats_inside(items: list[tuple[Any, Any]]) -> bool:
-    """Whether a sub-pattern holds a quantifier that repeats or an alternation of more than single characters."""
+    """Whether a sub-pattern can match in more than one way: a quantifier with a variable count (`a+`, `a{2,3}`;
+    an exact count like `\\d{3}` only through its body) or an alternation of more than single characters."""
     for op, av in items:
         if op in _REPEATS:
-            if av[1] > 1:
+            if av[1] > av[0]:
                 return True
             if _repeats_inside(list(av[2])):
                 return True
