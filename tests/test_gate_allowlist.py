@@ -319,3 +319,58 @@ def test_refusals_per_rule_class_on_the_hostile_corpus() -> None:
         print(f"\n{dialect.value}: {len(texts)} hostile texts: {dict(sorted(counts.items()))}")
         assert counts["passed"] == 0
         assert counts["not a read clause (allow-list)"] >= 1  # unknown words; known ones are counted by kind
+
+
+# --- Neo4j's own reading (live server; skipped without one) -------------------------------------------
+
+
+def neo4j_reading(store, text: str) -> str:
+    """What Neo4j reads in `text` without running it (EXPLAIN in a READ session, the gate skipped): read, non-read, error."""
+    import neo4j
+
+    from t2c_lib.graph.neo4j import _check_read_only_plan
+
+    try:
+        with store.driver.session(default_access_mode=neo4j.READ_ACCESS) as session:
+            summary = session.run("EXPLAIN " + text).consume()
+    except neo4j.exceptions.Neo4jError:
+        return "error"
+    try:
+        _check_read_only_plan(summary)
+    except UnsafeQuery:
+        return "non-read"
+    return "read"
+
+
+@pytest.mark.neo4j
+def test_neo4j_reads_the_comments_as_its_dialect_says(neo4j_kurikulum) -> None:
+    """Neo4j 5 ends `/* **/` at its first `*/` and a `//` comment at a carriage return: the code after is code."""
+    assert neo4j_reading(neo4j_kurikulum, "RETURN 1 /* **/ + 1") == "read"
+    assert neo4j_reading(neo4j_kurikulum, "RETURN 1 /***/ + 1") == "read"
+    assert neo4j_reading(neo4j_kurikulum, "MATCH (m:MK) WITH m /* **/ SET m.sks = 0 //*/") == "non-read"
+    assert neo4j_reading(neo4j_kurikulum, "UNWIND [1] AS LOAD WITH * LOAD CSV FROM 'file:///x' AS r RETURN r") == (
+        "non-read"
+    )
+    for text in ("MATCH (m:MK) WITH m /* **/ SET m.sks = 0 //*/", "MATCH (m:MK) WITH m // c\rSET m.sks = 0"):
+        assert not judge(text, dialect=Dialect.NEO4J).ok
+
+
+@pytest.mark.neo4j
+def test_the_gate_never_passes_what_neo4j_reads_as_more_than_a_read(neo4j_kurikulum) -> None:
+    """Differential: the Neo4j-dialect gate against Neo4j's EXPLAIN on the seeded fuzz texts and this file's corpus."""
+    from tests.test_guard_fuzz import SEED, fuzz_texts
+
+    texts = fuzz_texts(SEED, 2000) + hostile_corpus() + [q for _, q in HOSTILE]
+    outcomes: Counter[str] = Counter()
+    violations = []
+    for text in texts:
+        if not judge(text, dialect=Dialect.NEO4J).ok:
+            outcomes["refused"] += 1
+            continue
+        reading = neo4j_reading(neo4j_kurikulum, text)
+        outcomes[f"gate=read db={reading}"] += 1
+        if reading == "non-read":
+            violations.append(text)
+    print(f"\nNeo4j differential: {dict(outcomes)}")
+    assert outcomes["gate=read db=read"] > 100 and outcomes["refused"] > 500
+    assert violations == []
