@@ -311,3 +311,18 @@ def test_the_shipped_datasets_use_identifiers_only(shipped):
     names += [p for props in dataset.schema_spec.nodes.values() for p in props]
     names += [p for spec in dataset.schema_spec.rels.values() for p in spec.properties]
     assert all(IDENTIFIER.fullmatch(n) for n in names)
+
+
+def test_t2c_db_load_refuses_the_issues_ddl_property_in_one_line_and_builds_nothing(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from t2c_lib.cli.db import db_load
+
+    written = tmp_path / "o.csv"
+    root = _rename_property(tmp_path, DDL_PAYLOAD.replace("/tmp/o.csv", str(written)))
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+    result = CliRunner().invoke(db_load, ["--dataset", str(root)])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and result.output.startswith("t2c: error: ")
+    assert "property name" in result.output and "is not allowed" in result.output
+    assert not written.exists() and not (tmp_path / "cache").exists()
