@@ -194,7 +194,7 @@ def analyze_command(params_file, run_id):
         click.echo(tables.strategies[shown].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     figures = config.FIGURES_DIR / params.run_id
     click.echo(
-        f"tables: {run_dir_for(params) / ANALYSIS_DIR}/ (CSV, comparison.tex); figures: {figures}/ "
+        f"tables: {run_dir_for(params) / ANALYSIS_DIR}/ (CSV; for the paper headline.tex, booktabs); figures: {figures}/ "
         f"({len(list(figures.glob('*.png')))} figures as PDF, SVG and PNG, each with its caption in a .txt beside it)"
     )
 

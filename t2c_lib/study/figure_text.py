@@ -65,6 +65,11 @@ def _who(tables: RunTables) -> str:
     return f"Model: {models}; Pass@1 under the {tables.scoring} scoring preset.{local}"
 
 
+def model_and_scoring(tables: RunTables) -> str:
+    """Who answered and under which scoring preset, as every caption (figures and the paper's tables) says it."""
+    return _who(tables)
+
+
 def _sizes(tables: RunTables) -> str:
     """`N = 6 questions per configuration, 2 configurations` (or the range when configurations differ)."""
     means = tables.mode_means

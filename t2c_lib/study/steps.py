@@ -493,6 +493,9 @@ def analyze(
         folders=[cell.directory(run_dir) for cell in cells],
     )
     write_tables(tables, run_dir)
+    from t2c_lib.study.paper_tables import write_paper_tables
+
+    write_paper_tables(tables, run_dir, params.run_id, dataset.name)
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir, cells))
     return tables
