@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
+from t2c_lib.outputs import csv_frame
 from t2c_lib.study.analysis import BASELINE, TREATMENT, RunTables, config_order
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side, stat
 from t2c_lib.study.figure_text import STRATEGY_LABELS, model_and_scoring
@@ -154,7 +155,7 @@ def write_paper_tables(tables: RunTables, run_dir: Path, run_id: str, dataset: s
         frames.append((STRATEGIES_HEADLINE, strategies_frame(tables)))
     for name, frame in frames:
         csv_path, tex_path = out / f"{name}.csv", out / f"{name}.tex"
-        frame.to_csv(csv_path, index=False, float_format="%.10g", lineterminator="\n")
+        csv_frame(frame).to_csv(csv_path, index=False, float_format="%.10g", lineterminator="\n")
         tex_path.write_text(table_latex(frame, tables, run_id, dataset, name), encoding="utf-8")
         written += [csv_path, tex_path]
     return written
