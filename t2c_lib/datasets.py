@@ -191,10 +191,12 @@ class Dataset:
 
 
 def available_datasets() -> list[str]:
-    """Names of the dataset directories under `data/`."""
+    """Names of the dataset directories under `data/` (a folder whose name is no IDENTIFIER cannot be loaded by name)."""
     if not config.DATA_DIR.is_dir():
         return []
-    return sorted(p.name for p in config.DATA_DIR.iterdir() if (p / "schema.yaml").is_file())
+    return sorted(
+        p.name for p in config.DATA_DIR.iterdir() if (p / "schema.yaml").is_file() and IDENTIFIER.fullmatch(p.name)
+    )
 
 
 def resolve_dataset_dir(name_or_path: str | Path) -> Path:
