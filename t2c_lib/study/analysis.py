@@ -448,9 +448,15 @@ def load_published(dataset_dir: Path) -> pd.DataFrame:
 
 
 def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_label: str) -> pd.DataFrame:
-    """This run's kg-axel numbers (agentic mode: the thesis ran its loop) beside the published ones, one row each."""
+    """This run's kg-axel numbers (agentic mode: the thesis ran its loop) beside the published ones, one row each.
+
+    Each published row cites its work (`citation`, from CITATION.cff: title, author, year, link, commit).
+    """
+    from t2c_lib.study.citations import citation_for_repository
+
     if published.empty or by_scoring.empty:
         return pd.DataFrame()
+    cited: dict[str, str] = {}
     ours = by_scoring[(by_scoring["scoring"] == "kg-axel") & (by_scoring["strategy"] == TREATMENT)]
     rows = [
         {
@@ -460,11 +466,12 @@ def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_labe
             "configuration": r["configuration"],
             "n": r["n"],
             **{c: r[c] for c in THESIS_COLUMNS},
+            "citation": "",
         }
         for r in ours.to_dict("records")
     ]
     wide = published.pivot_table(
-        index=["source_file", "model", "endpoint", "configuration", "n"],
+        index=["source_repo", "source_file", "model", "endpoint", "configuration", "n"],
         columns="metric",
         values="value",
         aggfunc="first",
@@ -478,6 +485,7 @@ def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_labe
                 "configuration": r["configuration"],
                 "n": int(r["n"]),
                 **{c: r.get(c, float("nan")) for c in THESIS_COLUMNS},
+                "citation": cited.setdefault(r["source_repo"], citation_for_repository(r["source_repo"])),
             }
         )
     return pd.DataFrame.from_records(rows)
