@@ -119,7 +119,7 @@ HOSTILE = [
     ("ANALYZE", "MATCH (m:MK) WITH m ANALYZE"),
     ("INSERT", "INSERT (:MK {nama: 'x'})"),
     ("INSERT", "MATCH (m:MK) INSERT (m)-[:PREREQUISITE]->(:MK {nama: 'y'})"),
-    ("UPSERT", "MATCH (a:MK) RETURN (a) * UPSERT"),
+    ("UPSERT", "MATCH (a:MK) RETURN a.sks UPSERT (a)"),
     ("FOO", "MATCH (m:MK) WHERE m.sks = 3 FOO (m)"),
     ("apoc.cypher.runFirstColumnSingle", "RETURN `apoc`.cypher.runFirstColumnSingle('MATCH (n) RETURN n', {}) AS x"),
     ("apoc.cypher.doIt", "RETURN `apoc`.`cypher`.doIt('CREATE (n)', {}) AS x"),
@@ -193,6 +193,7 @@ def test_the_walk_knows_every_read_clause_form() -> None:
         "MATCH (m:MK) CALL { WITH m RETURN m.sks AS s } RETURN s",
         "OPTIONAL MATCH (m:MK)-[:PREREQUISITE]->(n) RETURN m, n",
         "MATCH (n) WHERE n:MK|SO RETURN labels(n)",
+        "MATCH (m:MK) WITH count(m) AS c MATCH (t:topic) WITH count(t) AS d, c RETURN (d) * c, size([1, 2]) + c",
         "MATCH (m:MK) RETURN m {load: m.nama, set: m.sks} AS x",  # a map projection (Neo4j's; LadybugDB has none)
     ]
     neo4j_only = [

@@ -155,9 +155,8 @@ _SUBQUERY_OPENERS = frozenset({"CALL", "EXISTS", "COUNT", "COLLECT"})
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
 _BOX_FIRST, _BOX_LAST = 0x2500, 0x257F  # the characters of LadybugDB's EXPLAIN drawing
 
-_CLAUSE, _OPERAND, _COMPLETE, _EITHER = "clause", "operand", "complete", "either"
-"""Walk states: a statement's start (a read clause must follow), a value owed, a value complete, and after
-`)*` or `)+` outside a MATCH pattern either (a product, or in Neo4j a path quantifier ending the value)."""
+_CLAUSE, _OPERAND, _COMPLETE = "clause", "operand", "complete"
+"""Walk states: a statement's start (a read clause must follow), a value owed, a value complete."""
 
 
 class _Refused(Exception):
@@ -255,11 +254,6 @@ class _Walk:
         upper = toks[i].upper
         if state != _CLAUSE and _name_spot(toks, i):
             return i + 1, _COMPLETE, pattern
-        if state == _EITHER:
-            nxt = toks[i + 1] if i + 1 < len(toks) else None
-            if nxt is not None and (nxt.is_punct(".") or (nxt.is_punct("(") and upper not in DENY)):
-                return i + 1, _COMPLETE, pattern  # `(a) * b.x`, `(a) * f(x)`: a value either way
-            return self.clause(i, hi)  # otherwise it must be allowed where a clause could start
         if state == _OPERAND:
             if upper in DENY or upper in NEVER_VALUE:
                 if upper in NEVER_VALUE or not self.plain_value(i):
@@ -365,13 +359,11 @@ class _Walk:
         prev = toks[i - 1] if i > 0 else None
         if state == _CLAUSE:
             raise _Refused(tok.text, f"a query must start with a read clause ({_allowed()}), not {tok.text}")
-        if state == _EITHER:
-            state = _OPERAND
         if tok.text in ("*", "+"):
             if state == _OPERAND:
                 return _COMPLETE if tok.text == "*" else _OPERAND  # `RETURN *`, `YIELD *`; unary plus
-            if prev is not None and prev.is_punct(")"):
-                return _COMPLETE if pattern else _EITHER  # a quantified path pattern: ((a)-->(b))+
+            if pattern and prev is not None and prev.is_punct(")"):
+                return _COMPLETE  # a quantified path pattern, ((a)-->(b))+: Neo4j allows one only in MATCH patterns
             return _OPERAND
         if tok.text == "." and not _is_property_dot(toks, i):
             return state  # `1. CREATE`: no property access; what follows is judged where it stands
