@@ -156,6 +156,8 @@ ALIAS_READS = [
     "MATCH (set:MK)-[:PREREQUISITE]->(remove:MK) RETURN set.nama, remove.nama",
     "MATCH (m:MK) WITH collect(m.nama) AS load RETURN size(load), load[1]",
     "UNWIND [1] AS LOAD WITH * RETURN *",
+    "MATCH load = (a:MK)-[:PREREQUISITE]->(b:MK) RETURN length(load) LIMIT 1",
+    "MATCH (m:MK) WITH m.sks AS load WITH load WHERE load > 3 RETURN count(*)",
 ]
 
 
@@ -173,6 +175,7 @@ def test_aliases_named_like_clause_words_pass_where_they_are_plainly_values(quer
         "MATCH (m:MK) WITH m.sks > 3 AS set WHERE NOT set RETURN 1",  # NOT, CASE, DISTINCT may be variables in Neo4j
         "MATCH (m:MK) WITH m.sks AS load RETURN DISTINCT load",
         "MATCH (m:MK) WITH m.sks AS load RETURN load FROM",  # a DENY word followed by another word: command shape
+        "UNWIND [1] AS load WITH load WITH HEADERS",  # LOAD WITH HEADERS: LadybugDB's file read
     ],
 )
 def test_remaining_false_refusal_classes_are_known(query: str) -> None:

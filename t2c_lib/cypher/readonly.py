@@ -133,7 +133,7 @@ _PREFIX = frozenset({"NOT", "CASE", "DISTINCT"})
 """Words that open a value and owe one after them (in Neo4j each could also be a variable)."""
 _OWES_VALUE_WORDS = frozenset(
     {"RETURN", "WITH", "WHERE", "BY", "AND", "OR", "XOR", "UNWIND", "SKIP", "LIMIT", "WHEN", "THEN", "ELSE"}
-    | {"IN", "IS", "CONTAINS", "YIELD"}
+    | {"IN", "IS", "CONTAINS", "YIELD", "MATCH"}
 )
 """Keywords after which both grammars read a value, never a clause (when the walk read them as keywords)."""
 _OWES_VALUE_PUNCT = frozenset({",", "(", "[", "=", "<>", "!=", "<", ">", "<=", ">=", "=~"})
@@ -438,6 +438,8 @@ def _ends_value(tokens: list[Token], i: int) -> bool:
         return True
     if nxt.kind is Kind.PUNCT:
         return not nxt.is_punct("(", "{")
+    if nxt.upper in ("WITH", "CALL"):  # a clause after the value, checked there; never LOAD WITH HEADERS
+        return _next_upper(tokens, i + 1) != "HEADERS"
     return nxt.upper in _VALUE_FOLLOWERS
 
 
