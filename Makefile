@@ -132,7 +132,7 @@ conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions:
 	@mkdir -p $(CONVERSATIONS_DIR)
 	$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p out_dir $(CONVERSATIONS_DIR)
 
-decoding: setup ## the thesis grid decoded free and constrained, side by side (results/thesis-constrained/analysis/constrained_vs_free.*)
+decoding: setup ## the thesis grid decoded free and constrained, side by side (results/compare/thesis-constrained_vs_thesis/constrained_vs_free.*)
 	$(MAKE) all PARAMS=params/thesis.yaml
 	$(MAKE) all PARAMS=params/thesis-constrained.yaml
 	$(T2C) study compare results/thesis results/thesis-constrained

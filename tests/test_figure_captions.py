@@ -38,7 +38,8 @@ def test_every_figure_has_a_caption_saying_what_n_and_the_error_bars_are(tables,
             "N = 3 questions per configuration and strategy, 2 configuration(s)" in caption
             or name == "strategy_cost_effectiveness"
         )
-        assert f"Pass@1 under the {tables.scoring} scoring preset" in caption, name
+        shows_pass = name not in ("cumulative_success", "error_types_recovery")  # issue 39 (6)
+        assert (f"Pass@1 under the {tables.scoring} scoring preset" in caption) == shows_pass, name
     for name in ("pass_kgvalid_by_config", "accuracy_by_stratum"):
         caption = (tmp_path / f"{name}.txt").read_text(encoding="utf-8")
         assert "95% percentile bootstrap confidence intervals" in caption and "seed 20241" in caption

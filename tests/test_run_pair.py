@@ -119,7 +119,7 @@ def test_cli_writes_tables_and_figure(runs, tmp_path):
         "constrained_vs_free.md",
         "constrained_vs_free_loop_gain.csv",
     ]
-    assert sorted(p.suffix for p in figures.iterdir()) == [".pdf", ".png", ".svg"]
+    assert sorted(p.suffix for p in figures.iterdir()) == [".pdf", ".png", ".svg", ".txt"]  # .txt: its caption
     first = (figures / "constrained_vs_free.svg").read_bytes()
     assert (
         CliRunner()
@@ -128,3 +128,24 @@ def test_cli_writes_tables_and_figure(runs, tmp_path):
         == 0
     )
     assert (figures / "constrained_vs_free.svg").read_bytes() == first  # same runs, same bytes
+
+
+@pytest.mark.slow
+def test_cli_writes_the_pair_into_a_folder_of_its_own_with_a_caption(runs, tmp_path, monkeypatch):
+    """Issue 39 (6): by default neither run's folders receive the pair's tables or figure."""
+    from t2c_lib import config
+    from t2c_lib.cli import main
+
+    monkeypatch.setattr(config, "RESULTS_DIR", tmp_path / "results")
+    monkeypatch.setattr(config, "FIGURES_DIR", tmp_path / "figures")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    result = CliRunner().invoke(main, ["study", "compare", str(runs[0]), str(runs[1])])
+    assert result.exit_code == 0, result.output
+    pair = Path("compare") / "thesis-constrained_vs_thesis"
+    assert (tmp_path / "results" / pair / "constrained_vs_free.csv").is_file()
+    caption = (tmp_path / "figures" / pair / "constrained_vs_free.txt").read_text(encoding="utf-8")
+    assert caption.startswith("Run constrained against run free, per configuration: the share of questions")
+    assert "Pass@1 under the kg-axel scoring preset" in caption and "N = 20 questions per bar." in caption
+    after = {p.relative_to(tmp_path) for p in tmp_path.rglob("*")}
+    touched = {p for p in after - set(before) if p.parts[0] in ("thesis", "thesis-constrained")}
+    assert not touched, touched

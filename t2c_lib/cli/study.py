@@ -192,6 +192,10 @@ def analyze_command(params_file, run_id):
     if "strategy" in tables.strategies and tables.strategies["strategy"].nunique() > 2:
         shown = [c for c in STRATEGY_SUMMARY if c in tables.strategies]
         click.echo(tables.strategies[shown].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from t2c_lib.study.plots import skipped_figures
+
+    for name, why in skipped_figures(tables).items():
+        click.echo(f"figure {name} not drawn: it {why}")
     figures = config.FIGURES_DIR / params.run_id
     click.echo(
         f"tables: {run_dir_for(params) / ANALYSIS_DIR}/ (CSV; for the paper headline.tex, booktabs); figures: {figures}/ "
@@ -250,13 +254,15 @@ def progress_command(params_file, run_dir, since):
     "that differs, e.g. free constrained; else the run directories' names)",
 )
 @click.option(
-    "--out", type=click.Path(file_okay=False, path_type=Path), help="table directory (default: RUN_B/analysis)"
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="table directory (default: results/compare/<RUN_B>_vs_<RUN_A>, a folder of its own)",
 )
 @click.option(
     "--figures",
     "figures_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="figure directory (default: figures/<RUN_B's name>)",
+    help="figure directory (default: figures/compare/<RUN_B>_vs_<RUN_A>)",
 )
 @friendly_errors
 def compare_command(run_a, run_b, labels, out, figures_dir):
@@ -268,7 +274,9 @@ def compare_command(run_a, run_b, labels, out, figures_dir):
     label_a, label_b = labels or default_labels(run_a, run_b)
     pair = compare_runs(run_a, run_b, label_a, label_b)
     stem = f"{label_b}_vs_{label_a}"
-    tables, figures = out or run_b / "analysis", figures_dir or config.FIGURES_DIR / run_b.name
+    # a folder of the pair's own: neither run's analysis or figures hold what the other run's data made
+    pair_dir = Path("compare") / f"{run_b.resolve().name}_vs_{run_a.resolve().name}"
+    tables, figures = out or config.RESULTS_DIR / pair_dir, figures_dir or config.FIGURES_DIR / pair_dir
     with user_path(tables):
         written = pair.write(tables, stem)
     local = all(pair.models.get(label, "").startswith("local") for label in (label_a, label_b))

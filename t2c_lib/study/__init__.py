@@ -65,7 +65,7 @@ _PUBLIC = {
     "evaluation": ("evaluate_cell",),
     "analysis": ("RunTables", "analyze_run", "summary_header", "paired_note", "readable_summary", "summary_view"),
     "compare": ("RunPair", "compare_runs"),
-    "plots": ("figures_of", "export_figures", "export_conversation_figure", "fig_conversations"),
+    "plots": ("figures_of", "skipped_figures", "export_figures", "export_conversation_figure", "fig_conversations"),
     "table_view": ("Table", "table"),
 }
 _WHERE = {name: module for module, names in _PUBLIC.items() for name in names}

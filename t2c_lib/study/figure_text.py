@@ -54,7 +54,8 @@ def stratum_value(value: str, language: str = "en") -> str:
     return STRATUM_VALUES.get(value, {}).get(language, value)
 
 
-def _who(tables: RunTables) -> str:
+def _who(tables: RunTables, pass_at_1: bool = True) -> str:
+    """Who answered, and (where the figure or table shows Pass@1) under which scoring preset."""
     models = ", ".join(tables.models) or "model not recorded"
     local = (
         " The packaged local model's numbers are illustrative: they show the pipeline at work, not what a strong "
@@ -62,7 +63,8 @@ def _who(tables: RunTables) -> str:
         if any(m.startswith("local") for m in tables.models)
         else ""
     )
-    return f"Model: {models}; Pass@1 under the {tables.scoring} scoring preset.{local}"
+    preset = f"; Pass@1 under the {tables.scoring} scoring preset" if pass_at_1 else ""
+    return f"Model: {models}{preset}.{local}"
 
 
 def model_and_scoring(tables: RunTables) -> str:
@@ -102,7 +104,7 @@ def _cumulative(tables: RunTables) -> str:
     return (
         f"{STRATEGY_LABELS[TREATMENT].capitalize()}: share of questions whose query passed the whole validator "
         f"chain by attempt 1, 2, ..., one line per configuration (lines are shifted sideways so that equal rates "
-        f"stay visible; the heights are exact). {_sizes(tables)} {_who(tables)}"
+        f"stay visible; the heights are exact). {_sizes(tables)} {_who(tables, pass_at_1=False)}"
     )
 
 
@@ -111,7 +113,7 @@ def _errors(tables: RunTables) -> str:
         f"Left: error types of the failed attempts of {STRATEGY_LABELS[TREATMENT]}, as shares of each "
         f"configuration's failed attempts (counts in analysis/errors.csv). Right: of the questions whose first "
         f"attempt failed with an error type, the share the loop then repaired, all configurations pooled; each bar "
-        f"is labelled k/n. {_sizes(tables)} {_who(tables)}"
+        f"is labelled k/n. {_sizes(tables)} {_who(tables, pass_at_1=False)}"
     )
 
 
@@ -173,3 +175,20 @@ def caption(name: str, tables: RunTables) -> str:
     if name.startswith(STRATA_VARIANT):
         return _strata(tables, name[len(STRATA_VARIANT) :]) + "\n"
     return CAPTIONS[name](tables) + "\n"
+
+
+def run_pair_caption(pair: Any) -> str:
+    """The caption of `t2c study compare`'s figure (a `compare.RunPair`): what each panel shows, of which runs, by whom."""
+    a, b = pair.label_a, pair.label_b
+    models = "; ".join(f"{label}: {pair.models.get(label) or 'model not recorded'}" for label in (a, b))
+    sizes = sorted({int(n) for n in pair.per_cell["n"]}) if "n" in pair.per_cell and len(pair.per_cell) else []
+    n = "" if not sizes else f" N = {sizes[0] if len(sizes) == 1 else f'{sizes[0]}-{sizes[-1]}'} questions per bar."
+    preset = pair.headline.replace("_", "-")
+    return (
+        f"Run {b} against run {a}, per configuration: the share of questions whose first reply held no query "
+        f"(NO_QUERY, left), whose final query passes the whole validator chain (KG-valid chain, middle) and whose "
+        f"final query is result-correct (Pass@1 under the {preset} scoring preset, right); "
+        f"{STRATEGY_LABELS[BASELINE]} (grey) and {STRATEGY_LABELS[TREATMENT]} (blue) of each run, run {a} lighter. "
+        f"No error bars: the exact McNemar tests of {b} against {a} (Holm across the table) are in the tables "
+        f"written beside this figure's run pair.{n} Models: {models}.\n"
+    )

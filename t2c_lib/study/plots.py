@@ -25,7 +25,13 @@ from t2c_lib.study import columns  # noqa: E402
 from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
 from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
 from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
-from t2c_lib.study.figure_text import STRATEGY_LABELS, caption, stratum_title, stratum_value  # noqa: E402
+from t2c_lib.study.figure_text import (  # noqa: E402
+    STRATEGY_LABELS,
+    caption,
+    run_pair_caption,
+    stratum_title,
+    stratum_value,
+)
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
@@ -106,9 +112,51 @@ def _legend_below(fig: plt.Figure, ax: plt.Axes) -> None:
     fig.tight_layout(rect=(0, 0.06, 1, 1))
 
 
+ILLUSTRATIVE = "local model results are illustrative"
+
+
+def mark_illustrative(fig: plt.Figure) -> Any:
+    """The "illustrative" mark, under everything the figure draws (the saved area grows to hold it: `savefig.bbox:
+    tight`), right-aligned: it cannot cover an axis label, a tick label or a legend."""
+    renderer = fig.canvas.get_renderer()
+    box = fig.get_tightbbox(renderer)  # inches
+    width, height = fig.get_size_inches()
+    return fig.text(
+        box.x1 / width, (box.y0 - 0.03) / height, ILLUSTRATIVE, ha="right", va="top", fontsize=5, color="#777777"
+    )
+
+
 def _illustrative(tables: RunTables) -> bool:
     """Whether the packaged local model answered (its numbers show the pipeline, not a strong model's accuracy)."""
     return any(model.startswith("local") for model in tables.models) or "model:local" in tables.signature
+
+
+def _thesis_strategies(tables: RunTables) -> list[str]:
+    """Single-pass and feedback, those of them the run has (a one-strategy run draws its one)."""
+    present = set(tables.per_question["strategy"]) if "strategy" in tables.per_question else set()
+    return [s for s in (BASELINE, TREATMENT) if s in present]
+
+
+def _offsets(strategies: list[str], width: float) -> list[tuple[float, str]]:
+    """Each strategy's bar offset from its tick: side by side around it, or on it when there is one."""
+    return [((i - (len(strategies) - 1) / 2) * width, s) for i, s in enumerate(strategies)]
+
+
+def skipped_figures(tables: RunTables) -> dict[str, str]:
+    """The figures this run cannot fill, each with why (a line for the notebook and `t2c analyze`)."""
+    have = sorted(set(tables.per_question["strategy"])) if "strategy" in tables.per_question else []
+    has = ", ".join(have) or "none"
+    skipped = {}
+    if tables.comparison.empty:
+        skipped["cost_vs_gain"] = (
+            f"needs {BASELINE} and {TREATMENT} on the same questions (this run has {has}): no gain to plot"
+        )
+    if TREATMENT not in have:
+        for name in ("cumulative_success", "error_types_recovery"):
+            skipped[name] = f"shows the {TREATMENT} loop's attempts (this run has {has})"
+    if len(have) < 2:
+        skipped["strategy_cost_effectiveness"] = f"sets strategies against each other (this run has {has})"
+    return skipped
 
 
 def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
@@ -118,11 +166,12 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.2), sharey=True)
     x = np.arange(len(configs))
     width = 0.38
+    drawn = _offsets(_thesis_strategies(tables), width)
     for ax, metric, title in (
         (axes[0], tables.col("pass_at_1_final"), f"{columns.label('pass_at_1_final')} ({tables.scoring})"),
         (axes[1], "kg_valid_chain_final", f"{columns.label('kg_valid_chain_final')} (final query)"),
     ):
-        for offset, strategy in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
+        for offset, strategy in drawn:
             rows = means[means["strategy"] == strategy].set_index("configuration").reindex(configs)
             _shares(
                 ax,
@@ -133,7 +182,7 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
                 rows[bound(metric, "high")].to_numpy(dtype=float),
                 rows["n"].to_numpy(dtype=float),
                 strategy,
-                bars_in_panel=2 * len(configs),
+                bars_in_panel=len(drawn) * len(configs),
             )
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
@@ -148,10 +197,18 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
     """Prompt type x schema format heatmaps of LLMetric, one per mode (seaborn, one shared colour bar)."""
     means = tables.mode_means.copy()
     means[["prompt", "schema"]] = means["configuration"].str.split("_", n=1, expand=True)
-    fig, axes = plt.subplots(1, 3, figsize=(6.4, 2.6), gridspec_kw={"width_ratios": [1, 1, 0.06]})
+    modes = _thesis_strategies(tables)
+    fig, axes = plt.subplots(
+        1,
+        len(modes) + 1,
+        figsize=(0.4 + 3.0 * len(modes), 2.6),
+        gridspec_kw={"width_ratios": [1] * len(modes) + [0.06]},
+        squeeze=False,
+    )
+    axes = list(axes[0])
     prompts = [p for p in PROMPT_ORDER if p in set(means["prompt"])]
     schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
-    for ax, mode in zip(axes[:2], (BASELINE, TREATMENT)):
+    for ax, mode in zip(axes[:-1], modes):
         grid = (
             means[means["strategy"] == mode]
             .pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
@@ -167,8 +224,8 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
             annot=True,
             fmt=".2f",
             annot_kws={"fontsize": 7},
-            cbar=ax is axes[1],
-            cbar_ax=axes[2] if ax is axes[1] else None,
+            cbar=ax is axes[-2],
+            cbar_ax=axes[-1] if ax is axes[-2] else None,
             cbar_kws={"label": f"{columns.label('llmetric_q')} ({tables.scoring}, weights {tables.weights})"},
             linewidths=0.5,
             linecolor="white",
@@ -178,7 +235,7 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
         ax.set_ylabel("")
         ax.grid(False)
         ax.tick_params(axis="y", rotation=0)
-        if ax is axes[1]:
+        if ax is not axes[0]:
             ax.set_yticklabels([])
     fig.tight_layout()
     return fig
@@ -281,7 +338,8 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
         values = values_of[stratum]
         x = np.arange(len(values))
         column = per_question[stratum].astype(str)
-        for offset, strategy in ((-width / 2, BASELINE), (width / 2, TREATMENT)):
+        drawn = _offsets(_thesis_strategies(tables), width)
+        for offset, strategy in drawn:
             shares, lows, highs, sizes = [], [], [], []
             for value in values:
                 scores = per_question[(column == value) & (per_question["strategy"] == strategy)][metric].to_numpy(
@@ -301,7 +359,7 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
                 np.array(highs),
                 np.array(sizes),
                 strategy,
-                bars_in_panel=2 * len(values),
+                bars_in_panel=len(drawn) * len(values),
                 label=MODE_LABELS[strategy] if ax is axes[0][0] else "_nolegend_",
             )
         ax.set_xticks(
@@ -469,7 +527,8 @@ FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {
 
 def figures_of(tables: RunTables) -> dict[str, Callable[[RunTables], plt.Figure]]:
     """The figures a run gets: `FIGURES`, plus the strata figure in the thesis's language when the dataset is not English."""
-    figures = dict(FIGURES)
+    skipped = skipped_figures(tables)
+    figures = {name: draw for name, draw in FIGURES.items() if name not in skipped}
     if tables.language != "en" and any(
         stratum_title(s, tables.language) != stratum_title(s) for s in tables.strata_values
     ):
@@ -478,20 +537,20 @@ def figures_of(tables: RunTables) -> dict[str, Callable[[RunTables], plt.Figure]
 
 
 def export_figures(tables: RunTables, out_dir: Path) -> list[Path]:
-    """Draw every paper figure into `out_dir` in every format, each with its caption (`<name>.txt`)."""
+    """Draw every paper figure the run can fill into `out_dir` in every format, each with its caption (`<name>.txt`).
+
+    A figure the run cannot fill (`skipped_figures`) is not drawn, and one an earlier analysis
+    left in `out_dir` is removed, so the folder holds this run's figures only.
+    """
     written: list[Path] = []
+    for name in skipped_figures(tables):
+        for suffix in (*FORMATS, "txt"):
+            (out_dir / f"{name}.{suffix}").unlink(missing_ok=True)
     with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
         for name, draw in figures_of(tables).items():
             fig = draw(tables)
-            fig.text(
-                0.995,
-                0.005,
-                "local model results are illustrative" if _illustrative(tables) else "",
-                ha="right",
-                va="bottom",
-                fontsize=5,
-                color="#777777",
-            )
+            if _illustrative(tables):
+                mark_illustrative(fig)
             written += save_figure(fig, out_dir, name)
             text = out_dir / f"{name}.txt"
             text.write_text(caption(name, tables), encoding="utf-8")
@@ -589,16 +648,12 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
 
 
 def export_run_pair_figure(pair: RunPair, out_dir: Path, name: str, local_model: bool = False) -> list[Path]:
-    """`<name>.{pdf,svg,png}` in the paper style, deterministically."""
+    """`<name>.{pdf,svg,png}` in the paper style, deterministically, and its caption `<name>.txt`."""
     with plt.style.context(str(STYLE)), matplotlib.rc_context({"svg.hashsalt": "t2c-paper"}):
         fig = fig_run_pair(pair)
-        fig.text(
-            0.995,
-            0.995,
-            "local model results are illustrative" if local_model else "",  # the legend is at the bottom
-            ha="right",
-            va="top",
-            fontsize=5,
-            color="#777777",
-        )
-        return save_figure(fig, out_dir, name)
+        if local_model:
+            mark_illustrative(fig)
+        written = save_figure(fig, out_dir, name)
+    caption_file = out_dir / f"{name}.txt"
+    caption_file.write_text(run_pair_caption(pair), encoding="utf-8")
+    return [*written, caption_file]
