@@ -229,7 +229,8 @@ class _Walk:
                 if tok.text == "(" and state == _COMPLETE and not _call_or_path(toks, i, pattern):
                     raise _Refused(
                         f"{toks[i - 1].text[:40]}(",
-                        f"{toks[i - 1].text[:40]} followed by `(`: only a function name or a node pattern may be",
+                        f"{toks[i - 1].text[:40]} followed by `(`: only a function name or a path pattern may be "
+                        "followed by `(`",
                     )
                 i = self.group(i, hi)
                 state = _COMPLETE
@@ -423,8 +424,10 @@ class _Walk:
 def _call_or_path(tokens: list[Token], i: int, pattern: bool) -> bool:
     """Whether the `(` at i, after a complete value, opens a call's arguments or (in a MATCH pattern) a node."""
     prev = tokens[i - 1]
-    if prev.kind is Kind.WORD or pattern:  # f(x); (a)((b)-->(c))+, SHORTEST 2 (a)-->(b)
+    if pattern:  # (a) ((b)-->(c))+, SHORTEST 2 (a)-->(b)
         return True
+    if prev.kind is Kind.WORD:  # f(x), date.truncate(x); never an alias or a label (`AS x (`, `:MK (`)
+        return not (i >= 2 and (tokens[i - 2].upper == "AS" or tokens[i - 2].is_punct(":", "::")))
     return prev.kind is Kind.QUOTED and i >= 2 and tokens[i - 2].is_punct(".")  # `ns`.`f`(x)
 
 
