@@ -30,6 +30,17 @@ endif
 T2C_LOCAL_THREADS ?= $(shell n=$$(( $(CORES) / $(JOBS) )); echo $$(( n > 0 ? n : 1 )))
 
 PAPERMILL := $(PY) -m t2c_lib.study.notebook_engine --no-progress-bar --log-output --log-level INFO -k python3 --cwd $(CURDIR)
+# `make all` shows the grid's progress lines and, at the end, the headline table; each notebook's
+# own output goes to its executed copy and to a log beside it (results/<run_id>/notebooks/<name>.log),
+# and a notebook that fails shows its last line (a t2c error is one line) and that log's path.
+# VERBOSE=1 streams every notebook's output and every command instead.
+ifeq ($(VERBOSE),1)
+Q :=
+NOTEBOOK_LOG =
+else
+Q := @
+NOTEBOOK_LOG = > $(1) 2>&1 || { tail -n 1 $(1) >&2; echo "  the notebook's log: $(1)" >&2; exit 1; }
+endif
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 
 .PHONY: help parallel setup test test-fast lint lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache
@@ -46,7 +57,7 @@ endif
 
 # the rules are remade when the generator changes too (a copy of the Makefile outside a checkout has none)
 $(STUDY_MK): $(PARAMS) $(STAMP) $(wildcard t2c_lib/study/make.py)
-	$(T2C) study plan --params $(PARAMS) --makefile $@
+	$(Q)$(T2C) study plan --params $(PARAMS) --makefile $@
 
 help: ## show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -117,6 +128,7 @@ neo4j-stop: ## stop the local Neo4j server
 	tools/neo4j/neo4j.sh stop
 
 all: setup $(STUDY_ANALYZED) ## rerun the study (PARAMS=params/thesis.yaml): every configuration, metrics, tests, figures
+	@f=results/$(RUN_ID)/analysis/headline.txt; if [ -f $$f ]; then cat $$f; fi
 	@echo "done: tables in results/$(RUN_ID)/analysis/, figures in figures/$(RUN_ID)/, notebooks in results/$(RUN_ID)/notebooks/"
 
 run: setup $(STUDY_INFERRED) ## inference only: every configuration of PARAMS (resumes)

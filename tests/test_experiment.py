@@ -107,7 +107,7 @@ def test_make_rules_chain_single_pass_after_feedback():
         in rules
     )
     assert (
-        "\t$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__feedback__CoT_Only-Paths.ipynb"
+        "\t$(Q)$(PAPERMILL) notebooks/01_inference.ipynb results/r/notebooks/01_inference__feedback__CoT_Only-Paths.ipynb"
         in rules
     )
     assert "-p params_file params/x.yaml -p prompt_type CoT -p schema_format only_paths -p strategy feedback" in rules
@@ -273,3 +273,51 @@ def test_generated_rules_name_every_cell_folder_for_the_progress_line():
     assert "GRID_CELLS := results/g/feedback/CoT_Full results/g/single-pass/CoT_Full\n" in rules
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
     assert "-m t2c_lib.study.progress $(RUN_DIR) --since $(GRID_START) $(GRID_CELLS)" in makefile
+
+
+def test_grid_estimate_prices_cells_answered_from_the_cache_as_such(tmp_path):
+    """Issue 39 (7): after the feedback cells of the quick grid (model calls), its single-pass cells repeat their
+    first attempts from the cache: the estimate prices them as cache cells, not at the model cells' pace."""
+    import json
+    import os
+
+    from t2c_lib.study.progress import grid_progress
+
+    run_dir = tmp_path / "results" / "quick"
+    notebooks = run_dir / "notebooks"
+    notebooks.mkdir(parents=True)
+    configs = ("Few-Shot_Nodes+Paths", "CoT_Nodes+Paths")
+    cells = [run_dir / s / c for s in ("feedback", "single-pass") for c in configs]
+    start = 1_000_000.0
+
+    def executed(name: str, seconds: float) -> None:
+        path = notebooks / f"{name}.ipynb"
+        path.write_text(json.dumps({"metadata": {"papermill": {"duration": seconds}}, "cells": []}))
+        os.utime(path, (start + 1, start + 1))
+
+    for cell in cells[:2]:  # the feedback cells: 300 s of inference with the model, 10 s of evaluation
+        cell.mkdir(parents=True)
+        (cell / "attempts.jsonl").write_text(json.dumps({"question_id": "q", "cached": False}) + "\n")
+        for stamp in (".inferred", ".evaluated"):
+            (cell / stamp).touch()
+            os.utime(cell / stamp, (start + 1, start + 1))
+        tag = f"feedback__{cell.name}"
+        executed(f"01_inference__{tag}", 300.0)
+        executed(f"02_evaluation__{tag}", 10.0)
+    for cell in cells[2:]:
+        cell.mkdir(parents=True)
+    progress = grid_progress("quick", cells, run_dir, since=start, now=start + 620)
+    assert progress.left_s == 40.0  # 2 cells x (a step without model calls ~ an evaluation, 10 s, + 10 s); not 620
+    assert progress.line().endswith("about 40 s left at this pace (2 of the cells left answered from the cache)")
+
+
+def test_make_rules_send_each_notebooks_output_to_its_log():
+    from t2c_lib.study.make import make_rules
+
+    params = params_from_dict({"run_id": "r", "prompt_types": ["CoT"], "schema_formats": ["only_paths"]})
+    runs = [line for line in make_rules(params, "params/x.yaml").splitlines() if "$(PAPERMILL)" in line]
+    assert len(runs) == 5  # 2 cells x (inference, evaluation) + the analysis
+    for line in runs:
+        assert line.startswith("\t$(Q)$(PAPERMILL) notebooks/0"), line
+        executed = line.split()[2]
+        assert line.endswith(f" $(call NOTEBOOK_LOG,{executed.removesuffix('.ipynb')}.log)"), line

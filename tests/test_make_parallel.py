@@ -116,3 +116,55 @@ def test_bad_jobs_value_is_named(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "JOBS must be a positive integer, got 'many'" in done.stderr
+
+
+CHATTY = """#!/bin/sh
+# papermill stand-in that talks like a notebook run: 50 lines of output; the analysis writes a headline;
+# a notebook named in $FAIL ends with a one-line error, as the IPC engine ends a t2c error
+for i in $(seq 50); do echo "cell output line $i"; done
+case "$1" in *03_comparative_analysis*)
+  mkdir -p results/make_parallel/analysis
+  printf 'run make_parallel: the headline\\nconfiguration  Pass@1 (t2c) sp -> fb\\n' > results/make_parallel/analysis/headline.txt;;
+esac
+case "$2" in *"$FAIL"*) echo "$(basename "$1"): EvaluationSettingsDiffer: one line" >&2; exit 1;; esac
+exit 0
+"""
+
+
+def _chatty_make(project: Path, fail: str = "never") -> subprocess.CompletedProcess:
+    chatty = project / "chatty.sh"
+    chatty.write_text(CHATTY, encoding="utf-8")
+    chatty.chmod(0o755)
+    shutil.rmtree(project / "results", ignore_errors=True)
+    environ = {k: v for k, v in os.environ.items() if k not in ("JOBS", "MAKEFLAGS", "MAKELEVEL")}
+    return subprocess.run(
+        ["make", "-C", str(project), "all", "PARAMS=grid.yaml", f"PAPERMILL={chatty}", "JOBS=1", f"FAIL={fail}"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_make_all_shows_progress_and_the_headline_and_logs_the_notebooks_output(tmp_path: Path) -> None:
+    """Issue 39 (7): the notebooks' output goes to a log beside each executed copy, not to make's output."""
+    project = _project(tmp_path)
+    done = _chatty_make(project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = [line for line in (done.stdout + done.stderr).splitlines() if not line.startswith("make")]
+    assert not [line for line in shown if "cell output line" in line or "PAPERMILL" in line or "chatty" in line]
+    assert len([line for line in shown if line.startswith("[grid make_parallel] ")]) == 9
+    out = [line for line in done.stdout.splitlines() if not line.startswith("make")]
+    assert out[-3:-1] == ["run make_parallel: the headline", "configuration  Pass@1 (t2c) sp -> fb"], out
+    assert out[-1].startswith("done:")
+    assert len(shown) <= 14, shown  # 9 progress lines, the headline, the done line
+    log = project / "results" / "make_parallel" / "notebooks" / "01_inference__feedback__Few-Shot_Nodes+Paths.log"
+    assert log.read_text(encoding="utf-8").count("cell output line") == 50
+
+    failed = _chatty_make(project, fail="02_evaluation__feedback__Few-Shot")
+    assert failed.returncode != 0
+    assert "02_evaluation.ipynb: EvaluationSettingsDiffer: one line" in failed.stderr
+    assert "the notebook's log: results/make_parallel/notebooks/02_evaluation__feedback__Few-Shot_Nodes+Paths.log" in (
+        failed.stderr
+    )
+    assert "cell output line" not in failed.stdout + failed.stderr

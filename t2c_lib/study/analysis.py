@@ -900,6 +900,15 @@ def summary_header(tables: RunTables) -> str:
     )
 
 
+def summary_text(tables: RunTables, run_id: str) -> str:
+    """The headline as `make all` ends with it (`analysis/headline.txt`): who answered and how it was tested, what was
+    not pooled or paired, then the readable summary, one unbroken line per configuration."""
+    lines = [f"run {run_id}: {summary_header(tables)}"]
+    lines += [note for note in (tables.grid_note(), paired_note(tables)) if note]
+    lines.append(readable_summary(tables).to_string(index=False))
+    return "\n".join(lines) + "\n"
+
+
 def summary_view(tables: RunTables) -> pd.DataFrame:
     """The comparison's headline columns, or each mode's means when there is nothing to pair."""
     if tables.comparison.empty:

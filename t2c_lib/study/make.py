@@ -16,6 +16,10 @@ def make_rules(params: StudyParams, params_file: str) -> str:
     Every other strategy's cell waits for its `feedback` twin: its first attempts fill the cache
     (single-pass, history, raw-error and verifier begin with the same request) and `vote`
     measures its k from it.
+
+    Each notebook run is `$(Q)$(PAPERMILL) ... $(call NOTEBOOK_LOG,<its log>)`: the Makefile's
+    `Q` and `NOTEBOOK_LOG` keep `make all`'s own output short (the notebook's output goes to
+    `<run>/notebooks/<name>.log` beside its executed copy), or, with `VERBOSE=1`, stream it.
     """
     run = f"results/{params.run_id}"
     nb = f"{run}/notebooks"
@@ -36,11 +40,13 @@ def make_rules(params: StudyParams, params_file: str) -> str:
         lines += [
             f"{cell_dir}/.inferred: {deps}",
             f"\t@mkdir -p {nb} {cell_dir}",
-            f"\t$(PAPERMILL) notebooks/01_inference.ipynb {nb}/01_inference__{tag}.ipynb {args}",
+            f"\t$(Q)$(PAPERMILL) notebooks/01_inference.ipynb {nb}/01_inference__{tag}.ipynb {args}"
+            f" $(call NOTEBOOK_LOG,{nb}/01_inference__{tag}.log)",
             "\t@touch $@",
             "\t@$(GRID_PROGRESS)",
             f"{cell_dir}/.evaluated: {cell_dir}/.inferred",
-            f"\t$(PAPERMILL) notebooks/02_evaluation.ipynb {nb}/02_evaluation__{tag}.ipynb {args}",
+            f"\t$(Q)$(PAPERMILL) notebooks/02_evaluation.ipynb {nb}/02_evaluation__{tag}.ipynb {args}"
+            f" $(call NOTEBOOK_LOG,{nb}/02_evaluation__{tag}.log)",
             "\t@touch $@",
             "\t@$(GRID_PROGRESS)",
             "",
@@ -50,7 +56,8 @@ def make_rules(params: StudyParams, params_file: str) -> str:
         f"STUDY_INFERRED := {' '.join(e.replace('.evaluated', '.inferred') for e in evaluated)}",
         f"STUDY_EVALUATED := {' '.join(evaluated)}",
         f"{run}/.analyzed: $(STUDY_EVALUATED)",
-        f"\t$(PAPERMILL) notebooks/03_comparative_analysis.ipynb {nb}/03_comparative_analysis.ipynb -p params_file {params_file}",
+        f"\t$(Q)$(PAPERMILL) notebooks/03_comparative_analysis.ipynb {nb}/03_comparative_analysis.ipynb"
+        f" -p params_file {params_file} $(call NOTEBOOK_LOG,{nb}/03_comparative_analysis.log)",
         "\t@touch $@",
         "\t@$(GRID_PROGRESS)",
         f"STUDY_ANALYZED := {run}/.analyzed",

@@ -7,6 +7,15 @@ it calls `t2c study progress`, which counts those stamps. Stamps older than the 
 estimate is the time per cell finished in this invocation times the cells left: inference is
 nearly all of a cell's time (see README, "Timings"), so it is rough at first and firms up.
 
+A grid whose cells differ in cost is estimated cell by cell (issue 39): the executed notebooks
+of this invocation (`RUN_DIR/notebooks/`, papermill records each one's duration) give the
+seconds of an inference step that called the model, of one answered from the response cache
+(every attempt of the cell `cached`), and of an evaluation step; a cell left is priced as what
+it will be (evaluation only when inferred; a single-pass cell whose feedback twin has run
+repeats that cell's first attempts, so it is answered from the cache; any other cell calls the
+model), and the sum is divided by the parallelism this invocation reached (busy seconds per
+wall second). Without those records (no executed notebooks) the estimate is the pace above.
+
 `make` itself calls `python -m t2c_lib.study.progress RUN_DIR --since T CELL_DIR...` with the
 cell folders its generated rules name (`GRID_CELLS`): this module imports nothing beyond the
 standard library, so the line costs a few hundredths of a second of CPU instead of the
@@ -16,6 +25,7 @@ standard library, so the line costs a few hundredths of a second of CPU instead 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from dataclasses import dataclass
@@ -35,12 +45,17 @@ class GridProgress:
     analyzed: bool
     elapsed_s: float
     evaluated_now: int  # cells finished since this `make` started (they set the pace)
+    priced_left_s: float | None = None  # the cells left priced one by one (`price_left`), when measured
+    cached_left: int = 0  # of the cells left, those that will be answered from the response cache
 
     @property
     def left_s(self) -> float | None:
-        """Seconds left at this invocation's pace, None before its first cell is finished."""
+        """Seconds left: the cells left priced by kind when this invocation measured them, else at its pace
+        per cell; None before its first cell is finished."""
         if self.evaluated >= self.cells:
             return 0.0
+        if self.priced_left_s is not None:
+            return self.priced_left_s
         if not self.evaluated_now:
             return None
         return self.elapsed_s / self.evaluated_now * (self.cells - self.evaluated)
@@ -59,6 +74,7 @@ class GridProgress:
             else ""
             if left == 0
             else f"about {duration(left)} left at this pace"
+            + (f" ({self.cached_left} of the cells left answered from the cache)" if self.cached_left else "")
         )
         timing = f"{duration(self.elapsed_s)} so far" + (f", {estimate}" if estimate else "")
         return (
@@ -95,6 +111,7 @@ def grid_progress(
 
     inferred = sum(stamped(d / INFERRED)[0] for d in cell_dirs)
     evaluated = [stamped(d / EVALUATED) for d in cell_dirs]
+    priced, cached_left = price_left(cell_dirs, run_dir, since, max(0.0, now - since))
     return GridProgress(
         run_id=run_id,
         cells=len(cell_dirs),
@@ -103,7 +120,84 @@ def grid_progress(
         analyzed=stamped(run_dir / ANALYZED)[1],
         elapsed_s=max(0.0, now - since),
         evaluated_now=sum(n for _, n in evaluated),
+        priced_left_s=priced,
+        cached_left=cached_left,
     )
+
+
+NOTEBOOKS = "notebooks"
+"""In the run folder: the executed copies `make all` writes (`01_inference__<strategy>__<configuration>.ipynb`)."""
+
+
+def _step_seconds(path: Path, since: float) -> float | None:
+    """The papermill duration of an executed notebook written since `since`; None if none (or not readable)."""
+    try:
+        if path.stat().st_mtime < since:
+            return None
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("papermill", {})
+    except (OSError, ValueError):
+        return None
+    value = meta.get("duration")
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def from_cache(cell_dir: Path) -> bool | None:
+    """Whether every attempt of a cell came from the response cache (None without attempts)."""
+    try:
+        lines = (cell_dir / "attempts.jsonl").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    flags = []
+    for line in lines:
+        try:
+            flags.append(bool(json.loads(line).get("cached")))
+        except ValueError:
+            continue
+    return all(flags) if flags else None
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def price_left(cell_dirs: list[Path], run_dir: Path, since: float, elapsed_s: float) -> tuple[float | None, int]:
+    """(seconds left, cells left answered from the cache), from the steps this invocation ran; None when a kind
+    of step the cells left need has not been measured yet."""
+    notebooks = run_dir / NOTEBOOKS
+    model, cached, evaluation = [], [], []
+    for cell in cell_dirs:
+        tag = f"{cell.parent.name}__{cell.name}"
+        inference = _step_seconds(notebooks / f"01_inference__{tag}.ipynb", since)
+        if inference is not None:
+            (cached if from_cache(cell) else model).append(inference)
+        scored = _step_seconds(notebooks / f"02_evaluation__{tag}.ipynb", since)
+        if scored is not None:
+            evaluation.append(scored)
+    busy = sum(model) + sum(cached) + sum(evaluation)
+    if not busy:
+        return None, 0
+    score = _mean(evaluation)
+    answer_cached = _mean(cached) if cached else score  # a step without model calls costs about an evaluation
+    answer_model = _mean(model)
+    total, cached_left = 0.0, 0
+    for cell in cell_dirs:
+        if (cell / EVALUATED).exists():
+            continue
+        if score is None:
+            return None, 0
+        if (cell / INFERRED).exists():
+            total += score
+            continue
+        twin = cell.parent.parent / "feedback" / cell.name
+        if cell.parent.name == "single-pass" and (twin / INFERRED).exists():
+            cached_left += 1
+            cost = answer_cached
+        else:
+            cost = answer_model
+        if cost is None:
+            return None, 0
+        total += cost + score
+    return total / max(1.0, busy / elapsed_s if elapsed_s else 1.0), cached_left
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -113,7 +207,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("cell_dirs", type=Path, nargs="+", help="every cell folder of the grid")
     parser.add_argument("--since", type=float, default=None, help="when this make started (seconds since the epoch)")
     args = parser.parse_args(argv)
-    print(grid_progress(args.run_dir.name, args.cell_dirs, args.run_dir, args.since).line(), file=sys.stderr)
+    line = grid_progress(args.run_dir.name, args.cell_dirs, args.run_dir, args.since).line()
+    # one write of the whole line: under `make -j` two steps end at once, and print's separate write of the
+    # newline let their lines run together
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -496,6 +496,10 @@ def analyze(
     from t2c_lib.study.paper_tables import write_paper_tables
 
     write_paper_tables(tables, run_dir, params.run_id, dataset.name)
+    from t2c_lib.study.analysis import summary_text
+    from t2c_lib.study.layout import ANALYSIS_DIR
+
+    (run_dir / ANALYSIS_DIR / "headline.txt").write_text(summary_text(tables, params.run_id), encoding="utf-8")
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir, cells))
     return tables
