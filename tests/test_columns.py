@@ -52,8 +52,9 @@ def test_metrics_csv_order_and_presets_read_back():
     assert stat("kg_valid_chain_final", "mcnemar", "p_holm") == "kg_valid_chain_final_mcnemar_p_holm"
 
 
-# make.py writes make rules, no result columns: its notebook file names join strategy and configuration with `__`.
-NOT_COLUMNS = {"study/make.py", "study/columns.py"}
+# make.py writes make rules, no result columns: its notebook file names join strategy and configuration with `__`;
+# progress.py reads those executed notebooks back by the same names.
+NOT_COLUMNS = {"study/make.py", "study/progress.py", "study/columns.py"}
 COLUMN_ENDINGS = ("__", "_first", "_final", "_sp", "_fb", "_low", "_high", "_mcnemar", "_wilcoxon", "_diff", "_p_holm")
 
 
