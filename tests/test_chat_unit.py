@@ -579,3 +579,24 @@ def test_conversation_figure_labels_each_bar_with_its_count():
     assert len(labels) == len(CONVERSATION_METRICS)
     # turn Pass@1, follow-up success, follow-ups after a right answer
     assert "0.67 (2/3)" in labels and "0.50 (1/2)" in labels and "0.00 (0/1)" in labels
+
+
+def test_a_follow_up_that_loses_the_previous_filter_is_not_called_perfect(engine_for, tmp_path):
+    """Issue 39 (9): "only those with 3 credits" after a semester question must keep `semester = 3`."""
+    lost = "MATCH (m:MK) WHERE m.sks = 3 RETURN m.nama ORDER BY m.nama"
+    kept = "MATCH (m:MK) WHERE m.semester = 3 AND m.sks = 3 RETURN m.nama ORDER BY m.nama"
+    replies = []
+    for follow_up in (lost, kept):
+        replies += ["EXECUTE_QUERY", f"<cypher>{GOLD1}</cypher>", "Ada {rows} mata kuliah."]
+        replies += ["REQUEST_MODIFICATION", f"<cypher>{follow_up}</cypher>", "Ada {rows} mata kuliah."]
+    engine, _ = engine_for(replies)
+    for name, follow_up in (("lost", lost), ("kept", kept)):
+        session = Session.start(session_id=name, directory=tmp_path / name, engine=engine)
+        assert session.ask(Q1).quality == 100
+        second = session.ask("Hanya yang 3 SKS.")
+        assert second.status is TurnStatus.ANSWERED and second.query == follow_up
+        if name == "lost":
+            assert second.quality == 50
+            assert "Filter pertanyaan sebelumnya (semester = 3) hilang dari kueri ini" in " ".join(second.warnings)
+        else:
+            assert second.quality == 100 and not second.warnings

@@ -4,7 +4,8 @@
 | --- | --- |
 | `intent.py` | `Intent`, the router (the model decides, a deterministic rule when its reply is unusable) |
 | `rewrite.py` | "rewrite this query so that ...": a follow-up as a request through the same loop and validator chain |
-| `checks.py` | sanity checks on a result: warnings and a quality score 0-100 |
+| `checks.py` | sanity checks on a result: warnings and a quality score 0-100 (a follow-up's lost filters too) |
+| `constraints.py` | the property filters a query sets, and those a follow-up lost without being asked to |
 | `answer.py` | the model's answer template, filled from the result (placeholders only, no number from the model) |
 | `numbers.py` | values and numbers written per language (`1.234,5` in Indonesian) |
 | `replies.py` | the acknowledgement and the error responses (user message, technical details, suggestions) |

@@ -12,6 +12,10 @@ the shape of the data only: a warning says "look again", not "wrong".
 | `NEGATIVE_COUNT` | a negative value in a column named like a count or total | 40 |
 | `TOO_MANY_ROWS` | more rows than the graph has nodes and relationships (a cartesian product?) | 40 |
 | `DUPLICATE_ROWS` | the same row more than once | 10 |
+| `LOST_FILTER` | a follow-up's query dropped a filter of the previous query its message did not ask to drop (`constraints.py`) | 50 each |
+
+The last looks at the follow-up's query beside the previous one, not at the data: a result
+that lost a constraint of the conversation can look perfect on its own (50 rows instead of 6).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class CheckCode(str, Enum):
     NEGATIVE_COUNT = "NEGATIVE_COUNT"
     TOO_MANY_ROWS = "TOO_MANY_ROWS"
     DUPLICATE_ROWS = "DUPLICATE_ROWS"
+    LOST_FILTER = "LOST_FILTER"
 
 
 PENALTIES = {
@@ -45,6 +50,7 @@ PENALTIES = {
     CheckCode.NEGATIVE_COUNT: 40,
     CheckCode.TOO_MANY_ROWS: 40,
     CheckCode.DUPLICATE_ROWS: 10,
+    CheckCode.LOST_FILTER: 50,
 }
 
 MESSAGES = {
@@ -55,6 +61,7 @@ MESSAGES = {
         CheckCode.NEGATIVE_COUNT: "Kolom {column} berisi jumlah negatif.",
         CheckCode.TOO_MANY_ROWS: "Hasil ({rows} baris) lebih besar daripada graf ({size} node dan relasi).",
         CheckCode.DUPLICATE_ROWS: "Ada baris yang muncul lebih dari sekali.",
+        CheckCode.LOST_FILTER: "Filter pertanyaan sebelumnya ({constraint}) hilang dari kueri ini; jika memang dimaksud, sebutkan.",
     },
     "en": {
         CheckCode.EMPTY: "The result is empty.",
@@ -63,6 +70,7 @@ MESSAGES = {
         CheckCode.NEGATIVE_COUNT: "Column {column} holds a negative count.",
         CheckCode.TOO_MANY_ROWS: "The result ({rows} rows) is larger than the graph ({size} nodes and relationships).",
         CheckCode.DUPLICATE_ROWS: "Some rows appear more than once.",
+        CheckCode.LOST_FILTER: "The previous question's filter ({constraint}) is gone from this query; if that was meant, say so.",
     },
 }
 
@@ -172,3 +180,21 @@ def check_result(result: QueryResult, language: str = "en", graph_size: int | No
 
 def _key(value: object) -> str:
     return json.dumps(to_jsonable(value), sort_keys=True, ensure_ascii=False)
+
+
+def follow_up_check(
+    check: ResultCheck, previous_query: str, query: str, message: str, language: str = "en"
+) -> ResultCheck:
+    """`check` with a `LOST_FILTER` warning (and its penalty) for every filter of `previous_query` that the follow-up's
+    `query` dropped though `message` did not ask for it (`constraints.lost_filters`)."""
+    from t2c_lib.chat.constraints import lost_filters
+
+    messages = MESSAGES.get(language, MESSAGES["en"])
+    lost = [
+        ResultWarning(CheckCode.LOST_FILTER, messages[CheckCode.LOST_FILTER].format(constraint=str(f)), f.prop)
+        for f in lost_filters(previous_query, query, message)
+    ]
+    if not lost:
+        return check
+    warnings = (*check.warnings, *lost)
+    return ResultCheck(warnings, max(0, 100 - sum(PENALTIES[w.code] for w in warnings)))

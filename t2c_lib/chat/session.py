@@ -25,7 +25,7 @@ import pandas as pd
 
 from t2c_lib import config
 from t2c_lib.chat import replies
-from t2c_lib.chat.checks import check_result
+from t2c_lib.chat.checks import check_result, follow_up_check
 from t2c_lib.chat.engine import ChatEngine
 from t2c_lib.chat.export import ExportInfo, export_frame, result_frame
 from t2c_lib.chat.intent import Intent, RouteDecision, RouteSource
@@ -401,6 +401,8 @@ class Session:
                 state,
             )
         check = check_result(state.result, self.language, self.engine.graph_size)
+        if modifying:  # a follow-up keeps the conversation's filters unless its message lets one go
+            check = follow_up_check(check, self.context.query, state.final_query, message, self.language)  # type: ignore[union-attr]
         warnings = check.messages
         if modifying and same_query(self.context.query, state.final_query):  # type: ignore[union-attr]
             warnings.append(UNCHANGED.get(self.language, UNCHANGED["en"]))
