@@ -122,7 +122,8 @@ def test_constrained_reply_of_the_packaged_model_parses(kurikulum, model) -> Non
 def test_grammar_changes_the_cache_fingerprint(grammar) -> None:
     free, constrained = LocalModel(GEMMA), LocalModel(GEMMA, grammar=grammar)
     assert free.fingerprint == LocalModel(GEMMA).fingerprint and "grammar" not in free.fingerprint
-    assert constrained.fingerprint == f"{free.fingerprint};grammar={grammar_digest(grammar)}"
+    assert constrained.settings_fingerprint == f"{free.settings_fingerprint};grammar={grammar_digest(grammar)}"
+    assert constrained.fingerprint != free.fingerprint  # the cache key (settings, then the llama.cpp build)
 
 
 def test_decoding_is_a_checked_study_setting(tmp_path) -> None:
