@@ -21,8 +21,9 @@ from t2c_lib.graph.neo4j_limits import GRACE_S, METADATA_KEY
 
 pytestmark = pytest.mark.neo4j
 
-REGEX = "RETURN 'aaaaaaaaaaaaaaaaaaaaaaaaaaaa!' =~ '((a+)+)+$' AS m"
-"""Backtracking inside one expression: ~30 s of server CPU, which checks neither the timeout nor termination."""
+REGEX = "RETURN '" + "a" * 34 + "!' =~ '((a+)+)+$' AS m"
+"""Backtracking inside one expression: minutes of server CPU, which checks neither the timeout nor termination
+(the local server's runaway watch ends it after 10 s on end: 28 characters ran ~5-30 s, each one more doubles)."""
 LONG_QUERY = "UNWIND range(1, 1000000) AS x UNWIND range(1, 1000000) AS y WITH x, y WHERE x + y < 0 RETURN count(*)"
 """Operator work: the server's own transaction timeout stops it."""
 SLACK_S = 1.0
@@ -46,12 +47,53 @@ def still_serving(store) -> None:
     assert store.query("MATCH (m:MK) RETURN count(m)").rows == [[63]]
 
 
+def wait_until_serving(store, within_s: float = 120.0) -> None:
+    """still_serving, retried while a restarted server (or a full heap's collection) drops connections."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            still_serving(store)
+            return
+        except StoreUnavailable:
+            assert time.monotonic() < deadline, f"the server did not answer again within {within_s:g} s"
+            time.sleep(1)
+
+
+def _local_launcher_pid() -> str | None:
+    """The server pid `tools/neo4j/neo4j.sh` recorded, when its supervisor runs the server under test."""
+    folder = config.local_neo4j_dir()
+    try:
+        supervisor = int((folder / "supervisor.pid").read_text().strip())
+        Path(f"/proc/{supervisor}").stat()
+        return (folder / "neo4j.pid").read_text().strip()
+    except (OSError, ValueError):
+        return None
+
+
+def restarted_after_runaway(store, before: str | None, within_s: float = 90.0) -> None:
+    """With the local launcher, a regex still matching T2C_NEO4J_RUNAWAY_S (10) s on makes the server exit
+    and its supervisor start it again: wait for the new server and for it to serve. Elsewhere nothing
+    stops such a match (it runs on, as before), so there is nothing to wait for."""
+    if before is None:
+        return
+    began = time.monotonic()
+    while _local_launcher_pid() in (before, None):
+        assert time.monotonic() - began < within_s, "the runaway watch did not restart the server"
+        time.sleep(0.5)
+    log = (config.local_neo4j_dir() / "neo4j.log").read_text(errors="replace")
+    assert "T2C-NEO4J runaway: a thread has been matching one regular expression" in log
+    wait_until_serving(store)
+    print(f"runaway regex: server {before} -> {_local_launcher_pid()}, serving {time.monotonic() - began:.1f} s later")
+
+
 # --- 1. a client-side deadline on every call --------------------------------------------------
 
 
 def test_work_inside_one_expression_is_cut_at_the_deadline(neo4j_kurikulum, gate_bypassed):
     """The server's timeout does not stop a backtracking regex (it ran 29 s under a 5 s limit);
-    the client's deadline answers QueryTimeout at the limit plus the grace, naming the time taken."""
+    the client's deadline answers QueryTimeout at the limit plus the grace, naming the time taken;
+    the local server's runaway watch then restarts it (issue 36)."""
+    before = _local_launcher_pid()
     started = time.perf_counter()
     with pytest.raises(QueryTimeout) as info:
         neo4j_kurikulum.query(REGEX, timeout_s=2.0)
@@ -60,11 +102,13 @@ def test_work_inside_one_expression_is_cut_at_the_deadline(neo4j_kurikulum, gate
     assert took < 2.0 + GRACE_S + SLACK_S
     assert "stopped after" in str(info.value) and "time limit 2 s" in str(info.value)
     still_serving(neo4j_kurikulum)
+    restarted_after_runaway(neo4j_kurikulum, before)
 
 
 def test_the_server_transaction_is_terminated(neo4j_kurikulum, gate_bypassed):
     """After the client gives up, the server's transaction is marked terminated (by its own timeout
     or by the TERMINATE the store sends); none stays 'Running'."""
+    before = _local_launcher_pid()
     with pytest.raises(QueryTimeout):
         neo4j_kurikulum.query(REGEX, timeout_s=1.0)
     deadline = time.perf_counter() + 5.0
@@ -74,6 +118,7 @@ def test_the_server_transaction_is_terminated(neo4j_kurikulum, gate_bypassed):
             break
         time.sleep(0.2)
     assert running == [], running
+    restarted_after_runaway(neo4j_kurikulum, before)
 
 
 def test_a_parser_stack_overflow_does_not_hang_the_client(neo4j_kurikulum, gate_bypassed):
@@ -173,17 +218,6 @@ def test_operator_memory_is_bounded_per_transaction(neo4j_kurikulum):
     test_the_servers_own_timeout_still_answers_first(neo4j_kurikulum)
 
 
-def _local_launcher_pid() -> str | None:
-    """The server pid `tools/neo4j/neo4j.sh` recorded, when its supervisor runs the server under test."""
-    folder = config.local_neo4j_dir()
-    try:
-        supervisor = int((folder / "supervisor.pid").read_text().strip())
-        Path(f"/proc/{supervisor}").stat()
-        return (folder / "neo4j.pid").read_text().strip()
-    except (OSError, ValueError):
-        return None
-
-
 THREE_NESTED = "RETURN size([a IN range(1, 999) | [b IN range(1, 999) | [c IN range(1, 999) | c]]]) AS n"
 """The issue's heap filler: ~10**9 values built inside one expression (refused by the gate, so bypassed)."""
 
@@ -214,14 +248,7 @@ def test_a_full_heap_restarts_the_server(neo4j_kurikulum, gate_bypassed):
             f"server pid {before} -> {_local_launcher_pid()}; a new store opened after {time.perf_counter() - began:.1f} s"
         )
         reopened.close()
-    deadline = time.monotonic() + 120  # a server busy collecting its heap may drop connections for a while
-    while True:
-        try:
-            still_serving(neo4j_kurikulum)
-            break
-        except StoreUnavailable:
-            assert time.monotonic() < deadline, "the server did not answer again within 120 s of the full heap"
-            time.sleep(2)
+    wait_until_serving(neo4j_kurikulum)  # a server busy collecting its heap may drop connections for a while
     for _ in range(3):  # timeouts hold: the server's own, or the client's cut
         began = time.perf_counter()
         with pytest.raises(QueryTimeout) as timed_out:

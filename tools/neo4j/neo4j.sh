@@ -10,13 +10,17 @@
 # on the first start and read by t2c whenever NEO4J_URI names this loopback server.
 # Environment: NEO4J_PORT (7687), NEO4J_PASSWORD, NEO4J_USER, NEO4J_HEAP (1g),
 # NEO4J_PAGECACHE (256m), NEO4J_TX_MEMORY (256m: one transaction), NEO4J_TX_MEMORY_TOTAL
-# (512m: all transactions), NEO4J_START_TIMEOUT (120 s), T2C_NEO4J_DIR (<project>/.cache/neo4j).
+# (512m: all transactions), NEO4J_START_TIMEOUT (120 s), T2C_NEO4J_DIR (<project>/.cache/neo4j),
+# T2C_NEO4J_RUNAWAY_S (10; 0 = off), NEO4J_RESTART_LIMIT (30 restarts in 10 minutes).
 #
 # Supervision: the JVM runs with -XX:+ExitOnOutOfMemoryError (a value built inside one
 # expression is not memory-tracked and can fill the heap; a JVM that goes on after that stops
 # enforcing transaction timeouts), under a small supervisor (`neo4j.sh supervise`, pid in
 # <dir>/supervisor.pid) that starts it again whenever it exits on its own after having been
-# ready. `stop` stops the supervisor first, then the server.
+# ready; the launcher itself exits (code 4) when a terminated transaction still runs after
+# T2C_NEO4J_RUNAWAY_S (10) seconds, or a thread matches one regex that long (a backtracking
+# regex ignores termination). `stop` stops the
+# supervisor first, then the server.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,7 +32,7 @@ START_TIMEOUT="${NEO4J_START_TIMEOUT:-120}"
 STOP_TIMEOUT="${NEO4J_STOP_TIMEOUT:-60}"
 PIDFILE="$DIR/neo4j.pid"
 SUPERVISOR_PIDFILE="$DIR/supervisor.pid"
-RESTART_LIMIT="${NEO4J_RESTART_LIMIT:-5}"  # restarts within RESTART_WINDOW seconds before giving up
+RESTART_LIMIT="${NEO4J_RESTART_LIMIT:-30}"  # restarts within RESTART_WINDOW seconds before giving up
 RESTART_WINDOW=600
 LOG="$DIR/neo4j.log"
 PASSWORD_FILE="$DIR/password"
@@ -244,7 +248,7 @@ supervise() {
             echo "T2C-NEO4J supervisor: ${#restarts[@]} restarts within ${RESTART_WINDOW}s; giving up"
             break
         fi
-        echo "T2C-NEO4J supervisor: the server exited with code $rc (3: its heap ran out); restarting"
+        echo "T2C-NEO4J supervisor: the server exited with code $rc (3: its heap ran out, 4: a runaway query); restarting"
     done
     rm -f "$PIDFILE"
     [[ "$(cat "$SUPERVISOR_PIDFILE" 2>/dev/null)" == "$$" ]] && rm -f "$SUPERVISOR_PIDFILE"

@@ -4,7 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
 import io.netty.buffer.ByteBuf;
@@ -58,8 +61,14 @@ import org.neo4j.kernel.internal.GraphDatabaseAPI;
  *       neither its time limit nor termination and runs until the heap is exhausted (17-60 s with a
  *       1 GiB heap, other queries stalled meanwhile). A server that went on after that stopped
  *       enforcing transaction timeouts, so {@code neo4j.sh} runs the JVM with
- *       {@code -XX:+ExitOnOutOfMemoryError} under a supervisor that starts it again. Stopping the thread from outside was tried (a heap
- *       guard calling Thread.stop) and dropped: Neo4j then sends the client no reply at all.</li>
+ *       {@code -XX:+ExitOnOutOfMemoryError} under a supervisor that starts it again. Stopping the thread
+ *       from outside was tried (a heap guard calling Thread.stop) and dropped: Neo4j then sends the
+ *       client no reply at all.</li>
+ *   <li>Runaways: such work, and a backtracking regex, also ignores termination (a match went on
+ *       10-17 s and more after its transaction was closed). A transaction still listed
+ *       {@code T2C_NEO4J_RUNAWAY_S} (10) seconds after it was terminated, or a thread inside Java's regex
+ *       engine that long on end, makes the JVM exit with code 4, and the supervisor starts it again
+ *       ({@code 0} turns the watch off).</li>
  * </ul>
  */
 public final class Launcher {
@@ -137,12 +146,102 @@ public final class Launcher {
             System.exit(1);
             return;
         }
+        long runawayMs = Duration.ofSeconds(Long.parseLong(env("T2C_NEO4J_RUNAWAY_S", "10"))).toMillis();
+        if (runawayMs > 0) {
+            watchRunaways(dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME), runawayMs);
+        }
         long ms = Duration.between(t0, Instant.now()).toMillis();
         System.out.printf("T2C-NEO4J READY bolt://127.0.0.1:%d auth=on user=%s websocket=refused(%d) "
                         + "tx_memory=%s tx_memory_total=%s started_ms=%d%n",
                 port, user, refusing, ByteUnit.bytesToString(txMemory), ByteUnit.bytesToString(txMemoryTotal), ms);
         System.out.flush();
         stopped.await();
+    }
+
+    /**
+     * Exits the JVM (code 4) when work goes on that no timeout stops: a transaction still listed
+     * {@code graceMs} after it was terminated (by its timeout or by TERMINATE TRANSACTIONS), or a thread
+     * inside Java's regex engine for {@code graceMs} on end (a backtracking match goes on after its
+     * transaction was closed, 10-17 s and more past the client's deadline, and checks neither timeout
+     * nor termination). A server that goes on with such work is not enforcing its timeouts; {@code
+     * neo4j.sh}'s supervisor starts it again. Sampled every second.
+     */
+    private static void watchRunaways(GraphDatabaseService db, long graceMs) {
+        Thread watch = new Thread(() -> {
+            Map<Object, Long> inRegexSince = new HashMap<>();
+            Map<Object, Long> terminatedSince = new HashMap<>();
+            while (true) {
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                long now = System.currentTimeMillis();
+                long regex = longest(inRegexSince, threadsInRegex(), now);
+                if (regex >= graceMs) {
+                    runaway("a thread has been matching one regular expression for " + regex + " ms");
+                }
+                Set<Object> terminated = terminatedTransactions(db);
+                if (terminated != null) {
+                    long lingering = longest(terminatedSince, terminated, System.currentTimeMillis());
+                    if (lingering >= graceMs) {
+                        runaway("a transaction still runs " + lingering + " ms after it was terminated");
+                    }
+                }
+            }
+        }, "t2c-runaway-watch");
+        watch.setDaemon(true);
+        watch.start();
+    }
+
+    /** Keeps {@code since} to the keys seen now (first-seen times kept) and returns the longest time seen. */
+    private static long longest(Map<Object, Long> since, Set<Object> seen, long now) {
+        since.keySet().retainAll(seen);
+        long longest = 0;
+        for (Object key : seen) {
+            longest = Math.max(longest, now - since.computeIfAbsent(key, k -> now));
+        }
+        return longest;
+    }
+
+    /** Ids of the threads whose stack is inside Java's regex engine right now. */
+    private static Set<Object> threadsInRegex() {
+        Set<Object> matching = new HashSet<>();
+        for (Map.Entry<Thread, StackTraceElement[]> entry : Thread.getAllStackTraces().entrySet()) {
+            for (StackTraceElement frame : entry.getValue()) {
+                if (frame.getClassName().startsWith("java.util.regex.")) {
+                    matching.add(entry.getKey().getId());
+                    break;
+                }
+            }
+        }
+        return matching;
+    }
+
+    /** Ids of the transactions listed as terminated, or null when they cannot be read (shutting down, busy). */
+    private static Set<Object> terminatedTransactions(GraphDatabaseService db) {
+        Set<Object> terminated = new HashSet<>();
+        try {
+            db.executeTransactionally(
+                    "SHOW TRANSACTIONS YIELD transactionId, status WHERE status STARTS WITH 'Terminated' "
+                            + "RETURN transactionId",
+                    Map.of(),
+                    result -> {
+                        while (result.hasNext()) {
+                            terminated.add(String.valueOf(result.next().get("transactionId")));
+                        }
+                        return null;
+                    });
+            return terminated;
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static void runaway(String what) {
+        System.out.println("T2C-NEO4J runaway: " + what + "; exiting so that the supervisor starts the server again");
+        System.out.flush();
+        Runtime.getRuntime().halt(4);
     }
 
     private static String env(String name, String fallback) {
