@@ -17,7 +17,7 @@ import yaml
 from t2c_lib.cypher.gate import Refusal, admit, judge
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, strip_comments, tokenize
 from t2c_lib.datasets import load_dataset
-from t2c_lib.errors import UnsafeQuery
+from t2c_lib.errors import QueryError, UnsafeQuery
 from tests.helpers import FIXTURES, READ_CASES, WRITE_CASES, read_cases
 
 DIALECTS = list(Dialect)
@@ -137,9 +137,10 @@ HOSTILE = [
 @pytest.mark.parametrize("clause,query", HOSTILE, ids=[q[:60] for _, q in HOSTILE])
 def test_each_hostile_class_is_refused_with_the_clause_named(clause: str, query: str, dialect: Dialect) -> None:
     verdict = judge(query, dialect=dialect)
-    assert verdict.refusal is Refusal.NOT_READ_ONLY, verdict.message
+    expected = Refusal.UNKNOWN_WORD if clause == "FOO" else Refusal.NOT_READ_ONLY  # a word no grammar knows
+    assert verdict.refusal is expected, verdict.message
     assert clause.lower() in (verdict.clause or "").lower() and clause.lower() in verdict.message.lower()
-    with pytest.raises(UnsafeQuery, match="refused before the database"):
+    with pytest.raises(QueryError if clause == "FOO" else UnsafeQuery, match="refused before the database"):
         admit(query, dialect=dialect)
 
 
@@ -322,7 +323,7 @@ def test_refusals_per_rule_class_on_the_hostile_corpus() -> None:
         counts = Counter(rule_class(text, dialect) for text in texts)
         print(f"\n{dialect.value}: {len(texts)} hostile texts: {dict(sorted(counts.items()))}")
         assert counts["passed"] == 0
-        assert counts["not a read clause (allow-list)"] >= 1  # unknown words; known ones are counted by kind
+        assert counts[Refusal.UNKNOWN_WORD.value] >= 1  # unknown words; known ones are counted by kind
 
 
 # --- Neo4j's own reading (live server; skipped without one) -------------------------------------------
@@ -378,3 +379,18 @@ def test_the_gate_never_passes_what_neo4j_reads_as_more_than_a_read(neo4j_kuriku
     print(f"\nNeo4j differential: {dict(outcomes)}")
     assert outcomes["gate=read db=read"] > 100 and outcomes["refused"] > 500
     assert violations == []
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_a_typo_at_a_clause_position_is_refused_as_a_syntax_error_not_as_unsafe(dialect):
+    """`LIMT` is refused before the database all the same, but the model hears a syntax error (as the parser
+    would have said), while a write or file word stays unsafe."""
+    typo = judge("MATCH (n:Person) RETURN n.name LIMT 3", dialect=dialect)
+    assert typo.refusal is Refusal.UNKNOWN_WORD and typo.clause == "LIMT"
+    with pytest.raises(QueryError) as raised:
+        admit("MATCH (n:Person) RETURN n.name LIMT 3", dialect=dialect)
+    assert raised.value.kind == "syntax"
+    for hostile in ("MATCH (n) RETURN n LOAD FROM '/etc/passwd' RETURN *", "MATCH (n) DETACH DELETE n"):
+        assert judge(hostile, dialect=dialect).refusal is Refusal.NOT_READ_ONLY
+        with pytest.raises(UnsafeQuery):
+            admit(hostile, dialect=dialect)

@@ -33,6 +33,9 @@ class Refusal(str, Enum):
     UNREADABLE = "unreadable"  # an unterminated string, comment or name: cannot be checked
     AMBIGUOUS = "ambiguous"  # the database could read the text differently from the guard
     NOT_READ_ONLY = "not_read_only"  # a write, admin, file or code command, or several statements
+    UNKNOWN_WORD = (
+        "unknown_word"  # a word no grammar knows at a clause position (a typo such as LIMT): refused as syntax
+    )
     TOO_LARGE = "too_large"  # over a length, token or nesting limit
 
 
@@ -81,7 +84,7 @@ def admit(
     message = f"refused before the database: {verdict.message}"
     if verdict.refusal is Refusal.TOO_LARGE:
         raise ResourceLimit(message)
-    if verdict.refusal in (Refusal.UNREADABLE, Refusal.EMPTY):
+    if verdict.refusal in (Refusal.UNREADABLE, Refusal.EMPTY, Refusal.UNKNOWN_WORD):
         raise QueryError(message, kind="syntax")
     raise UnsafeQuery(message)
 
@@ -115,6 +118,6 @@ def _judge_text(text: str, limits: QueryLimits, where: str, dialect: Dialect) ->
         return Verdict(text, Refusal.TOO_LARGE, problem + where)
     violation = find_violation(tokens, dialect)
     if violation is not None:
-        clause, message = violation
-        return Verdict(text, Refusal.NOT_READ_ONLY, message + where, clause)
+        refusal = Refusal.UNKNOWN_WORD if violation.unknown_word else Refusal.NOT_READ_ONLY
+        return Verdict(text, refusal, violation.message + where, violation.clause)
     return Verdict(text)

@@ -34,6 +34,8 @@ wall behind this one (graph/ladybug_plan.py, graph/neo4j.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from t2c_lib.cypher.lexer import DEFAULT_DIALECT, Dialect, Kind, Token
 
 WRITE_CLAUSES = frozenset(
@@ -80,6 +82,9 @@ ADMIN_WORDS = frozenset(
 
 DENY = WRITE_CLAUSES | FILE_WORDS | ADMIN_WORDS | {"CALL"}
 """Words never exempted as aliases: read as a value only in the plain spots the module notes list."""
+
+KNOWN_NON_READ_WORDS = DENY | {"USING", "PERIODIC"}
+"""Words a refusal names as unsafe; any other word at a clause position is unknown to both grammars (a typo)."""
 
 NEVER_VALUE = frozenset({"TRANSACTIONS", "CONCURRENT"})
 """Words refused even in those spots (`CALL { } IN TRANSACTIONS`: IN owes a value there)."""
@@ -162,19 +167,31 @@ _CLAUSE, _OPERAND, _COMPLETE = "clause", "operand", "complete"
 class _Refused(Exception):
     """Raised inside the walk with the clause to name and the message."""
 
-    def __init__(self, clause: str, message: str) -> None:
+    def __init__(self, clause: str, message: str, unknown_word: bool = False) -> None:
         super().__init__(message)
         self.clause = clause
         self.message = message
+        self.unknown_word = unknown_word
 
 
-def find_violation(tokens: list[Token], dialect: Dialect = DEFAULT_DIALECT) -> tuple[str, str] | None:
+@dataclass(frozen=True)
+class Violation:
+    """Why a text is not one read query: the clause to name, the message, and whether the word is
+    simply unknown to both grammars (a typo such as `LIMT`: refused all the same, but a syntax
+    error to the model, as the database's parser would have called it)."""
+
+    clause: str
+    message: str
+    unknown_word: bool = False
+
+
+def find_violation(tokens: list[Token], dialect: Dialect = DEFAULT_DIALECT) -> Violation | None:
     """The first offending clause and a message naming it, or None for a single read query."""
     try:
         _precheck(tokens)
         _Walk(tokens, dialect).statement()
     except _Refused as refused:
-        return refused.clause, refused.message
+        return Violation(refused.clause, refused.message, refused.unknown_word)
     return None
 
 
@@ -527,7 +544,8 @@ def _refusal(tokens: list[Token], i: int) -> _Refused:
         return _Refused(clause, f"{clause} is an admin, transaction or data-loading command, not a read query")
     if word == "CALL":
         return _Refused("CALL", "CALL is only allowed as a clause: a subquery or an allowed procedure")
-    return _Refused(clause, f"{clause} is not a read clause: {_allowed()}")
+    unknown = tokens[i].kind is Kind.WORD and word not in KNOWN_NON_READ_WORDS
+    return _Refused(clause, f"{clause} is not a read clause: {_allowed()}", unknown_word=unknown)
 
 
 def _allowed() -> str:

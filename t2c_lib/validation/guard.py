@@ -20,6 +20,7 @@ from t2c_lib.records import ErrorType, ValidationResult
 _ERROR_TYPES = {
     Refusal.EMPTY: ErrorType.NO_QUERY,
     Refusal.UNREADABLE: ErrorType.SYNTAX_ERROR,
+    Refusal.UNKNOWN_WORD: ErrorType.SYNTAX_ERROR,
     Refusal.AMBIGUOUS: ErrorType.UNSAFE_QUERY,
     Refusal.NOT_READ_ONLY: ErrorType.UNSAFE_QUERY,
     Refusal.TOO_LARGE: ErrorType.RESOURCE_LIMIT,
