@@ -682,15 +682,24 @@ def _unavailable(exc: Exception, uri: str) -> StoreUnavailable:
         if config.is_loopback_uri(uri) and not config.env("NEO4J_PASSWORD"):
             where += f", or the local server's password in {config.local_neo4j_dir() / 'password'}"
         return StoreUnavailable(f"Neo4j at {uri} refused the credentials (check {where})")
+    if _local_restart_pending(uri):
+        return StoreUnavailable(
+            f"the local Neo4j server at {uri} stopped (its heap ran out, or a query ran on past its time limit) "
+            "and its supervisor is starting it again: try again in a few seconds"
+        )
     return StoreUnavailable(
         f"no Neo4j server answers at {uri}: start one with `make neo4j` or set NEO4J_URI "
         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     )
 
 
+_EXIT_MARKERS = (b"T2C-NEO4J supervisor:", b"T2C-NEO4J runaway:", b"Terminating due to java.lang.OutOfMemoryError")
+"""Log lines of a local server on its way out (the JVM's, the launcher's runaway watch, the supervisor's)."""
+
+
 def _local_restart_pending(uri: str) -> bool:
-    """Whether `make neo4j`'s supervisor for this loopback URI is alive and starting its server again:
-    its log's last word is a restart, not a READY line."""
+    """Whether `make neo4j`'s supervisor for this loopback URI is alive and its server on its way out or
+    starting again: the log's last word is an exit or a restart, not a READY line."""
     if not config.is_loopback_uri(uri):
         return False
     folder = config.local_neo4j_dir()
@@ -705,7 +714,8 @@ def _local_restart_pending(uri: str) -> bool:
         return False
     if not (any(a.endswith(b"neo4j.sh") for a in args) and b"supervise" in args):
         return False
-    return tail.rfind(b"T2C-NEO4J supervisor:") > tail.rfind(b"T2C-NEO4J READY")
+    last_exit = max(tail.rfind(marker) for marker in _EXIT_MARKERS)
+    return last_exit > tail.rfind(b"T2C-NEO4J READY")
 
 
 def _no_answer(uri: str, timeout_s: float) -> StoreUnavailable:
