@@ -9,6 +9,7 @@ any request or record of the thesis loop fails here.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from t2c_lib.agent import AgentLoop
@@ -39,7 +40,8 @@ SCRIPTS = {
     "first_good": [f"<cypher>{GOOD}</cypher>"],
 }
 CONFIGURATIONS = ("Zero-Shot_Full", "Few-Shot_Nodes+Paths", "CoT_Only-Paths")
-TIMING = ("validation_s", "elapsed_s", "model_latency_s")
+TIMING = ("validation_s", "elapsed_s", "model_latency_s", "validation_time_s", "model_time_s")
+RAN_IN = re.compile(r"ran in [0-9.]+ s")
 
 
 def _strip(value):
@@ -48,6 +50,8 @@ def _strip(value):
         return {k: _strip(v) for k, v in value.items() if k not in TIMING}
     if isinstance(value, list):
         return [_strip(v) for v in value]
+    if isinstance(value, str):
+        return RAN_IN.sub("ran in T s", value)
     return value
 
 
@@ -79,7 +83,7 @@ def scenarios(store, dataset, **options) -> dict:
                 "state": _strip(summary),
                 "signature": {k: v for k, v in loop.signature().items() if k != "templates"},
             }
-    return out
+    return json.loads(json.dumps(out))
 
 
 def test_the_feedback_loop_with_options_off_asks_and_records_as_before(kurikulum_store, kurikulum):
