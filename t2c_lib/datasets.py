@@ -107,6 +107,13 @@ class Example:
 
 
 CONVERSATIONS_FILE = "conversations.yaml"
+TEST_SPLIT = "test"
+DEV_SPLIT = "dev"
+SPLITS = (TEST_SPLIT, DEV_SPLIT)
+"""`test`: the ground truth the study reports; `dev`: questions for choosing designs (choose on dev, report on test)."""
+DEV_DIR = "dev"
+DEV_QUESTIONS = f"{DEV_DIR}/questions.csv"
+"""The development set: the ground truth's columns (extra columns allowed), questions apart from the test split's."""
 INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION", "ACKNOWLEDGE", "UNKNOWN")
 """A dialogue turn's expected intent (the names of `t2c_lib.chat.intent.Intent`)."""
 QUERY_INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION")
@@ -211,8 +218,16 @@ def resolve_dataset_dir(name_or_path: str | Path) -> Path:
     raise DatasetError(named, f"no such dataset (valid: {valid})")
 
 
-def load_dataset(name_or_path: str | Path) -> Dataset:
-    """Load and check a dataset directory; raise `DatasetError` on the first problem."""
+def load_dataset(name_or_path: str | Path, split: str = TEST_SPLIT) -> Dataset:
+    """Load and check a dataset directory; raise `DatasetError` on the first problem.
+
+    `split` picks the questions: `test` (dataset.yaml's ground truth, what the study reports) or
+    `dev` (`dev/questions.csv`, same columns, ids `<name>-dev-NNN`: for choosing designs, never reported).
+    """
+    if split not in SPLITS:
+        raise DatasetError(
+            Path(str(name_or_path)), f"split {str(split)[:_SHOWN_NAME]!r} is not one of {', '.join(SPLITS)}"
+        )
     root = resolve_dataset_dir(name_or_path)
     _check_links(root)
     settings = _read_yaml(root / "dataset.yaml", required=False) or {}
@@ -236,9 +251,13 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
     }
     _check_no_stray_files(root / "rels", set(spec.rels), "relationship type")
     gt_spec = _ground_truth_spec(root / "dataset.yaml", settings.get("ground_truth") or {})
-    questions = _read_ground_truth(root / gt_spec.file, gt_spec, name)
+    if split == DEV_SPLIT:
+        questions = _read_ground_truth(root / DEV_QUESTIONS, gt_spec, f"{name}-{DEV_SPLIT}")
+        exclusions: dict[str, str] = {}  # dataset.yaml's gold_exclusions name test-split ids
+    else:
+        questions = _read_ground_truth(root / gt_spec.file, gt_spec, name)
+        exclusions = _gold_exclusions(root / "dataset.yaml", settings.get("gold_exclusions"), {q.id for q in questions})
     examples = _read_examples(root / "examples.yaml", {q.question.strip() for q in questions})
-    exclusions = _gold_exclusions(root / "dataset.yaml", settings.get("gold_exclusions"), {q.id for q in questions})
     conversations = read_conversations(root / CONVERSATIONS_FILE)
     return Dataset(
         name=name,
@@ -251,7 +270,7 @@ def load_dataset(name_or_path: str | Path) -> Dataset:
         rels=rels,
         questions=questions,
         examples=examples,
-        hash=dataset_hash(root),
+        hash=dataset_hash(root, split),
         settings=settings,
         gold_exclusions=exclusions,
         conversations=conversations,
@@ -262,13 +281,20 @@ NOT_HASHED = (CONVERSATIONS_FILE,)
 """Files outside the dataset hash: the conversational test set changes no study question or answer."""
 
 
-def dataset_hash(root: Path) -> str:
-    """sha256 over every file of the dataset but NOT_HASHED (relative path + bytes): changes when an input changes."""
+def dataset_hash(root: Path, split: str = TEST_SPLIT) -> str:
+    """sha256 over every file of the dataset but NOT_HASHED (relative path + bytes): changes when an input changes.
+
+    `dev/` counts only for the dev split: the development set changes no test question or answer,
+    so adding it leaves the test split's hash (its store, caches and manifests) as it was.
+    """
     digest = hashlib.sha256()
     for path in sorted(
         p
         for p in root.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.relative_to(root).as_posix() not in NOT_HASHED
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and p.relative_to(root).as_posix() not in NOT_HASHED
+        and (split == DEV_SPLIT or p.relative_to(root).parts[0] != DEV_DIR)
     ):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
@@ -753,6 +779,10 @@ def _display(path: Path | str) -> str:
 
 
 __all__ = [
+    "DEV_QUESTIONS",
+    "DEV_SPLIT",
+    "SPLITS",
+    "TEST_SPLIT",
     "Dataset",
     "DatasetError",
     "Dialogue",

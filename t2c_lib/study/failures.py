@@ -121,7 +121,8 @@ def _texts(directory: Path, metrics) -> dict[str, tuple[str, str]]:
         return {}
     from t2c_lib.datasets import load_dataset
 
-    dataset = load_dataset(read_json(manifest).get("parameters", {}).get("dataset", ""))
+    parameters = read_json(manifest).get("parameters", {})
+    dataset = load_dataset(parameters.get("dataset", ""), split=parameters.get("split", "test"))
     return {item.id: (item.question, item.cypher) for item in dataset.questions}
 
 

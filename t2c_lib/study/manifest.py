@@ -118,6 +118,8 @@ def run_signature(manifest: dict[str, Any]) -> str:
     ]
     if "configuration" in manifest:
         parts.insert(4, f"config:{manifest.get('strategy', manifest.get('mode'))}/{manifest['configuration']}")
+    if manifest["parameters"].get("split", "test") != "test":
+        parts.append(f"split:{manifest['parameters']['split']}")
     if manifest["parameters"].get("decoding", "free") != "free":
         parts.append(f"dec:{manifest['parameters']['decoding']}")
     if manifest.get("engine"):
@@ -216,6 +218,7 @@ def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     skip = NOT_AFFECTING_ANSWERS + (() if data.get("strategy") == "vote" else ("vote_k", "vote_temperature"))
     data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in skip}
     data["parameters"].setdefault("decoding", "free")  # runs started before the setting existed decoded freely
+    data["parameters"].setdefault("split", "test")  # runs started before dev splits asked the test questions
     return data
 
 

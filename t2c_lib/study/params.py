@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from t2c_lib.agent.strategies import STRATEGIES as STRATEGY_REGISTRY
+from t2c_lib.datasets import SPLITS, TEST_SPLIT
 from t2c_lib.errors import T2CError
 from t2c_lib.graph import STORES as STORE_REGISTRY
 from t2c_lib.metrics.composite import PRESETS as WEIGHT_REGISTRY
@@ -73,6 +74,7 @@ class StudyParams:
     vote_temperature: float = 0.7
     limit: int | str = "all"
     sample_seed: int = 13
+    split: str = TEST_SPLIT  # dev: the dataset's development questions (choose designs there; report on test)
     temperature_first: float = 0.0
     temperature_refine: float = 0.1
     max_tokens: int = 256
@@ -106,6 +108,8 @@ class StudyParams:
         data = dataclasses.asdict(self)
         data.pop("extra")
         data.update({k: list(v) for k, v in data.items() if isinstance(v, tuple)})
+        if data["split"] == TEST_SPLIT:
+            data.pop("split")  # a test run's manifest stays as it was before splits existed
         return data
 
     def with_overrides(self, **overrides: Any) -> StudyParams:
@@ -197,6 +201,10 @@ def _check(key: str, value: Any, source: str) -> Any:
     if key == "store":
         if value not in STORES:
             raise fail(f"valid: {', '.join(STORES)}")
+        return value
+    if key == "split":
+        if value not in SPLITS:
+            raise fail(f"valid: {', '.join(SPLITS)} (test: the reported ground truth; dev: data/<dataset>/dev/)")
         return value
     if key == "weights":
         if value not in WEIGHT_PRESETS:

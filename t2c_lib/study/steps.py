@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib import config
-from t2c_lib.datasets import Dataset, GroundTruthItem, load_dataset
+from t2c_lib.datasets import DEV_QUESTIONS, DEV_SPLIT, TEST_SPLIT, Dataset, GroundTruthItem, load_dataset
 from t2c_lib.errors import InvalidValue, StudyError
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
@@ -58,7 +58,7 @@ def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyCon
     answer depends on row order (`OrderProbe`). They are written with their reasons to
     `<run>/gold_screen/` (never silently).
     """
-    dataset = load_dataset(params.dataset)
+    dataset = load_dataset(params.dataset, split=params.split)
     store = open_store(params.store, dataset)
     run_dir = run_dir_for(params, results_dir)
     screen = screened_gold(dataset, store, params.query_timeout_s)
@@ -77,7 +77,26 @@ def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyCon
     limit = None if params.limit == "all" else int(params.limit)
     strata = dataset.strata_columns[0] if dataset.strata_columns else None
     questions = sample_items(screen.kept, limit, strata, params.sample_seed)
+    if params.split == TEST_SPLIT:
+        refuse_dev_overlap(dataset, questions)
     return StudyContext(params, dataset, store, questions, screen, run_dir)
+
+
+class DevOverlap(StudyError):
+    """A question the run would report on is also in the dataset's development set."""
+
+
+def refuse_dev_overlap(dataset: Dataset, questions: list[GroundTruthItem]) -> None:
+    """Raise `DevOverlap` when a sampled test question is in `dev/questions.csv` (choose on dev, report on test)."""
+    if not (dataset.path / DEV_QUESTIONS).is_file():
+        return
+    dev = {item.question for item in load_dataset(dataset.path, split=DEV_SPLIT).questions}
+    shared = [item.id for item in questions if item.question in dev]
+    if shared:
+        raise DevOverlap(
+            f"{len(shared)} sampled question(s) of {dataset.name} are in its development set "
+            f"({', '.join(shared[:5])}): the run would report on questions designs were chosen on"
+        )
 
 
 def screened_gold(dataset: Dataset, store: GraphStore, timeout_s: float) -> GoldScreen:
@@ -478,7 +497,10 @@ def analyze(
     from t2c_lib.study.analysis import analyze_run, load_published, write_tables
     from t2c_lib.study.plots import export_figures
 
-    dataset = load_dataset(params.dataset)
+    dataset = load_dataset(params.dataset, split=params.split)
+    published = load_published(dataset.path)
+    if params.split != TEST_SPLIT:
+        published = published.iloc[0:0]  # published numbers describe the test questions, never the dev ones
     run_dir = run_dir_for(params, results_dir)
     cells = grid if grid is not None else expand_grid(params)
     label = (
@@ -487,7 +509,7 @@ def analyze(
     tables = analyze_run(
         run_dir,
         dict(dataset.ground_truth_spec.strata),
-        load_published(dataset.path),
+        published,
         label,
         language=dataset.language,
         folders=[cell.directory(run_dir) for cell in cells],
