@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from t2c_lib.agent.options import LoopOptions
 from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
 from t2c_lib.records import (
@@ -147,9 +148,34 @@ class SinglePass(_Retry):
 
 
 class Feedback(_Retry):
-    """The thesis loop: error-specific structured feedback on the last failed attempt."""
+    """The thesis loop: error-specific structured feedback on the last failed attempt.
+
+    `options` (`agent/options.LoopOptions`: conversation turns, the repeat guard, the schema
+    corrector) are off by default, and off is the thesis loop exactly; any option on runs
+    `agent/revise.solve` and is named in the strategy's signature.
+    """
 
     name = FEEDBACK
+
+    def __init__(self, options: LoopOptions | None = None) -> None:
+        self.options = options if options is not None else LoopOptions()
+
+    def solve(self, loop: LoopSteps, state: AgentState, ctx: ValidationContext) -> None:
+        if self.options.is_default:
+            super().solve(loop, state, ctx)
+            return
+        from t2c_lib.agent.revise import solve
+
+        solve(self.options, loop, state, ctx)
+
+    def signature(self, loop: LoopSteps) -> dict[str, Any]:
+        out = super().signature(loop)
+        if not self.options.is_default:
+            from t2c_lib.prompts.repair import repair_template_hashes
+
+            out["options"] = self.options.signature()
+            out["templates"] = repair_template_hashes(loop.prompts.language)
+        return out
 
 
 def raw_message(verdict: Verdict) -> str:
@@ -364,7 +390,7 @@ def _model_seed(model: Any) -> int:
 STRATEGIES: Registry[Callable[..., Strategy]] = Registry(
     "strategy", aliases=LEGACY_STRATEGY_NAMES, note=f"{AGENTIC!r} means {FEEDBACK!r}"
 )
-"""Strategy name -> constructor (keyword options: `vote` takes `k` and `temperature`)."""
+"""Strategy name -> constructor (keyword options: `vote` takes `k` and `temperature`, `feedback` takes `options`)."""
 for _name, _make in (
     (SINGLE_PASS, SinglePass),
     (FEEDBACK, Feedback),

@@ -18,6 +18,7 @@ from t2c_lib.cli.common import (
     TIMEOUT,
     format_table,
     friendly_errors,
+    loop_options,
     open_dataset_store,
 )
 from t2c_lib.graph import STORES
@@ -70,6 +71,24 @@ def _debug_logging() -> None:
     logger.setLevel(logging.DEBUG)
 
 
+def _with_loop_options(strategy: str | None, max_iterations: int, values: dict[str, Any]) -> Any:
+    """The strategy to run: its name, or the `feedback` strategy with the loop options given (only it has them)."""
+    from t2c_lib.agent.options import LoopOptions
+    from t2c_lib.agent.strategies import get_strategy
+    from t2c_lib.records import canonical_strategy, mode_name
+
+    options = LoopOptions.from_values(values)
+    if options.is_default:
+        return strategy
+    name = canonical_strategy(strategy or mode_name(max_iterations))
+    if name != "feedback":
+        raise click.UsageError(
+            f"--repair-turns, --repeat-guard and --corrector are options of the feedback strategy, not of {name}"
+            + (" (-n 1 means single-pass: add --strategy feedback)" if strategy is None else "")
+        )
+    return get_strategy("feedback", options=options)
+
+
 def _open(dataset: str, store: str) -> tuple[Any, Any]:
     return open_dataset_store(dataset, store)
 
@@ -88,6 +107,13 @@ def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) ->
         click.echo(
             f"  verifier:  {'approved' if approved else ('rejected' if approved is False else 'no verdict')}"
             + (f" ({issues})" if issues else "")
+        )
+    if attempt.kind == "corrector":
+        click.echo("  corrector: " + "; ".join(attempt.verdict.get("changes") or []) + " (no model call)")
+    if attempt.kind == "rejected_repeat":
+        click.echo(
+            f"  rejected:  repeats the failed query of attempt {attempt.verdict.get('repeats_iteration')}; "
+            "the repeat guard asked again"
         )
     if attempt.reasoning:
         click.echo("  reasoning: " + _indent(attempt.reasoning, 13).lstrip())
@@ -301,6 +327,7 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
     "repeats a query that already failed",
 )
 @click.option("--debug", is_flag=True, help="log the prompts and the generated Cypher to stderr")
+@loop_options
 @click.option(
     "--export",
     "export",
@@ -329,6 +356,10 @@ def ask(
     rows: int,
     verbose: bool,
     debug: bool,
+    repair_turns: str | None,
+    repeat_guard: bool | None,
+    repeat_guard_retries: int | None,
+    corrector: str | None,
     export: str | None,
 ) -> None:
     """Answer QUESTION with Cypher: generate, validate, feed back, repair; print every attempt and the result."""
@@ -347,6 +378,16 @@ def ask(
     if debug:
         _debug_logging()
     config = Configuration(PromptType.parse(prompt_type), SchemaFormat.parse(schema_format))
+    chosen = _with_loop_options(
+        strategy,
+        max_iterations,
+        {
+            "repair_turns": repair_turns,
+            "repeat_guard": repeat_guard,
+            "repeat_guard_retries": repeat_guard_retries,
+            "corrector": corrector,
+        },
+    )
     ds, graph = _open(dataset, store)
     try:
         parts = build_parts(graph, ds, config, descriptions=descriptions, timeout_s=timeout)
@@ -357,7 +398,7 @@ def ask(
             temperature=temperature,
             refine_temperature=refine_temperature,
             max_tokens=max_tokens,
-            strategy=strategy,
+            strategy=chosen,
             on_attempt=None if as_json else AttemptPrinter(verbose),
         )
         if not as_json:

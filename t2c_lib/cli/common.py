@@ -151,3 +151,41 @@ def format_table(result: QueryResult, max_width: int = 60, max_rows: int | None 
     else:
         lines.append(f"({total} row{'s' if total != 1 else ''})")
     return "\n".join(lines)
+
+
+def loop_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The `feedback` loop's options (`t2c_lib.agent.options`), each off unless given: `--repair-turns`,
+    `--repeat-guard`, `--repeat-guard-retries`, `--corrector`."""
+    from t2c_lib.agent.options import DEFAULT_GUARD_RETRIES, CorrectorKind, RepairTurns
+
+    options = (
+        click.option(
+            "--repair-turns",
+            type=click.Choice([m.value for m in RepairTurns]),
+            default=None,
+            help="feedback loop: a refinement as one user message (single, the thesis) or as a conversation "
+            "(the failed reply as the model's own turn, the feedback as the user's reply) [default: single]",
+        ),
+        click.option(
+            "--repeat-guard/--no-repeat-guard",
+            default=None,
+            help="feedback loop: a refinement that repeats a failed query is not accepted; the model is asked again "
+            "(the extra calls counted) [default: off]",
+        ),
+        click.option(
+            "--repeat-guard-retries",
+            type=click.IntRange(min=1),
+            default=None,
+            help=f"the repeat guard's extra model calls per refinement [default: {DEFAULT_GUARD_RETRIES}]",
+        ),
+        click.option(
+            "--corrector",
+            type=click.Choice([m.value for m in CorrectorKind]),
+            default=None,
+            help="feedback loop: schema = a deterministic schema corrector on a failed query before the model "
+            "repairs it [default: none]",
+        ),
+    )
+    for option in reversed(options):
+        func = option(func)
+    return func

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
+from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors, loop_options
 from t2c_lib.errors import InvalidValue, user_path
 from t2c_lib.study.params import LEGACY_STRATEGY, STRATEGIES
 
@@ -86,14 +86,44 @@ def with_cell_options(func):
 @click.option("--run-id", help="override the parameter file's run_id")
 @click.option("--no-cache", is_flag=True, help="neither read nor write the response cache")
 @click.option("--refresh", is_flag=True, help="call the model again and overwrite cached responses")
+@loop_options
 @friendly_errors
-def run_command(params_file, prompt_type, schema_format, mode, store, model, limit, run_id, no_cache, refresh):
-    """Run the grid (or one cell of it): every question through the loop; resumes."""
+def run_command(
+    params_file,
+    prompt_type,
+    schema_format,
+    mode,
+    store,
+    model,
+    limit,
+    run_id,
+    no_cache,
+    refresh,
+    repair_turns,
+    repeat_guard,
+    repeat_guard_retries,
+    corrector,
+):
+    """Run the grid (or one cell of it): every question through the loop; resumes.
+
+    The loop options (`--repair-turns`, `--repeat-guard`, `--corrector`) override the parameter file's
+    and apply to its `feedback` cells; they are recorded in each cell's manifest and signature.
+    """
     from t2c_lib.llm.cache import CacheMode
     from t2c_lib.study.grid import cells_at_once, run_grid
     from t2c_lib.study.steps import model_choice
 
-    params = _params(params_file, store=store, model=model, limit=limit, run_id=run_id)
+    params = _params(
+        params_file,
+        store=store,
+        model=model,
+        limit=limit,
+        run_id=run_id,
+        repair_turns=repair_turns,
+        repeat_guard=repeat_guard,
+        repeat_guard_retries=repeat_guard_retries,
+        corrector=corrector,
+    )
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
     cells = _cells(params, prompt_type, schema_format, mode, params_file)
     choice = model_choice(params)

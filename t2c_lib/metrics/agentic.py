@@ -47,6 +47,10 @@ ERROR_NAMES = tuple(e.value for e in ErrorType)
 CHANGE_NAMES = tuple(c.value for c in Change)
 SAMPLING_STRATEGIES = frozenset({"vote"})
 """Strategies whose later attempts are independent samples of the first request, not refinements."""
+EXTRA_KINDS = frozenset({"rejected_repeat", "corrector"})
+"""Attempt kinds the `feedback` loop's options add beside its model answers (`agent/revise.py`): a refinement the
+repeat guard asked again for (its model call counted; it is a refinement, and a repeat) and a query the schema
+corrector made (no model call; not a model refinement). Neither counts towards `max_iterations`."""
 
 
 def as_attempt(record: Attempt | Mapping[str, Any]) -> Attempt:
@@ -101,7 +105,7 @@ class Refinements:
 
 def is_refinement(attempt: Attempt) -> bool:
     """An attempt after the question's first one, by a strategy that refines (not `vote`'s independent samples)."""
-    return attempt.iteration > 1 and attempt.mode not in SAMPLING_STRATEGIES
+    return attempt.iteration > 1 and attempt.mode not in SAMPLING_STRATEGIES and attempt.kind != "corrector"
 
 
 def refinements(run: list[Attempt]) -> Refinements:
@@ -159,8 +163,9 @@ def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iteratio
     if not groups:
         raise ValueError("no attempts to compute agentic metrics from")
     for qid, run in groups.items():
-        if len(run) > max_iterations:
-            raise ValueError(f"question {qid} has {len(run)} attempts, more than max_iterations={max_iterations}")
+        answers = sum(1 for a in run if a.kind not in EXTRA_KINDS)
+        if answers > max_iterations:
+            raise ValueError(f"question {qid} has {answers} attempts, more than max_iterations={max_iterations}")
     runs = list(groups.values())
     n = len(runs)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib import __version__, config
+from t2c_lib.agent.options import LoopOptions
 from t2c_lib.datasets import Dataset
 from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.graph.base import GraphStore
@@ -120,6 +121,9 @@ def run_signature(manifest: dict[str, Any]) -> str:
         parts.insert(4, f"config:{manifest.get('strategy', manifest.get('mode'))}/{manifest['configuration']}")
     if manifest["parameters"].get("split", "test") != "test":
         parts.append(f"split:{manifest['parameters']['split']}")
+    loop = LoopOptions.from_values(manifest["parameters"]).tag()  # "" for the thesis loop: no part added
+    if loop:
+        parts.append(f"loop:{loop}")
     if manifest["parameters"].get("decoding", "free") != "free":
         parts.append(f"dec:{manifest['parameters']['decoding']}")
     if manifest.get("engine"):

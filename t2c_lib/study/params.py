@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from t2c_lib.agent.options import OPTION_KEYS, CorrectorKind, LoopOptions, RepairTurns
 from t2c_lib.agent.strategies import STRATEGIES as STRATEGY_REGISTRY
 from t2c_lib.datasets import SPLITS, TEST_SPLIT
 from t2c_lib.errors import T2CError
@@ -93,6 +94,10 @@ class StudyParams:
     decoding: str = (
         "free"  # constrained: replies held to the schema's read-only Cypher grammar (t2c_lib/llm/grammar.py)
     )
+    repair_turns: str = "single"  # feedback loop option: single (the thesis) or conversation (agent/options.py)
+    repeat_guard: bool = False  # feedback loop option: refuse a refinement that repeats a failed query, ask again
+    repeat_guard_retries: int = 2  # the repeat guard's extra calls per refinement
+    corrector: str = "none"  # feedback loop option: none or schema (agent/corrector.py before the model repairs)
     description: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -104,10 +109,21 @@ class StudyParams:
         """The old name of `strategies` (read-only, for code written against it)."""
         return self.strategies
 
+    @property
+    def loop_options(self) -> LoopOptions:
+        """The `feedback` loop's options these parameters set (all off: the thesis loop)."""
+        return LoopOptions.from_values({k: getattr(self, k) for k in OPTION_KEYS})
+
     def to_dict(self) -> dict[str, Any]:
+        """The parameters as a manifest records them; the loop options only where they differ from the thesis loop's
+        (so a thesis run's manifest stays as it was before the options existed)."""
         data = dataclasses.asdict(self)
         data.pop("extra")
         data.update({k: list(v) for k, v in data.items() if isinstance(v, tuple)})
+        changed = self.loop_options.changed()
+        for key in OPTION_KEYS:
+            if key not in changed and not (key == "repeat_guard_retries" and self.repeat_guard):
+                data.pop(key)
         if data["split"] == TEST_SPLIT:
             data.pop("split")  # a test run's manifest stays as it was before splits existed
         return data
@@ -228,7 +244,19 @@ def _check(key: str, value: Any, source: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise fail("a positive integer or 'all'")
         return value
-    if key in ("schema_descriptions", "value_hints"):
+    if key == "repair_turns":
+        if value not in tuple(m.value for m in RepairTurns):
+            raise fail(f"valid: {', '.join(m.value for m in RepairTurns)}")
+        return value
+    if key == "corrector":
+        if value not in tuple(m.value for m in CorrectorKind):
+            raise fail(f"valid: {', '.join(m.value for m in CorrectorKind)}")
+        return value
+    if key == "repeat_guard_retries":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise fail("a positive integer (extra model calls per refinement)")
+        return value
+    if key in ("schema_descriptions", "value_hints", "repeat_guard"):
         if not isinstance(value, bool):
             raise fail("true or false")
         return value

@@ -272,6 +272,8 @@ def infer(
     options = {}
     if cell.strategy == "vote":
         options = {"k": measured_vote_k(params, cell, study.run_dir), "temperature": params.vote_temperature}
+    if cell.strategy == "feedback" and not params.loop_options.is_default:
+        options = {"options": params.loop_options}
     chosen = get_strategy(cell.strategy, **options)
 
     def make_loop(on_attempt: Any = None) -> Any:
@@ -295,7 +297,7 @@ def infer(
         [step.name for step in chain],
         cell,
     )
-    if cell.strategy not in THESIS_STRATEGIES:  # the thesis cells' manifests stay as they were
+    if cell.strategy not in THESIS_STRATEGIES or options:  # the thesis cells' manifests stay as they were
         manifest["strategy_settings"] = chosen.signature(make_loop())
     if grammar:
         from t2c_lib.llm.grammar import grammar_digest

@@ -1,0 +1,176 @@
+"""The `feedback` loop with its options on (`agent/options.py`): conversation turns, the repeat guard, the corrector.
+
+With every option off, `Feedback` runs the thesis loop (`strategies._Retry.solve`) and never
+comes here. With any option on, a question goes:
+
+1. the model answers the first request (the same request as the thesis loop's, so the cache
+   and the pairing with single-pass hold);
+2. a refinement that repeats a query of the question that already failed is, with
+   `repeat_guard`, recorded as an attempt of kind `rejected_repeat` and asked again along
+   `GUARD_SCHEDULE` (another seed at a higher temperature, then the line "your query X failed;
+   do not write it again"), at most `repeat_guard_retries` extra calls; the last answer stands;
+3. the chain judges the answer; a failure goes, with `corrector: schema`, through the schema
+   corrector, and a changed query is judged as an attempt of its own (kind `corrector`, no
+   model call, its changes in the attempt's `verdict`);
+4. still failing, the model is asked again: with `repair_turns: conversation` each failed reply
+   stays as its own assistant turn and the feedback is the user's reply; otherwise the thesis's
+   single refinement message. What the corrector changed is part of the feedback.
+
+Every model call is counted in the question's LLM calls (`AgentLoop.ask`); `max_iterations`
+bounds the accepted model answers (`loop` is the `strategies.LoopSteps` the strategy was given), so a question may hold more attempts than that when the
+guard rejected some or the corrector made some.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from t2c_lib.agent.corrector import Correction, correct
+from t2c_lib.agent.options import LoopOptions
+from t2c_lib.llm.base import Completion, Message, Usage, model_attribute
+from t2c_lib.llm.parse import ParsedResponse, QuerySource
+from t2c_lib.prompts.repair import assistant_turn, conversation_messages, corrected_feedback, with_guard_line
+from t2c_lib.records import AgentState, AgentStatus, revision_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.validation.base import ValidationContext
+
+REJECTED_REPEAT = "rejected_repeat"
+"""Attempt kind of a refinement the repeat guard did not accept (its call counted, its answer not used)."""
+CORRECTOR = "corrector"
+"""Attempt kind of a query the schema corrector made (no model call)."""
+NO_CALL = Completion("", Usage(0, 0), 0.0, model=CORRECTOR)
+
+
+def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationContext) -> None:
+    """One question through the `feedback` loop with `options` (steps in the module notes)."""
+    prompts = loop.prompts
+    messages = prompts.initial(state.question)
+    temperature = loop.temperature
+    turns: list[tuple[str, str]] = []
+    budget = loop.max_iterations
+    for iteration in range(1, budget + 1):
+        loop.set_status(state, AgentStatus.GENERATING)
+        completion, parsed = loop.ask(state, messages, temperature)
+        seed = None
+        if iteration > 1 and options.repeat_guard:
+            messages, completion, parsed, temperature, seed = _guard(
+                options, loop, state, ctx, messages, completion, parsed, temperature
+            )
+        loop.set_status(state, AgentStatus.VALIDATING)
+        verdict = loop.judge(ctx, parsed)
+        note = loop.feedback_text(state, parsed, verdict)
+        last = iteration == budget
+        correction = _correction(loop, ctx, parsed.query) if not verdict.ok and options.corrects else None
+        status = (
+            AgentStatus.SUCCESS
+            if verdict.ok
+            else (AgentStatus.FAILED if last and correction is None else AgentStatus.REFINING)
+        )
+        loop.record(
+            state,
+            messages,
+            completion,
+            parsed,
+            verdict,
+            temperature=temperature,
+            status=status,
+            feedback=note,
+            seed=seed,
+        )
+        if verdict.ok:
+            return
+        reply = assistant_turn(prompts, parsed.query, parsed.reasoning, completion.text)
+        failed_query, told = parsed.query, note or ""
+        if correction is not None:
+            fixed, cnote, ok = _corrected_attempt(loop, state, ctx, correction, parsed.query, last)
+            if ok:
+                return
+            failed_query, told = fixed, corrected_feedback(prompts, correction.changes, fixed, cnote or "")
+        if last:
+            return
+        loop.set_status(state, AgentStatus.REFINING)
+        if options.conversation:
+            turns.append((reply, told))
+            messages = conversation_messages(prompts, state.question, turns)
+        else:
+            messages = prompts.refinement(state.question, failed_query, told)
+        temperature = loop.refine_temperature
+
+
+def _correction(loop: Any, ctx: ValidationContext, query: str) -> Correction | None:
+    """The schema corrector on a failed query; the value index kept on the loop's context across questions."""
+    if not query:
+        return None
+    shared = getattr(loop, "ctx", None)
+    if ctx.values is None and shared is not None and shared.values is not None:
+        ctx.values = shared.values
+    found = correct(query, ctx)
+    if shared is not None and shared.values is None and ctx.values is not None:
+        shared.values = ctx.values
+    return found
+
+
+def _corrected_attempt(
+    loop: Any, state: AgentState, ctx: ValidationContext, correction: Correction, source: str, last: bool
+) -> tuple[str, str | None, bool]:
+    """Judge the corrector's query as an attempt of its own (no model call); (its query, its feedback, ok)."""
+    loop.set_status(state, AgentStatus.VALIDATING)
+    fixed = ParsedResponse(correction.query, source=QuerySource.CYPHER_TAG)
+    verdict = loop.judge(ctx, fixed)
+    note = loop.feedback_text(state, fixed, verdict)
+    status = AgentStatus.SUCCESS if verdict.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
+    loop.record(
+        state,
+        [],
+        NO_CALL,
+        fixed,
+        verdict,
+        temperature=0.0,
+        status=status,
+        feedback=note,
+        kind=CORRECTOR,
+        verdict_json={"changes": list(correction.changes), "corrected_from": source},
+    )
+    return correction.query, note, verdict.ok
+
+
+def _guard(
+    options: LoopOptions,
+    loop: Any,
+    state: AgentState,
+    ctx: ValidationContext,
+    messages: Sequence[Message],
+    completion: Completion,
+    parsed: ParsedResponse,
+    temperature: float,
+) -> tuple[list[Message], Completion, ParsedResponse, float, int | None]:
+    """Ask again while the answer repeats a failed query, at most `repeat_guard_retries` times; the last answer stands."""
+    base_seed = model_attribute(loop.model, "seed", 0)
+    base_seed = base_seed if isinstance(base_seed, int) and not isinstance(base_seed, bool) else 0
+    first = list(messages)
+    asked, seed = first, None
+    for retry in range(1, options.repeat_guard_retries + 1):
+        revision = revision_of(parsed.query, state.attempts)
+        if revision is None or not revision.repeats_failed:
+            break
+        loop.set_status(state, AgentStatus.VALIDATING)
+        loop.record(
+            state,
+            asked,
+            completion,
+            parsed,
+            loop.judge(ctx, parsed),
+            temperature=temperature,
+            status=AgentStatus.REFINING,
+            kind=REJECTED_REPEAT,
+            verdict_json={"repeats_iteration": revision.repeats_iteration, "guard_retry": retry},
+            seed=seed,
+        )
+        step = options.guard_step(retry)
+        asked = with_guard_line(loop.prompts, first, parsed.query) if step.explicit else first
+        temperature, seed = step.temperature, base_seed + retry
+        loop.set_status(state, AgentStatus.GENERATING)
+        completion, parsed = loop.ask(state, asked, temperature, seed=seed)
+    return asked, completion, parsed, temperature, seed
