@@ -196,3 +196,17 @@ def test_params_name_the_options_only_when_on():
 def test_options_belong_to_the_feedback_strategy_only():
     with pytest.raises(TypeError):
         get_strategy("history", options=LoopOptions(repeat_guard=True))
+
+
+def test_t2c_ask_refuses_loop_options_for_another_strategy_before_any_model_call():
+    from click.testing import CliRunner
+
+    from t2c_lib.cli import main
+
+    result = CliRunner().invoke(
+        main, ["ask", "Berapa SKS mata kuliah 'Basis Data'?", "-n", "1", "--corrector", "schema"]
+    )
+    assert result.exit_code == 2 and "options of the feedback strategy, not of single-pass" in result.output
+    assert "--strategy feedback" in result.output
+    result = CliRunner().invoke(main, ["ask", "q", "--strategy", "vote", "--repeat-guard"])
+    assert result.exit_code == 2 and "not of vote" in result.output

@@ -155,7 +155,13 @@ def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
     else:
         similarity = token_similarity(earlier[-1].query, attempt.query)
         change = f"{revision.change.value} (token similarity {similarity:.2f} to attempt {before})"
-    sampled = "; an independent sample, not a refinement" if not is_refinement(attempt) else ""
+    sampled = (
+        ""
+        if is_refinement(attempt)
+        else "; the corrector's query, not a model refinement"
+        if attempt.kind == "corrector"
+        else "; an independent sample, not a refinement"
+    )
     click.echo(f"  change:    {change}{sampled}")
     if revision.repeats_failed:
         click.echo(f"  REPEATS a failed query: attempt {revision.repeats_iteration}'s, which failed the chain")
