@@ -210,3 +210,11 @@ def test_t2c_ask_refuses_loop_options_for_another_strategy_before_any_model_call
     assert "--strategy feedback" in result.output
     result = CliRunner().invoke(main, ["ask", "q", "--strategy", "vote", "--repeat-guard"])
     assert result.exit_code == 2 and "not of vote" in result.output
+
+
+def test_t2c_run_flags_override_the_parameter_files_options():
+    from t2c_lib.study.steps import resolve_params
+
+    params = resolve_params("params/thesis.yaml", repair_turns="conversation", repeat_guard=True, corrector=None)
+    assert params.loop_options == LoopOptions(repair_turns="conversation", repeat_guard=True)
+    assert resolve_params("params/thesis.yaml").loop_options.is_default
