@@ -9,6 +9,9 @@
 | `verifier` | a second call audits the query (JSON `approved/issues/corrected_query`); up to 2 corrections | 1..3 |
 | `vote` | k samples at temperature > 0; the most frequent result among valid samples wins | k |
 
+`feedback` takes loop options (`options.py`: `repair_turns`, `repeat_guard`, `corrector`), each off by
+default; off is the thesis loop exactly, on runs `revise.solve`.
+
 The first four and `verifier` begin with the same request (the prompt builder's `initial`
 at `temperature`), so the response cache serves it once and they pair with single-pass.
 Strategies never import the loop; the loop passes itself in (`solve(loop, state, ctx)`).
