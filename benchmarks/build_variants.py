@@ -261,11 +261,16 @@ def main() -> None:
             for r in rows
         ],
     }
-    if len(names) == 2:
-        a, b = (summary[n] for n in names)
+    for i, first in enumerate(names):
+        for other in names[i + 1 :]:
+            same = sum(r[first]["text"] == r[other]["text"] for r in rows)
+            result.setdefault("identical_pairs", {})[f"{first}={other}"] = same
+    a = summary[names[0]]
+    for other in names[1:]:
+        b = summary[other]
         for key in ("prefill_tokens_per_s", "generation_tokens_per_s"):
             if a[key] and b[key]:
-                result[f"{key}_ratio_{names[1]}_over_{names[0]}"] = round(b[key] / a[key], 3)
+                result[f"{key}_ratio_{other}_over_{names[0]}"] = round(b[key] / a[key], 3)
     out = ROOT / args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
