@@ -217,9 +217,10 @@ run_server() {
     echo "$child" >"$PIDFILE"
 }
 
-# Runs the server and starts it again whenever it exits on its own after having been ready
-# (ExitOnOutOfMemoryError exits with code 3); a server that exits before it was ready, or more
-# than RESTART_LIMIT restarts within RESTART_WINDOW seconds, ends the supervision.
+# Runs the server and starts it again whenever it exits on its own after having been ready, or
+# with code 3 (ExitOnOutOfMemoryError) or 4 (the launcher's runaway watch) at any time; a server
+# that exits otherwise before it was ready, or more than RESTART_LIMIT restarts within
+# RESTART_WINDOW seconds, ends the supervision.
 supervise() {
     local stopping=0 rc ready_before ready_after
     child=""
@@ -237,7 +238,8 @@ supervise() {
         done
         ((stopping == 0)) || break
         ready_after="$(grep -c "T2C-NEO4J READY" "$LOG" 2>/dev/null || true)"
-        if ((ready_after <= ready_before)); then
+        # A full heap (3) or a runaway (4) restarts even before READY: Bolt already takes queries then.
+        if ((ready_after <= ready_before && rc != 3 && rc != 4)); then
             echo "T2C-NEO4J supervisor: the server exited with code $rc before it was ready; not restarting"
             break
         fi
