@@ -121,7 +121,9 @@ def code_facts() -> dict[str, object]:
     from t2c_lib.agent.strategies import MAX_CORRECTIONS
     from t2c_lib.chat.settings import ChatSettings
     from t2c_lib.cli.agent import PREVIEW_ROWS
-    from t2c_lib.cypher.limits import MAX_RANGE_VALUES, QueryLimits
+    from t2c_lib.cypher.limits import MAX_EXPRESSION_DEPTH, MAX_OPERATOR_CHAIN, MAX_RANGE_VALUES, QueryLimits
+    from t2c_lib.cypher.loops import MAX_LOOP_VALUES
+    from t2c_lib.cypher.regex_check import MAX_UNBOUNDED_QUANTIFIERS
     from t2c_lib.graph.base import DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_ROWS
     from t2c_lib.graph.ladybug import BUFFER_POOL_BYTES
     from t2c_lib.graph.ladybug_plan import MAX_CROSS_PRODUCTS
@@ -155,6 +157,13 @@ def code_facts() -> dict[str, object]:
         "query_memory": f"{DEFAULT_QUERY_MEMORY // 2**20:,}",
         "parts": MAX_CROSS_PRODUCTS + 1,
         "range_values": f"{MAX_RANGE_VALUES:,}",
+        "operator_chain": MAX_OPERATOR_CHAIN,
+        "expression_depth": MAX_EXPRESSION_DEPTH,
+        "loop_values": f"{MAX_LOOP_VALUES:,}",
+        "regex_quantifiers": MAX_UNBOUNDED_QUANTIFIERS,
+        "runaway_s": re.search(
+            r'T2C_NEO4J_RUNAWAY_S", "(\d+)"', (ROOT / "tools/neo4j/src/main/java/t2c/neo4j/Launcher.java").read_text()
+        ).group(1),
         "buffer_pool": BUFFER_POOL_BYTES // 2**20,
         "result_mib": DEFAULT_MAX_RESULT_BYTES // 2**20,
         "secret_chars": MIN_SECRET_CHARS,
@@ -252,6 +261,14 @@ FACTS = (
     ),
     Fact("README.md", "killed past the time limit plus {} s", lambda: (X()["grace"],)),
     Fact("README.md", "a `range()` of literal bounds over {} values", lambda: (X()["range_values"],)),
+    Fact(
+        "README.md",
+        "operator chains over {} (`NOT NOT ...`) or {} levels",
+        lambda: (X()["operator_chain"], X()["expression_depth"]),
+    ),
+    Fact("README.md", "whose product passes {} values", lambda: (X()["loop_values"],)),
+    Fact("README.md", "holds more than {} unbounded or wide quantifiers", lambda: (X()["regex_quantifiers"],)),
+    Fact("README.md", "restarts it when a match runs {} s on end", lambda: (X()["runaway_s"],)),
     Fact("README.md", "over `T2C_QUERY_MEMORY_MB` (default {}) of resident memory", lambda: (X()["query_memory"],)),
     Fact("README.md", "and at most {} disconnected patterns", lambda: (X()["parts"],)),
     Fact("README.md", "one thread, a {} MiB buffer pool", lambda: (X()["buffer_pool"],)),
