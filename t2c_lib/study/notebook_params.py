@@ -2,7 +2,7 @@
 
 papermill only warns about a name the notebook's `parameters` cell does not assign (`-p limt 2`:
 "Passed unknown parameter: limt") and runs on with the file's values. The notebooks call
-`check_parameters(In)` first: IPython's input history holds the notebook's own parameters cell
+`check_parameters()` first: IPython's input history holds the notebook's own parameters cell
 (its first line starts with `PARAMETERS_MARK`) and the cell papermill injected after it (its
 first line is `INJECTED_MARK`), so the names given and the names taken are both read from what
 actually ran. It also makes every `T2CError` in the notebook show as one line (`ParamsError:
@@ -60,12 +60,14 @@ def unknown_parameters(history: Sequence[str]) -> tuple[list[str], list[str]]:
     return [name for name in assigned_names(injected) if name not in taken], taken
 
 
-def check_parameters(history: Sequence[str]) -> None:
+def check_parameters(history: Sequence[str] | None = None) -> None:
     """Refuse, in one line, a papermill parameter the notebook does not take; show t2c's errors as one line from here on.
 
-    `history` is the notebook's `In` (IPython's input history).
+    `history` is the notebook's `In` (IPython's input history); by default the running kernel's own.
     """
     one_line_errors()
+    if history is None:
+        history = _kernel_history()
     unknown, taken = unknown_parameters(history)
     if unknown:
         hints = [
@@ -76,6 +78,16 @@ def check_parameters(history: Sequence[str]) -> None:
             f"unknown notebook parameter(s) {', '.join(hints)}: papermill would ignore it and use the parameter "
             f"file's value; this notebook takes {', '.join(taken)}"
         )
+
+
+def _kernel_history() -> Sequence[str]:
+    """The running IPython kernel's input history (`In`), or nothing outside a kernel."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - the notebooks' environment has IPython
+        return []
+    shell = get_ipython()
+    return list(shell.user_ns.get("In", [])) if shell is not None else []
 
 
 def one_line_errors() -> None:
