@@ -1,6 +1,6 @@
-"""The README's command blocks behave as printed: every `t2c` line parses against the real
-command line (options exist, values are valid), and the quick ones run with the exit status
-the README gives them. `tools/readme_commands.py` runs all of them (including `make all`).
+"""The command blocks of the README and of its docs/ pages behave as printed: every `t2c` line parses
+against the real command line (options exist, values are valid), and the quick ones run with the exit
+status the page gives them. `tools/readme_commands.py` runs all of them (including `make all`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tests.helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 
-from readme_commands import readme_commands  # noqa: E402
+from readme_commands import documented_commands, documented_pages, readme_commands  # noqa: E402
 
 pytestmark = pytest.mark.slow  # subprocesses: the README's t2c commands
 
@@ -38,15 +38,28 @@ def parse_like_the_shell(args: list[str]) -> click.Context:
 
 
 def test_the_readme_lists_the_commands_of_the_documented_flows() -> None:
-    texts = [c.text for c in readme_commands(ROOT / "README.md")]
+    commands = documented_commands(documented_pages())
+    texts = [c.text for c in commands]
     assert any(t.startswith("t2c evaluate --run-id cli_run") for t in texts)
     assert any(t.startswith("t2c analyze --run-id cli_run") for t in texts)
-    failing = [c for c in readme_commands(ROOT / "README.md") if c.expected_exit != 0]
+    failing = [c for c in commands if c.expected_exit != 0]
     assert [c.text.split(" ")[1] for c in failing] == ["validate"], "the failing example is labelled (exit 1)"
 
 
+def test_the_readme_keeps_its_commands_and_links_every_docs_page() -> None:
+    """The front door: the two commands and setup in README.md itself, every docs/ page in its table of pages."""
+    front = [c.text.split("#")[0].strip() for c in readme_commands(ROOT / "README.md")]
+    assert {"make all", "make test", "make setup"} <= set(front), front
+    pages = documented_pages()
+    assert pages[0] == ROOT / "README.md" and len(pages) > 1
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    unlisted = [p.name for p in pages[1:] if f"| [docs/{p.name}](docs/{p.name}) |" not in readme]
+    assert not unlisted, f"docs pages the README's table of pages does not list: {unlisted}"
+    assert len(readme.splitlines()) <= 300, "the README is the front door; the manual lives in docs/"
+
+
 def test_every_t2c_line_of_the_readme_parses() -> None:
-    lines = [c.text for c in readme_commands(ROOT / "README.md") if c.text.startswith("t2c ")]
+    lines = [c.text for c in documented_commands(documented_pages()) if c.text.startswith("t2c ")]
     assert len(lines) >= 12
     for text in lines:
         args = shlex.split(text, comments=True)[1:]
@@ -80,5 +93,5 @@ def test_quick_readme_commands_run_as_printed(tmp_path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     import re
 
-    ran = re.search(r"(\d+) of (\d+) README commands behaved as printed", done.stdout)
+    ran = re.search(r"(\d+) of (\d+) README and docs commands behaved as printed", done.stdout)
     assert ran and ran.group(1) == ran.group(2) and int(ran.group(1)) >= 6, done.stdout

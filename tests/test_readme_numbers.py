@@ -1,4 +1,4 @@
-"""Every number README.md, RESULTS.md and data/README.md quote is checked or dated (issue 28, item 8).
+"""Every number README.md, the docs/ pages, RESULTS.md and data/README.md quote is checked or dated (issue 28, item 8).
 
 A number in the prose (not in a code block or a `code span`) must be one of:
 
@@ -29,7 +29,8 @@ from tests.helpers import ROOT
 
 pytestmark = pytest.mark.slow  # recomputes the README's numbers: gold screens, benchmarks, the t2c command
 
-DOCS = ("README.md", "RESULTS.md", "data/README.md")
+DOCS = ("README.md", "RESULTS.md", "data/README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")))
+"""The front door, the results, the data's own page and the manual's pages (docs/*.md) the README links."""
 
 NUMBER = re.compile(r"(?<![\w.@])(?<!\w-)\d+(?:[.,]\d+)*(?![\w@])")
 """A number as the prose quotes it; digits glued to a word by a hyphen (UTF-8, x86-64, 1e-6) are part of a name."""
@@ -207,7 +208,7 @@ FACTS = (
         "README.md", "across {} prompt types x {} schema formats", lambda: (X()["prompt_types"], X()["schema_formats"])
     ),
     Fact(
-        "README.md",
+        "docs/study.md",
         "`params/thesis.yaml` ({} prompt types x {} schema formats x {single-pass, feedback}, `max_iterations: {}`)",
         lambda: (X()["prompt_types"], X()["schema_formats"], X()["max_iterations"]),
     ),
@@ -215,72 +216,76 @@ FACTS = (
     Fact("README.md", "Java {} and Maven", lambda: (X()["java"],)),
     Fact("README.md", "They add {} MB to the environment", lambda: (embedding_weights_mb(),)),
     Fact(
-        "README.md",
+        "docs/data.md",
         "({} courses `MK`, {} student outcomes `SO`, one learning goal `LG` and {}-{} learning outcomes "
         "`LO` per course, {} `topic`s) with {} gold questions",
         lambda: tuple(K()[k] for k in ("courses", "so", "lo_min", "lo_max", "topics", "questions")),
     ),
     Fact(
-        "README.md",
+        "docs/data.md",
         "({} `Movie`, {} `Person`, {} relationship types) with the {} question/gold pairs",
         lambda: tuple(M()[k] for k in ("movies", "people", "rel_types", "pairs")),
     ),
-    Fact("README.md", "`data/README.md`): {} pairs can serve as ground truth here", lambda: (M()["kept"],)),
+    Fact("docs/data.md", "`data/README.md`): {} pairs can serve as ground truth here", lambda: (M()["kept"],)),
     Fact(
-        "README.md",
+        "docs/data.md",
         "({} return nothing on this graph, {} fail to parse or bind on LadybugDB",
         lambda: (M()["empty"], M()["unparsed"]),
     ),
     Fact(
-        "README.md",
+        "docs/data.md",
         "{} have answers that depend on row order; {} are excluded by the dataset",
         lambda: (M()["order"], M()["excluded"]),
     ),
-    Fact("README.md", "draws a seeded, type-stratified sample of {} of them", lambda: (M()["sample"],)),
+    Fact("docs/data.md", "draws a seeded, type-stratified sample of {} of them", lambda: (M()["sample"],)),
     Fact("README.md", "on {} curriculum questions, so every table and figure", lambda: (X()["quick_limit"],)),
-    Fact("README.md", "runs the {} gold queries (and the examples)", lambda: (K()["questions"],)),
-    Fact("README.md", "k samples at `vote_temperature` ({})", lambda: (X()["vote_temperature"],)),
-    Fact("README.md", "at most {} corrections; each candidate", lambda: (X()["corrections"],)),
-    Fact("README.md", "attempts of kind `verify` | 1..{} |", lambda: (X()["verifier_calls"],)),
+    Fact("docs/thesis.md", "runs the {} gold queries (and the examples)", lambda: (K()["questions"],)),
+    Fact("docs/strategies.md", "k samples at `vote_temperature` ({})", lambda: (X()["vote_temperature"],)),
+    Fact("docs/strategies.md", "at most {} corrections; each candidate", lambda: (X()["corrections"],)),
+    Fact("docs/strategies.md", "attempts of kind `verify` | 1..{} |", lambda: (X()["verifier_calls"],)),
     Fact(
-        "README.md",
+        "docs/metrics.md",
         "`test_suite_copies` seeded perturbed copies of the graph, default {}",
         lambda: (X()["suite_copies"],),
     ),
     Fact(
-        "README.md",
+        "docs/metrics.md",
         "LLMetric-Q = {} Pass@1 + {} KG-valid + {} Jaccard output + {} JaRou",
         lambda: tuple(X()["weights"][k] for k in ("pass_at_1", "kg_valid", "jaccard_output", "jarou")),
     ),
-    Fact("README.md", "its first {} rows and the row count", lambda: (X()["preview_rows"],)),
-    Fact("README.md", "(default {}; refused before a row is fetched)", lambda: (X()["max_rows"],)),
+    Fact("docs/cli.md", "its first {} rows and the row count", lambda: (X()["preview_rows"],)),
+    Fact("docs/security.md", "(default {}; refused before a row is fetched)", lambda: (X()["max_rows"],)),
     Fact(
-        "README.md",
+        "docs/security.md",
         "texts over {} characters, {} tokens or {} levels of brackets/CASE",
         lambda: (X()["query_chars"], X()["query_tokens"], X()["query_depth"]),
     ),
-    Fact("README.md", "killed past the time limit plus {} s", lambda: (X()["grace"],)),
-    Fact("README.md", "a `range()` of literal bounds over {} values", lambda: (X()["range_values"],)),
+    Fact("docs/security.md", "killed past the time limit plus {} s", lambda: (X()["grace"],)),
+    Fact("docs/security.md", "a `range()` of literal bounds over {} values", lambda: (X()["range_values"],)),
     Fact(
-        "README.md",
+        "docs/security.md",
         "operator chains over {} (`NOT NOT ...`) or {} levels",
         lambda: (X()["operator_chain"], X()["expression_depth"]),
     ),
-    Fact("README.md", "whose product passes {} values", lambda: (X()["loop_values"],)),
-    Fact("README.md", "holds more than {} unbounded or wide quantifiers", lambda: (X()["regex_quantifiers"],)),
-    Fact("README.md", "restarts it when a match runs {} s on end", lambda: (X()["runaway_s"],)),
-    Fact("README.md", "over `T2C_QUERY_MEMORY_MB` (default {}) of resident memory", lambda: (X()["query_memory"],)),
-    Fact("README.md", "and at most {} disconnected patterns", lambda: (X()["parts"],)),
-    Fact("README.md", "one thread, a {} MiB buffer pool", lambda: (X()["buffer_pool"],)),
-    Fact("README.md", "more than `T2C_MAX_RESULT_BYTES` (default {} MiB)", lambda: (X()["result_mib"],)),
-    Fact("README.md", "the value of an environment variable ({}+ characters)", lambda: (X()["secret_chars"],)),
-    Fact("README.md", "The rows follow, {} at most", lambda: (X()["display_limit"],)),
+    Fact("docs/security.md", "whose product passes {} values", lambda: (X()["loop_values"],)),
+    Fact("docs/security.md", "holds more than {} unbounded or wide quantifiers", lambda: (X()["regex_quantifiers"],)),
+    Fact("docs/security.md", "restarts it when a match runs {} s on end", lambda: (X()["runaway_s"],)),
     Fact(
-        "README.md", "the top `linking_k` ({}) are kept plus the `linking_rel_k` ({})", lambda: (X()["k"], X()["rel_k"])
+        "docs/security.md", "over `T2C_QUERY_MEMORY_MB` (default {}) of resident memory", lambda: (X()["query_memory"],)
     ),
-    Fact("README.md", "(`NEO4J_PORT`, default {})", lambda: (X()["neo4j_port"],)),
+    Fact("docs/security.md", "and at most {} disconnected patterns", lambda: (X()["parts"],)),
+    Fact("docs/security.md", "one thread, a {} MiB buffer pool", lambda: (X()["buffer_pool"],)),
+    Fact("docs/security.md", "more than `T2C_MAX_RESULT_BYTES` (default {} MiB)", lambda: (X()["result_mib"],)),
+    Fact("docs/security.md", "the value of an environment variable ({}+ characters)", lambda: (X()["secret_chars"],)),
+    Fact("docs/chat.md", "The rows follow, {} at most", lambda: (X()["display_limit"],)),
     Fact(
-        "README.md",
+        "docs/linking.md",
+        "the top `linking_k` ({}) are kept plus the `linking_rel_k` ({})",
+        lambda: (X()["k"], X()["rel_k"]),
+    ),
+    Fact("docs/neo4j.md", "(`NEO4J_PORT`, default {})", lambda: (X()["neo4j_port"],)),
+    Fact(
+        "docs/chat.md",
         "holds {} hand-written dialogues of {}-{} turns ({} turns: {} new questions, {} follow-ups, "
         "{} acknowledgements, {} unclear messages",
         lambda: tuple(
@@ -321,6 +326,7 @@ FIXED: dict[str, str] = {
     "(the refinement attempts' 0.1)": "StudyParams.temperature_refine (checked: refine_temperature)",
     "`t2c db query` under a 4 GB address-space limit": "the limit tests/test_readonly_round2.py sets for that test",
     "the 64 likeliest next tokens": "t2c_lib/llm/grammar_mask.py SHORTLIST (checked)",
+    "notebook 02 refuses": "a notebook's number in its name (notebooks/02_evaluation.ipynb)",
 }
 
 
