@@ -2,7 +2,8 @@
 
 One module per command group: `db` (load, schema, query), `agent` (ask, validate), `chat`,
 `score`, `study` (run, evaluate, analyze, study plan/progress/compare), `failures` (a run's wrong
-and invalid questions for review); `common` holds what
+and invalid questions for review), `publish` (a run into results/published/, and `study seed`,
+`study reproduced`, `study replicate` around it); `common` holds what
 they share (one-line errors, option types). Every command exits non-zero with a one-line
 reason when something is wrong; `--debug` (on the group) shows the full traceback instead.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 import click
 
 from t2c_lib import __version__
-from t2c_lib.cli import agent, chat, db, failures, score, study
+from t2c_lib.cli import agent, chat, db, failures, publish, score, study
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,7 +38,10 @@ for _command in (
     study.study_group,
     failures.failures_command,
     score.score_command,
+    publish.publish_command,
 ):
     main.add_command(_command)
+for _command in (publish.seed_command, publish.reproduced_command, publish.replicate_command):
+    study.study_group.add_command(_command)
 
 __all__ = ["main"]

@@ -7,6 +7,10 @@ a cache filled by one build is never served to another; rows of another build si
 latency of the original call. Many threads and processes may read and write one file:
 each thread has its own connection, a busy timeout waits out other writers, and every
 write is one short `INSERT OR IGNORE` / `INSERT OR REPLACE` transaction.
+
+`T2C_RESPONSE_CACHE` names another cache file (`make all FRESH=1` uses a private one, so a
+replication asks the model again and no earlier reply is served). `rows()` and `put_rows()` are
+what a published run's replies are cut from and seeded back with (`llm.published`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -58,9 +62,13 @@ class CacheMode(str, Enum):
         return cls.REFRESH if refresh else cls.USE
 
 
+CACHE_ENV = "T2C_RESPONSE_CACHE"
+
+
 def default_cache_path() -> Path:
-    """<project>/.cache/llm_cache.sqlite."""
-    return cache_dir() / CACHE_FILENAME
+    """`T2C_RESPONSE_CACHE` when set, else <project>/.cache/llm_cache.sqlite."""
+    env = os.environ.get(CACHE_ENV, "").strip()
+    return Path(env) if env else cache_dir() / CACHE_FILENAME
 
 
 def request_payload(
@@ -89,6 +97,19 @@ def cache_key(payload: dict) -> str:
     """sha256 of the canonical JSON of a request payload."""
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheRow:
+    """One stored completion with the request its key was computed from."""
+
+    key: str
+    model: str
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    request: dict
 
 
 @dataclass(frozen=True)
@@ -182,6 +203,57 @@ class ResponseCache:
                 time.time(),
             ),
         )
+
+    def rows(self, model: str | None = None) -> Iterator[CacheRow]:
+        """Every row (of one model id when given, read from the stored request), in key order."""
+        cursor = self._conn().execute(
+            "SELECT key, model, text, prompt_tokens, completion_tokens, latency_s, request FROM responses ORDER BY key"
+        )
+        for key, stored_model, text, prompt_tokens, completion_tokens, latency_s, request in cursor:
+            try:
+                payload = json.loads(request)
+            except ValueError:
+                payload = {}
+            if model is not None and (not isinstance(payload, dict) or payload.get("model") != model):
+                continue
+            yield CacheRow(key, stored_model, text, prompt_tokens, completion_tokens, latency_s, payload)
+
+    def put_rows(self, rows: Iterable[CacheRow], replace: bool = False) -> None:
+        """Store many rows in one transaction: all of them or, on any error, none."""
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                f"{verb} INTO responses (key, model, text, prompt_tokens, completion_tokens, latency_s, request, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        r.key,
+                        r.model,
+                        r.text,
+                        r.prompt_tokens,
+                        r.completion_tokens,
+                        r.latency_s,
+                        json.dumps(r.request, sort_keys=True, ensure_ascii=False),
+                        time.time(),
+                    )
+                    for r in rows
+                ],
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def texts(self, keys: Iterable[str]) -> dict[str, str]:
+        """The stored text of each of `keys` that the cache holds."""
+        conn, found = self._conn(), {}
+        for key in keys:
+            row = conn.execute("SELECT text FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                found[key] = row[0]
+        return found
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -1,0 +1,93 @@
+"""`t2c publish` and the `t2c study` helpers around published runs: `seed`, `reproduced`, `replicate`.
+
+`make publish RUN=R` runs `t2c publish --run-id R`; `make all` runs `t2c study seed` before
+its first notebook and `t2c study reproduced` after the last; `make all FRESH=1` runs
+`t2c study replicate` instead (`study.publish`, `study.replicate`, `llm.published` say what
+each does and why).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from t2c_lib.cli.common import friendly_errors
+
+run_id_required = click.option("--run-id", required=True, help="the run (results/<run_id>/)")
+cache_option = click.option(
+    "--cache",
+    "cache_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="the response cache file (default: T2C_RESPONSE_CACHE, else .cache/llm_cache.sqlite)",
+)
+
+
+def _cache(path: Path | None):
+    from t2c_lib.llm.cache import ResponseCache
+
+    return ResponseCache(path)
+
+
+@click.command("publish")
+@run_id_required
+@cache_option
+@friendly_errors
+def publish_command(run_id: str, cache_path: Path | None) -> None:
+    """Publish a finished run into results/published/<run_id>/ (tracked by git): results, tables, figures, replies."""
+    from t2c_lib.study.publish import publish_run
+
+    click.echo(publish_run(run_id, _cache(cache_path)).line())
+
+
+@click.command("seed")
+@run_id_required
+@cache_option
+@friendly_errors
+def seed_command(run_id: str, cache_path: Path | None) -> None:
+    """Put the published replies of a run that this machine's llama.cpp build can be asked for into the response cache."""
+    from t2c_lib.llm.build import build_fingerprint
+    from t2c_lib.llm.published import seed_cache
+    from t2c_lib.study.publish import read_published_replies
+
+    replies = read_published_replies(run_id)
+    if replies is None:
+        click.echo(f"run {run_id} is not published (no results/published/{run_id}/): every reply comes from the model")
+        return
+    click.echo(seed_cache(_cache(cache_path), replies, build_fingerprint()).line(run_id))
+
+
+@click.command("reproduced")
+@run_id_required
+@friendly_errors
+def reproduced_command(run_id: str) -> None:
+    """After `make all`: how many published replies the run was answered from, how many model calls it made."""
+    from t2c_lib import config
+    from t2c_lib.study.params import check_run_id
+    from t2c_lib.study.publish import read_published_replies
+    from t2c_lib.study.replicate import reproduced_line
+
+    check_run_id(run_id)
+    click.echo(reproduced_line(config.RESULTS_DIR / run_id, read_published_replies(run_id)))
+
+
+@click.command("replicate")
+@run_id_required
+@click.option("--fresh-run-id", help="the fresh run (default: <run_id>-fresh, what `make all FRESH=1` writes)")
+@friendly_errors
+def replicate_command(run_id: str, fresh_run_id: str | None) -> None:
+    """After `make all FRESH=1`: the replication report of the fresh run against the published one."""
+    from t2c_lib import config
+    from t2c_lib.errors import MissingResults
+    from t2c_lib.study.params import check_run_id
+    from t2c_lib.study.publish import published_run_dir
+    from t2c_lib.study.replicate import FRESH_SUFFIX, replication_report
+
+    published = published_run_dir(run_id)
+    fresh = config.RESULTS_DIR / check_run_id(fresh_run_id or f"{run_id}{FRESH_SUFFIX}")
+    if not published.is_dir():
+        raise MissingResults(f"{published}: run {run_id} is not published; nothing to replicate against")
+    report = replication_report(published, fresh)
+    paths = report.write()
+    click.echo(report.markdown())
+    click.echo("written: " + ", ".join(str(p) for p in paths))

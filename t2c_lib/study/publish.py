@@ -1,0 +1,295 @@
+"""A finished run, published into the repository: `results/published/<run_id>/`.
+
+`t2c publish --run-id R` (or `make publish RUN=R`) copies what a reader needs to check the run
+without a model: every cell's per-question results, attempt logs, metrics and manifests, the
+run's analysis tables (CSV and LaTeX), its figures with their captions (`figures/`), and
+`replies.jsonl.gz`: the response-cache rows the run used (`llm.published`). `published.json`
+lists every file with its size and sha256. Left out: the executed notebooks and their logs
+(they carry clock times), the step stamps, torn lines set aside on resume.
+
+Which cache rows a run used. The cache key is a hash (`llm.cache.cache_key`) over the model
+id, the model's fingerprint (packaged models: the GGUF's sha256 and the llama.cpp build),
+messages, temperature, max_tokens, stop and seed; an attempt records the hash of its messages
+(`prompt_hash`), its temperature, per-call seed and the raw reply, and its cell's manifest the
+model id and build. A cache row was used by the run when its stored request is of the cell's
+model and build, its messages hash to an attempt's `prompt_hash`, its temperature (and seed,
+where the attempt set one) are the attempt's, and its text is the attempt's raw reply. The keys
+are recomputed from the stored requests, not recorded per attempt, so runs made before this
+module publish too; every model call of the run must find its row, or publishing is refused
+(a cleared cache cannot be published from). The same rule, against a published file instead of
+the cache, counts how many published replies a rerun was answered from (`replies_used`).
+
+Publishing is all or nothing: the tree is written beside its place, its size checked against
+`PUBLISHED_CAP_BYTES` (all published runs together), and only then swapped in. The same run
+publishes the same bytes (files copied as they are; replies sorted, gzip mtime 0; no dates).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2c_lib import config
+from t2c_lib.errors import MissingResults, StudyError
+from t2c_lib.llm.base import Message
+from t2c_lib.llm.cache import CacheRow, ResponseCache
+from t2c_lib.llm.published import REPLIES_FILE, PublishedReply, read_replies, write_replies
+from t2c_lib.prompts.builder import prompt_hash
+from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE
+from t2c_lib.study.params import check_run_id
+
+PUBLISHED_DIR = "published"
+"""Under results/: one folder per published run (tracked by git, unlike the rest of results/)."""
+PUBLISHED_CAP_BYTES = 40_000_000
+"""All published runs together stay under 40 MB (the repository carries them)."""
+INDEX_FILE = "published.json"
+FIGURES = "figures"
+LEFT_OUT_DIRS = frozenset({"notebooks"})
+"""Folders of a run that are not published: the executed notebooks and their logs carry clock times."""
+NO_MODEL_CALL = frozenset({"corrector"})
+"""Attempt kinds that call no model (the schema corrector's edits)."""
+
+
+class PublishError(StudyError):
+    """A run that cannot be published as asked (missing replies, over the size cap, a link in its folder)."""
+
+
+def published_root(results_dir: Path | None = None) -> Path:
+    return Path(results_dir or config.RESULTS_DIR) / PUBLISHED_DIR
+
+
+def published_run_dir(run_id: str, results_dir: Path | None = None) -> Path:
+    """`results/published/<run_id>` for a valid run id (a path-like id is a one-line error)."""
+    check_run_id(run_id)
+    return published_root(results_dir) / run_id
+
+
+# --- which replies a run used -------------------------------------------------------------------
+
+
+@dataclass
+class RepliesUsed:
+    """The rows a run's model-call attempts were answered with, and what had none."""
+
+    rows: dict[str, CacheRow] = field(default_factory=dict)
+    model_attempts: int = 0  # attempts that asked a model (from the cache or not)
+    model_calls: int = 0  # of those, the ones the model answered (not `cached`) when the run recorded them
+    unmatched: list[str] = field(default_factory=list)  # `<cell> <question> #<iteration>` without a row
+
+
+def _cells(run_dir: Path) -> list[Path]:
+    return sorted(p.parent for p in run_dir.glob(f"*/*/{ATTEMPTS_FILE}") if (p.parent / MANIFEST_FILE).is_file())
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise PublishError(f"{path}: not readable JSON ({type(exc).__name__}); rerun the step that wrote it") from None
+
+
+def _attempts(cell: Path) -> Iterator[dict[str, Any]]:
+    with (cell / ATTEMPTS_FILE).open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise PublishError(f"{cell / ATTEMPTS_FILE} line {number}: not JSON") from None
+            if isinstance(record, dict):
+                yield record
+
+
+def _cell_model(cell: Path) -> tuple[str, str | None]:
+    """(model id, llama.cpp build fingerprint or None for an endpoint) from the cell's manifest."""
+    manifest = _read_json(cell / MANIFEST_FILE)
+    build = (manifest.get("llama_build") or {}).get("fingerprint")
+    return str(manifest.get("model_id", "")), build
+
+
+def _row_build(row: CacheRow) -> str:
+    return PublishedReply(row).build
+
+
+def _match_index(rows: Iterable[CacheRow]) -> dict[tuple[str, str], list[CacheRow]]:
+    """Rows by (hash of their messages, text): what an attempt's `prompt_hash` and raw reply look up."""
+    index: dict[tuple[str, str], list[CacheRow]] = defaultdict(list)
+    for row in rows:
+        messages = row.request.get("messages")
+        if not isinstance(messages, list) or not all(isinstance(m, list) and len(m) == 2 for m in messages):
+            continue
+        digest = prompt_hash([Message(str(role), str(content)) for role, content in messages])
+        index[(digest, row.text)].append(row)
+    return index
+
+
+def replies_used(run_dir: Path, rows_of: Any) -> RepliesUsed:
+    """Match every model-call attempt of the run to its rows; `rows_of(model_id)` gives the candidate rows.
+
+    Candidates are narrowed to the cell's build (a packaged model's manifest names it), then
+    to the attempt's messages, reply text, temperature and per-call seed (module docstring).
+    """
+    used = RepliesUsed()
+    groups: dict[tuple[str, str | None], list[Path]] = defaultdict(list)
+    for cell in _cells(run_dir):
+        groups[_cell_model(cell)].append(cell)
+    for (model_id, build), cells in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or "")):
+        index = _match_index(r for r in rows_of(model_id) if build is None or _row_build(r) == build)
+        for cell in cells:
+            name = cell.relative_to(run_dir).as_posix()
+            for attempt in _attempts(cell):
+                if attempt.get("kind") in NO_MODEL_CALL:
+                    continue
+                used.model_attempts += 1
+                used.model_calls += not attempt.get("cached", False)
+                found = [
+                    row
+                    for row in index.get(
+                        (str(attempt.get("prompt_hash", "")), str(attempt.get("raw_response", ""))), []
+                    )
+                    if float(row.request.get("temperature", -1)) == float(attempt.get("temperature", 0.0))
+                    and (attempt.get("seed") is None or row.request.get("seed") == attempt.get("seed"))
+                ]
+                if not found:
+                    used.unmatched.append(f"{name} {attempt.get('question_id')} #{attempt.get('iteration')}")
+                used.rows.update((row.key, row) for row in found)
+    return used
+
+
+# --- the published tree ---------------------------------------------------------------------------
+
+
+def _files(root: Path, prefix: str) -> dict[str, Path]:
+    """Every regular file under `root` to publish, by its path in the published tree; a link is refused."""
+    found: dict[str, Path] = {}
+    if not root.is_dir():
+        return found
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_symlink():
+            raise PublishError(f"{path}: a link; a published run holds only the run's own files (remove the link)")
+        if not path.is_file() or any(part.startswith(".") for part in rel.parts):
+            continue
+        if rel.parts[0] in LEFT_OUT_DIRS or path.name.endswith(".torn"):
+            continue
+        found[f"{prefix}{rel.as_posix()}"] = path
+    return found
+
+
+def tree_bytes(root: Path) -> int:
+    """Bytes of every file under `root` (0 when it does not exist)."""
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink()) if root.is_dir() else 0
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What `publish_run` wrote."""
+
+    run_id: str
+    directory: Path
+    files: int
+    replies: int
+    bytes: int
+    all_published_bytes: int
+
+    def line(self) -> str:
+        return (
+            f"published run {self.run_id}: {self.directory}/ ({self.files} files, {self.replies} replies, "
+            f"{self.bytes / 1e6:.2f} MB; all published runs {self.all_published_bytes / 1e6:.2f} MB "
+            f"of the {PUBLISHED_CAP_BYTES / 1e6:.0f} MB cap)"
+        )
+
+
+def publish_run(
+    run_id: str,
+    cache: ResponseCache,
+    results_dir: Path | None = None,
+    figures_dir: Path | None = None,
+    cap_bytes: int = PUBLISHED_CAP_BYTES,
+) -> Publication:
+    """Write `results/published/<run_id>/` from `results/<run_id>/`, `figures/<run_id>/` and `cache`; all or nothing."""
+    target = published_run_dir(run_id, results_dir)
+    if run_id == PUBLISHED_DIR:
+        raise PublishError(f"run_id {run_id!r} is the folder published runs live in; use another run id")
+    run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
+    if not _cells(run_dir):
+        raise MissingResults(f"{run_dir}: no cell with attempts and a manifest; run it first (`make all`)")
+    files = _files(run_dir, "")
+    if not any(name.startswith("analysis/") for name in files):
+        raise PublishError(f"{run_dir}: no analysis tables; finish the run first (`make all` or `t2c analyze`)")
+    files.update(_files(Path(figures_dir or config.FIGURES_DIR) / run_id, f"{FIGURES}/"))
+    used = replies_used(run_dir, lambda model_id: cache.rows(model=model_id))
+    if used.unmatched:
+        raise PublishError(
+            f"{len(used.unmatched)} of the run's {used.model_attempts} model replies are not in the response cache "
+            f"{cache.path} (first: {used.unmatched[0]}); publish from the cache the run filled"
+        )
+
+    root = published_root(results_dir)
+    incoming = root / f".incoming-{run_id}"
+    shutil.rmtree(incoming, ignore_errors=True)
+    try:
+        index = _write_tree(incoming, run_id, files, used)
+        size = tree_bytes(incoming)
+        others = sum(tree_bytes(p) for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p != target)
+        if size + others > cap_bytes:
+            raise PublishError(
+                f"publishing {run_id} would make results/{PUBLISHED_DIR} {(size + others) / 1e6:.2f} MB "
+                f"({size / 1e6:.2f} MB this run, {others / 1e6:.2f} MB the others), over the "
+                f"{cap_bytes / 1e6:.0f} MB cap; nothing was written"
+            )
+        outgoing = root / f".outgoing-{run_id}"
+        shutil.rmtree(outgoing, ignore_errors=True)
+        if target.exists():
+            target.rename(outgoing)
+        incoming.rename(target)
+        shutil.rmtree(outgoing, ignore_errors=True)
+    finally:
+        shutil.rmtree(incoming, ignore_errors=True)
+    return Publication(run_id, target, len(index["files"]) + 1, len(used.rows), size, size + others)
+
+
+def _write_tree(out: Path, run_id: str, files: dict[str, Path], used: RepliesUsed) -> dict[str, Any]:
+    """Copy the files, write the replies and the index (`published.json`); no dates, sorted, so the bytes repeat."""
+    for name, source in sorted(files.items()):
+        destination = out / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(source.read_bytes())
+    replies = write_replies(out / REPLIES_FILE, used.rows.values())
+    listed = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        listed[path.relative_to(out).as_posix()] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    models: dict[str, dict[str, set[str]]] = defaultdict(lambda: {"sha256": set(), "builds": set()})
+    for row in used.rows.values():
+        reply = PublishedReply(row)
+        models[reply.model_id]["sha256"].add(reply.model_sha256)
+        models[reply.model_id]["builds"].add(reply.build)
+    index = {
+        "run_id": run_id,
+        "replies": replies,
+        "model_attempts": used.model_attempts,
+        "models": {m: {k: sorted(v - {""}) for k, v in parts.items()} for m, parts in sorted(models.items())},
+        "files": listed,
+        "replies_key": "llm.cache.cache_key over each row's request (model, fingerprint, messages, "
+        "temperature, max_tokens, stop, seed)",
+    }
+    (out / INDEX_FILE).write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return index
+
+
+def read_published_replies(run_id: str, results_dir: Path | None = None) -> list[PublishedReply] | None:
+    """The published replies of `run_id`, checked (`llm.published.read_replies`); None when the run is not published."""
+    path = published_run_dir(run_id, results_dir) / REPLIES_FILE
+    if not path.exists() and not path.is_symlink():
+        return None
+    if path.is_symlink() or not path.is_file():
+        raise PublishError(f"{path}: not a regular file")
+    return read_replies(path)
