@@ -1,10 +1,11 @@
 """The loop's records: statuses, error types, validator verdicts, attempts and per-question state.
 
 A leaf below every package: `validation/`, `feedback/`, `prompts/`, `metrics/`, `agent/` and
-the study import these types, and this module imports none of them (only the Cypher lexer, a
-leaf itself), so imports flow one way (records <- validators <- loop <- study). How a later
-attempt's query follows the earlier ones (`revisions`: a repeat of a failed query? none, edit,
-new?) is derived here from the queries alone, so the loop records it and metrics recompute it.
+the study import these types, and this module imports none of them (only the Cypher lexer and,
+for a type, `query_result`: leaves themselves), so imports flow one way (records <- validators
+<- loop <- study). How a later attempt's query follows the earlier ones (`revisions`: a repeat of
+a failed query? none, edit, new?) is derived here from the queries alone, so the loop records it
+and metrics recompute it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from t2c_lib.cypher.lexer import LexError, tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.graph.base import QueryResult
+    from t2c_lib.query_result import QueryResult
 
 
 class AgentStatus(str, Enum):

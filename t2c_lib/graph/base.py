@@ -1,13 +1,13 @@
 """The `GraphStore` protocol every backend implements, and the store-neutral values it returns.
 
 Stores convert their native values (LadybugDB dicts, neo4j driver objects) into
-`GraphNode` / `GraphRel` / `GraphPath`, so metrics and tests never see a backend type.
+`GraphNode` / `GraphRel` / `GraphPath`, so metrics and tests never see a backend type; those
+values and `QueryResult` are defined in the leaf `t2c_lib/query_result.py` and named here too.
 Properties whose names start with `_` are internal (load keys) and never shown to users.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from t2c_lib.config import int_setting
@@ -19,6 +19,13 @@ from t2c_lib.errors import (  # the store errors live at the bottom of the packa
     StoreError,
     StoreUnavailable,
     UnsafeQuery,
+)
+from t2c_lib.query_result import (  # the store-neutral values live in a leaf; named here for the stores' callers
+    GraphNode,
+    GraphPath,
+    GraphRel,
+    QueryResult,
+    to_jsonable,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -84,60 +91,6 @@ def value_bytes(value: Any) -> int:
 def max_rows_setting() -> int:
     """The row cap from `T2C_MAX_ROWS` (a positive integer), else DEFAULT_MAX_ROWS."""
     return int_setting("T2C_MAX_ROWS", DEFAULT_MAX_ROWS)
-
-
-@dataclass(frozen=True)
-class GraphNode:
-    """A node as a value: its labels and its (user-visible, non-null) properties."""
-
-    labels: tuple[str, ...]
-    properties: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
-
-
-@dataclass(frozen=True)
-class GraphRel:
-    """A relationship as a value: its type and its (non-null) properties."""
-
-    type: str
-    properties: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
-
-
-@dataclass(frozen=True)
-class GraphPath:
-    """A path as alternating nodes and relationships."""
-
-    nodes: tuple[GraphNode, ...]
-    rels: tuple[GraphRel, ...]
-
-
-@dataclass
-class QueryResult:
-    """Columns and rows of one executed query, plus how long it took."""
-
-    columns: list[str]
-    rows: list[list[Any]]
-    elapsed_s: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready `{"columns": [...], "rows": [[...], ...]}` with graph values as dicts."""
-        return {"columns": list(self.columns), "rows": [[to_jsonable(v) for v in row] for row in self.rows]}
-
-
-def to_jsonable(value: Any) -> Any:
-    """Turn a result value (possibly a graph value) into plain JSON types."""
-    if isinstance(value, GraphNode):
-        return {"labels": list(value.labels), "properties": to_jsonable(value.properties)}
-    if isinstance(value, GraphRel):
-        return {"type": value.type, "properties": to_jsonable(value.properties)}
-    if isinstance(value, GraphPath):
-        return {"nodes": [to_jsonable(n) for n in value.nodes], "rels": [to_jsonable(r) for r in value.rels]}
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
 
 
 @runtime_checkable
