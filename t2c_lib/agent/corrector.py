@@ -13,7 +13,7 @@ schema (or the stored values) leaves one answer:
 
 Names are looked up as the validator chain looks them up (`validation/names.NameSet`, case per
 store), node and relationship uses come from the chain's own extractor (`validation/patterns`),
-and the stored values from the chain's value index (`linking/values.ValueIndex`), so the
+and the stored values from the chain's value index (`graph/value_index.ValueIndex`), so the
 corrector sees what the feedback sees. A near name or value with a rival as near is left alone.
 
 Neo4j-only forms (`type(r)`, `exists(n.p)`, `size((a)-->(b))`, ...): the embedded store already
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from t2c_lib.cypher.gate import judge
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, Token, tokenize
-from t2c_lib.linking.values import ValueIndex, fold, store_loader
+from t2c_lib.graph.value_index import ValueIndex, fold, store_loader
 from t2c_lib.validation.names import NameSet
 from t2c_lib.validation.patterns import QueryShape, extract, string_value
 

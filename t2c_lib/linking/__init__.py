@@ -2,7 +2,7 @@
 
 `SchemaRetriever` ranks labels, relationship types and properties against a question
 (all-MiniLM-L6-v2 in numpy, BM25, or both) and keeps the top k closed under endpoints;
-`ValueIndex` links the values a question names to the property that stores them and
+`ValueIndex` (`graph/value_index.py`) links the values a question names to the property that stores them and
 suggests the closest stored values after an empty result. Imports flow graph -> linking.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from t2c_lib.graph.value_index import ValueIndex, ValueLink, store_loader
 from t2c_lib.linking.retriever import LinkingSettings, Ranking, Retrieved, SchemaRetriever
-from t2c_lib.linking.values import ValueIndex, ValueLink, store_loader
 from t2c_lib.schema import GraphSchema, SchemaFormat
 
 

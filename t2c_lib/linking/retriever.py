@@ -19,9 +19,9 @@ from typing import Protocol
 import numpy as np
 
 from t2c_lib.errors import InvalidValue
+from t2c_lib.graph.value_index import ValueIndex, ValueLink
 from t2c_lib.linking.bm25 import BM25
 from t2c_lib.linking.elements import ElementKind, SchemaElement, schema_elements
-from t2c_lib.linking.values import ValueIndex, ValueLink
 from t2c_lib.schema import GraphSchema, RelPattern, SchemaFormat
 
 DEFAULT_K = 6

@@ -14,7 +14,7 @@ from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.schema import GraphSchema
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.linking.values import ValueIndex
+    from t2c_lib.graph.value_index import ValueIndex
     from t2c_lib.validation.patterns import QueryShape
 
 CASE_INSENSITIVE_STORES = frozenset({"ladybug", "kuzu"})

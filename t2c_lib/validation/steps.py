@@ -303,10 +303,10 @@ class NonEmptyStep:
 def value_hints(query: str, ctx: ValidationContext) -> list[dict[str, Any]]:
     """String literals in filters that match no stored value, with the closest stored values.
 
-    The stored values come from the same `linking.ValueIndex` that links a question's
+    The stored values come from the same `ValueIndex` (`graph/value_index.py`) that links a question's
     literals before generation, kept on the context (the store is read-only).
     """
-    from t2c_lib.linking.values import ValueIndex, store_loader
+    from t2c_lib.graph.value_index import ValueIndex, store_loader
 
     shape = shape_of(query, ctx)
     if shape is None:

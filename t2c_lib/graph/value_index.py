@@ -7,7 +7,9 @@ One component serves both directions:
   to a filter literal that matched nothing (the feedback's "closest stored values").
 
 Values are read from the store through a loader, lazily, one property at a time; the
-property names come from the schema, never from a question or a query.
+property names come from the schema, never from a question or a query. It sits with the stores,
+below its three users (schema linking, the validator chain's empty-result feedback and the
+loop's corrector), so none of them imports another for it.
 """
 
 from __future__ import annotations
