@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.strategies import Strategy, get_strategy
 from t2c_lib.errors import InvalidValue
+from t2c_lib.feedback.templates import feedback_template_hashes
 from t2c_lib.llm.parse import ParsedResponse, parse_response
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.prompts.templates import template_hashes
@@ -104,7 +105,7 @@ class AgentLoop:
             "validators": [step.name for step in self.chain],
             "language": self.prompts.language,
             "schema_hash": self.ctx.schema.text_hash(self.prompts.config.schema_format),
-            "templates": template_hashes(self.prompts.language),
+            "templates": {**template_hashes(self.prompts.language), **feedback_template_hashes(self.prompts.language)},
         }
 
     # --- the shared steps strategies call ---------------------------------------------------

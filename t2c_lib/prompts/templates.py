@@ -30,18 +30,14 @@ def load_template(lang: str, name: str) -> Template:
     return Template(path.read_text(encoding="utf-8"))
 
 
-def template_hashes(lang: str, include_feedback: bool = True) -> dict[str, str]:
+def template_hashes(lang: str) -> dict[str, str]:
     """sha256 of every template file the prompts of `lang` are built from, keyed by relative path.
 
-    Feedback templates are included by default: their text enters refinement prompts.
+    The feedback templates' text enters refinement prompts too: their hashes come from
+    `feedback.feedback_template_hashes`, which the loop's and the study's signatures add after these.
     """
     check_language(lang)
-    hashes = {f"prompts/{lang}/{path.name}": _sha256(path) for path in sorted((TEMPLATE_DIR / lang).glob("*.txt"))}
-    if include_feedback:
-        from t2c_lib.feedback.templates import feedback_template_hashes
-
-        hashes.update(feedback_template_hashes(lang))
-    return hashes
+    return {f"prompts/{lang}/{path.name}": _sha256(path) for path in sorted((TEMPLATE_DIR / lang).glob("*.txt"))}
 
 
 def _sha256(path: Path) -> str:

@@ -244,6 +244,7 @@ def infer(
     """
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.agent.strategies import get_strategy
+    from t2c_lib.feedback import feedback_template_hashes
     from t2c_lib.prompts import Configuration, template_hashes
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
@@ -293,7 +294,7 @@ def infer(
         study.dataset,
         study.store,
         chat.model_id,
-        template_hashes(study.dataset.language),
+        {**template_hashes(study.dataset.language), **feedback_template_hashes(study.dataset.language)},
         [step.name for step in chain],
         cell,
     )
