@@ -41,9 +41,28 @@ else
 Q := @
 NOTEBOOK_LOG = > $(1) 2>&1 || { tail -n 1 $(1) >&2; echo "  the notebook's log: $(1)" >&2; exit 1; }
 endif
+# `make all` seeds the response cache from the published run's replies (results/published/<run_id>/, the ones
+# this machine's llama.cpp build can be asked for) before its first notebook, and ends with how many published
+# replies it was answered from and how many model calls it made. FRESH=1 (or `make replicate`) asks the model
+# again: the run goes to results/<run_id>-fresh/ with a private response cache (.cache/fresh/, emptied when
+# that run folder does not exist yet), and ends with a replication report against the published run.
+ifeq ($(FRESH),1)
+STUDY_RUN_ID := $(RUN_ID)-fresh
+FRESH_CACHE := $(CURDIR)/.cache/fresh/$(RUN_ID).sqlite
+export T2C_RESPONSE_CACHE := $(FRESH_CACHE)
+SEED := fresh-cache
+STUDY_MK := .cache/make/$(notdir $(PARAMS)).fresh.mk
+PLAN_RUN_ID := --run-id $(STUDY_RUN_ID)
+else ifneq ($(FRESH),)
+$(error FRESH must be 1 or empty, got '$(FRESH)')
+else
+STUDY_RUN_ID := $(RUN_ID)
+SEED := seed-replies
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
+PLAN_RUN_ID :=
+endif
 
-.PHONY: help parallel setup test test-fast lint lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache
+.PHONY: help parallel setup test test-fast lint lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache publish replicate seed-replies fresh-cache
 
 # The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
 ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
@@ -57,7 +76,7 @@ endif
 
 # the rules are remade when the generator changes too (a copy of the Makefile outside a checkout has none)
 $(STUDY_MK): $(PARAMS) $(STAMP) $(wildcard t2c_lib/study/make.py)
-	$(Q)$(T2C) study plan --params $(PARAMS) --makefile $@
+	$(Q)$(T2C) study plan --params $(PARAMS) --makefile $@ $(PLAN_RUN_ID)
 
 help: ## show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -127,9 +146,30 @@ neo4j: ## start a local Neo4j 5.26 server on 127.0.0.1 (NEO4J_PORT, default 7687
 neo4j-stop: ## stop the local Neo4j server
 	tools/neo4j/neo4j.sh stop
 
-all: setup $(STUDY_ANALYZED) ## rerun the study (PARAMS=params/thesis.yaml): every configuration, metrics, tests, figures
-	@f=results/$(RUN_ID)/analysis/headline.txt; if [ -f $$f ]; then cat $$f; fi
-	@echo "done: tables in results/$(RUN_ID)/analysis/, figures in figures/$(RUN_ID)/, notebooks in results/$(RUN_ID)/notebooks/"
+all: setup $(STUDY_ANALYZED) ## rerun the study (PARAMS=params/thesis.yaml) from the published replies (FRESH=1: ask the model again)
+	@f=results/$(STUDY_RUN_ID)/analysis/headline.txt; if [ -f $$f ]; then cat $$f; fi
+	@echo "done: tables in results/$(STUDY_RUN_ID)/analysis/, figures in figures/$(STUDY_RUN_ID)/, notebooks in results/$(STUDY_RUN_ID)/notebooks/"
+ifeq ($(FRESH),1)
+	$(Q)if [ -d results/published/$(RUN_ID) ]; then $(T2C) study replicate --run-id $(RUN_ID) --fresh-run-id $(STUDY_RUN_ID); \
+	  else echo "run $(RUN_ID) is not published (results/published/$(RUN_ID)/): no replication report"; fi
+else
+	$(Q)$(T2C) study reproduced --run-id $(RUN_ID)
+endif
+
+seed-replies: $(STAMP)
+	$(Q)$(T2C) study seed --run-id $(RUN_ID)
+
+fresh-cache:
+	@if [ ! -d results/$(STUDY_RUN_ID) ]; then rm -f $(FRESH_CACHE) $(FRESH_CACHE)-wal $(FRESH_CACHE)-shm; fi
+	@mkdir -p $(dir $(FRESH_CACHE))
+	@echo "FRESH=1: the model is asked again (response cache $(FRESH_CACHE), run results/$(STUDY_RUN_ID)/)"
+
+replicate: ## the study asked again (make all FRESH=1): results/<run_id>-fresh/ and its replication.md against the published run
+	$(MAKE) all FRESH=1
+
+RUN ?= $(RUN_ID)
+publish: $(STAMP) ## copy a finished run into results/published/<RUN>/ (tracked): results, tables, figures, the model replies it used
+	$(T2C) publish --run-id $(RUN)
 
 run: setup $(STUDY_INFERRED) ## inference only: every configuration of PARAMS (resumes)
 
@@ -149,8 +189,9 @@ decoding: setup ## the thesis grid decoded free and constrained, side by side (r
 	$(MAKE) all PARAMS=params/thesis-constrained.yaml
 	$(T2C) study compare results/thesis results/thesis-constrained
 
-clean: ## remove results, figures and store files (keeps .venv, the models and the response cache)
-	rm -rf results/* figures/* .cache/ladybug .cache/gold .cache/make .pytest_cache
+clean: ## remove results, figures and store files (keeps results/published, .venv, the models and the response cache)
+	find results -mindepth 1 -maxdepth 1 ! -name published ! -name .gitkeep -exec rm -rf {} +
+	rm -rf figures/* .cache/ladybug .cache/gold .cache/make .pytest_cache
 	touch results/.gitkeep figures/.gitkeep
 
 clean-cache: clean ## also remove the response cache, the joined models and Neo4j data (stops Neo4j first)

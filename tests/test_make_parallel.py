@@ -155,9 +155,15 @@ def test_make_all_shows_progress_and_the_headline_and_logs_the_notebooks_output(
     assert not [line for line in shown if "cell output line" in line or "PAPERMILL" in line or "chatty" in line]
     assert len([line for line in shown if line.startswith("[grid make_parallel] ")]) == 9
     out = [line for line in done.stdout.splitlines() if not line.startswith("make")]
-    assert out[-3:-1] == ["run make_parallel: the headline", "configuration  Pass@1 (t2c) sp -> fb"], out
-    assert out[-1].startswith("done:")
-    assert len(shown) <= 14, shown  # 9 progress lines, the headline, the done line
+    assert out[-4:-2] == ["run make_parallel: the headline", "configuration  Pass@1 (t2c) sp -> fb"], out
+    assert out[-2].startswith("done:")
+    # issue 37: before the first notebook, the seeding line; at the end, the published replies and model calls
+    assert (
+        out[0]
+        == "run make_parallel is not published (no results/published/make_parallel/): every reply comes from the model"
+    )
+    assert out[-1] == "run make_parallel: not published (no results/published/make_parallel/); 0 model calls"
+    assert len(shown) <= 16, shown  # 9 progress lines, the headline, the done line, the two published-run lines
     log = project / "results" / "make_parallel" / "notebooks" / "01_inference__feedback__Few-Shot_Nodes+Paths.log"
     assert log.read_text(encoding="utf-8").count("cell output line") == 50
 
@@ -168,3 +174,22 @@ def test_make_all_shows_progress_and_the_headline_and_logs_the_notebooks_output(
         failed.stderr
     )
     assert "cell output line" not in failed.stdout + failed.stderr
+
+
+def test_make_all_fresh_writes_the_fresh_run_with_a_private_cache_and_says_what_it_compared(tmp_path: Path) -> None:
+    """Issue 37: FRESH=1 runs the grid as `<run_id>-fresh` (every notebook told so) behind a private response cache."""
+    project = _project(tmp_path)
+    stale = project / ".cache" / "fresh" / "make_parallel.sqlite"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("a cache an earlier replication left", encoding="utf-8")
+    _make(project, "JOBS=2", "FRESH=1")
+    out = [line for line in _make.output.splitlines() if not line.startswith(("make", "[grid"))]
+    assert out[0] == (
+        f"FRESH=1: the model is asked again (response cache {stale}, run results/make_parallel-fresh/)"
+    ), out
+    assert out[-1] == "run make_parallel is not published (results/published/make_parallel/): no replication report"
+    assert not stale.exists()  # the fresh run's folder did not exist: no earlier reply may be served
+    assert (project / "results" / "make_parallel-fresh" / ".analyzed").is_file()
+    assert not (project / "results" / "make_parallel").exists()
+    rules = (project / ".cache" / "make" / "grid.yaml.fresh.mk").read_text(encoding="utf-8")
+    assert rules.count("-p run_id make_parallel-fresh") == 9  # 4 cells x (inference, evaluation) + the analysis

@@ -243,15 +243,16 @@ def study_group():
 @click.option(
     "--makefile", type=click.Path(dir_okay=False, path_type=Path), required=True, help="where to write the rules"
 )
+@click.option("--run-id", help="write this run instead of the parameter file's (make all FRESH=1: <run_id>-fresh)")
 @friendly_errors
-def plan_command(params_file, makefile):
+def plan_command(params_file, makefile, run_id):
     """Write the make rules that run the notebooks for every cell of the grid."""
     from t2c_lib.study.make import make_rules
 
-    params = _params(params_file)
+    params = _params(params_file, run_id=run_id)
     with user_path(makefile):
         makefile.parent.mkdir(parents=True, exist_ok=True)
-        makefile.write_text(make_rules(params, params_file), encoding="utf-8")
+        makefile.write_text(make_rules(params, params_file, run_id), encoding="utf-8")
 
 
 @study_group.command("progress")
