@@ -33,7 +33,7 @@ Settings and checks land in `<work>/report.json`, merged across invocations, so 
 1-worker setting can run on its own: `--workers 16,4 --checks speed,identity` now,
 `--workers 1 --checks speed,identity` later.
 
-Measured numbers: README.md, "An endpoint at scale" (goal: at 16 workers at least 90% of the
+Measured numbers: docs/endpoints.md, "An endpoint at scale" (goal: at 16 workers at least 90% of the
 ideal speed-up, results identical to 1 worker). The 1-worker setting is mostly sleeping (about
 15 minutes at 1 s per reply); the others take one to four minutes, the rpm check about 95 s.
 

@@ -7,7 +7,7 @@ evaluated at a time after a short prompt, the cost of generating) and prefill to
 (a study-sized prompt of about 700 tokens evaluated from an empty cache, what a cold
 `t2c ask` pays first) with no competitor, then with `--competitors` processes spinning on
 a core each (`python -c 'while True: pass'`). `T2C_LOCAL_THREADS`' default (`t2c_lib.llm.local.default_threads`) is chosen
-from these numbers; the README's "Threads" section has them.
+from these numbers; docs/models.md, "Threads", has them.
 
 Usage: python benchmarks/threads_contention.py [--model local] [--threads 1,2] [--tokens 48]
                                                [--repeats 3] [--competitors 1]

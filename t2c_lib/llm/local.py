@@ -55,7 +55,7 @@ def default_threads(cores: int | None = None) -> int:
     2 threads on 2 cores collapse to about 1 token/s beside one busy process; with passive
     waiting (`_load` sets OMP_WAIT_POLICY=PASSIVE unless the user chose otherwise) they did
     not collapse, and 2 threads were as fast as 1 beside a busy process and faster alone
-    (README, "Threads"). Past 4 threads a model this small gains little.
+    (docs/models.md, "Threads"). Past 4 threads a model this small gains little.
     """
     cores = cores if cores is not None else (os.cpu_count() or 1)
     return max(1, min(4, cores))

@@ -1,7 +1,7 @@
 """The kg-axel metric definitions, reimplemented from their published facts (scoring preset `kg-axel`).
 
 The thesis this study compares against scored queries with kg-axel's code; these are its
-rules, written here from the facts (see the `kg-axel` row of the README's presets table):
+rules, written here from the facts (see the `kg-axel` row of the presets table in docs/metrics.md):
 
 - Special characters (`SPECIAL`, one alternation in this order): ( ) : { } -> <- - [ ] , . * / < >.
   *Spaced* form: a space before and after every match, whitespace runs collapsed, trimmed.

@@ -5,7 +5,7 @@ stamp when a step ends (`.inferred`, `.evaluated`, and the run's `.analyzed`); a
 it calls `t2c study progress`, which counts those stamps. Stamps older than the start of this
 `make` were done by an earlier invocation (a resumed grid) and do not set the pace. The
 estimate is the time per cell finished in this invocation times the cells left: inference is
-nearly all of a cell's time (see README, "Timings"), so it is rough at first and firms up.
+nearly all of a cell's time (see docs/study.md, "Timings and parallelism"), so it is rough at first and firms up.
 
 A grid whose cells differ in cost is estimated cell by cell (issue 39): the executed notebooks
 of this invocation (`RUN_DIR/notebooks/`, papermill records each one's duration) give the
