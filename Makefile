@@ -168,8 +168,8 @@ replicate: ## the study asked again (make all FRESH=1): results/<run_id>-fresh/ 
 	$(MAKE) all FRESH=1
 
 RUN ?= $(RUN_ID)
-publish: $(STAMP) ## copy a finished run into results/published/<RUN>/ (tracked): results, tables, figures, the model replies it used
-	$(T2C) publish --run-id $(RUN)
+publish: $(STAMP) ## copy a finished run into results/published/<RUN>/ (tracked): results, tables, figures, the model replies it used (CACHE=: the response cache it filled)
+	$(T2C) publish --run-id $(RUN) $(if $(CACHE),--cache $(CACHE))
 
 run: setup $(STUDY_INFERRED) ## inference only: every configuration of PARAMS (resumes)
 

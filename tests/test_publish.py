@@ -242,15 +242,23 @@ def test_a_rerun_from_the_published_replies_calls_no_model_and_the_replication_r
         (gzip.compress(b"x" * (9 * 1024 * 1024) + b"\n", mtime=0), "longer than"),
     ],
 )
-def test_a_hostile_replies_file_is_one_clear_error_and_seeds_nothing(tmp_path, content, message):
+def test_a_hostile_replies_file_is_one_clear_error_and_seeds_nothing(finished, tmp_path, monkeypatch, content, message):
+    root, cache = finished
+    publish_run("pub", cache, root / "results", root / "figures")
+    good = gzip.decompress((root / "results/published/pub/replies.jsonl.gz").read_bytes())
     results = tmp_path / "results"
     path = results / "published" / "evil" / "replies.jsonl.gz"
     path.parent.mkdir(parents=True)
-    path.write_bytes(content)
-    cache = ResponseCache(tmp_path / "cache.sqlite")
+    path.write_bytes(content if content[:2] != b"\x1f\x8b" else gzip.compress(good + gzip.decompress(content), mtime=0))
     with pytest.raises(PublishedRepliesError, match=message):
         read_published_replies("evil", results)
-    assert len(cache) == 0
+    # through the command `make all` runs: one line, exit 1, and the good rows before the bad one are not seeded
+    monkeypatch.setattr("t2c_lib.config.RESULTS_DIR", results)
+    target = tmp_path / "cache.sqlite"
+    out = CliRunner().invoke(main, ["study", "seed", "--run-id", "evil", "--cache", str(target)])
+    assert out.exit_code == 1 and out.output.startswith("t2c: error: ") and out.output.count("\n") == 1, out.output
+    assert message.split()[0] in out.output
+    assert len(ResponseCache(target)) == 0
 
 
 def test_a_forged_row_whose_key_is_not_its_requests_hash_is_refused_before_any_row_is_seeded(finished, tmp_path):

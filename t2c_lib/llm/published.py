@@ -34,7 +34,7 @@ from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 REPLIES_FILE = "replies.jsonl.gz"
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """A published row longer than this (decompressed) is refused: no prompt and reply of a study come near it."""
-MAX_FILE_BYTES = 1024 * 1024 * 1024
+MAX_FILE_BYTES = 512 * 1024 * 1024
 """The decompressed file is refused past this (a gzip bomb stops here, not in memory)."""
 
 _SHA256 = re.compile(r"(?:^|;)gguf=([0-9a-f]{64})(?:;|$)")
