@@ -78,5 +78,5 @@ def test_make_rules_run_every_strategy_after_its_feedback_twin():
     twin = "results/r/feedback/CoT_Full/.inferred"
     for strategy in ("single-pass", "vote", "verifier"):
         assert f"results/r/{strategy}/CoT_Full/.inferred: params/s.yaml $(STAMP) {twin}" in rules
-    assert "results/r/feedback/CoT_Full/.inferred: params/s.yaml $(STAMP)\n" in rules
+    assert "results/r/feedback/CoT_Full/.inferred: params/s.yaml $(STAMP) | $(SEED)\n" in rules  # seeded first
     assert "-p strategy vote" in rules
