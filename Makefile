@@ -156,13 +156,16 @@ else
 	$(Q)$(T2C) study reproduced --run-id $(RUN_ID)
 endif
 
+# before the first notebook: the published replies into the response cache, then what the grid will ask
 seed-replies: $(STAMP)
 	$(Q)$(T2C) study seed --run-id $(RUN_ID)
+	$(Q)$(T2C) study forecast --params $(PARAMS)
 
-fresh-cache:
+fresh-cache: $(STAMP)
 	@if [ ! -d results/$(STUDY_RUN_ID) ]; then rm -f $(FRESH_CACHE) $(FRESH_CACHE)-wal $(FRESH_CACHE)-shm; fi
 	@mkdir -p $(dir $(FRESH_CACHE))
 	@echo "FRESH=1: the model is asked again (response cache $(FRESH_CACHE), run results/$(STUDY_RUN_ID)/)"
+	$(Q)$(T2C) study forecast --params $(PARAMS) --fresh
 
 replicate: ## the study asked again (make all FRESH=1): results/<run_id>-fresh/ and its replication.md against the published run
 	$(MAKE) all FRESH=1

@@ -162,8 +162,9 @@ def test_make_all_shows_progress_and_the_headline_and_logs_the_notebooks_output(
         out[0]
         == "run make_parallel is not published (no results/published/make_parallel/): every reply comes from the model"
     )
+    assert out[1].startswith("[forecast make_parallel] 4 cells, none published: every reply comes from the model")
     assert out[-1] == "run make_parallel: not published (no results/published/make_parallel/); 0 model calls"
-    assert len(shown) <= 16, shown  # 9 progress lines, the headline, the done line, the two published-run lines
+    assert len(shown) <= 17, shown  # 9 progress lines, the headline, the done line, the three published-run lines
     log = project / "results" / "make_parallel" / "notebooks" / "01_inference__feedback__Few-Shot_Nodes+Paths.log"
     assert log.read_text(encoding="utf-8").count("cell output line") == 50
 
@@ -187,6 +188,7 @@ def test_make_all_fresh_writes_the_fresh_run_with_a_private_cache_and_says_what_
     assert out[0] == (
         f"FRESH=1: the model is asked again (response cache {stale}, run results/make_parallel-fresh/)"
     ), out
+    assert out[1].startswith("[forecast make_parallel] 4 cells, none published")
     assert out[-1] == "run make_parallel is not published (results/published/make_parallel/): no replication report"
     assert not stale.exists()  # the fresh run's folder did not exist: no earlier reply may be served
     assert (project / "results" / "make_parallel-fresh" / ".analyzed").is_file()

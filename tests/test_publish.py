@@ -298,3 +298,37 @@ def test_cli_publish_and_seed_say_what_they_did(finished, tmp_path, monkeypatch)
     assert out.exit_code == 1 and out.output.startswith("t2c: error: run_id=")
     out = runner.invoke(main, ["study", "seed", "--run-id", "nothing", "--cache", str(tmp_path / "c.sqlite")])
     assert out.exit_code == 0 and "is not published" in out.output
+
+
+def test_the_forecast_before_the_first_notebook(finished, tmp_path):
+    """Cells of this build and model come from the published replies; FRESH=1 or another build prices them from the
+    published run's distinct requests (single-pass shares feedback's first requests: counted once)."""
+    from t2c_lib.study.forecast import forecast
+
+    root, cache = finished
+    publish_run("pub", cache, root / "results", root / "figures")
+    published = root / "results" / "published" / "pub"
+    params = params_from_dict(
+        {"run_id": "pub", "limit": 3, "test_suite_copies": 0, "strategies": ["feedback", "single-pass"]}
+        | {"prompt_types": ["Zero-Shot"], "schema_formats": ["full_schema"]}
+    )
+    here = forecast(params, published, build_fingerprint())
+    assert (here.cells, here.from_published, here.calls) == (2, 2, 0)
+    assert here.line() == "[forecast pub] 2 cells, all answered from the published replies: no model call"
+    attempts = (published / "feedback/Zero-Shot_Full/attempts.jsonl").read_text().splitlines()
+    for other in (
+        forecast(params, published, build_fingerprint(), fresh=True),
+        forecast(params, published, OTHER_BUILD),
+    ):
+        assert (other.from_published, other.calls, other.unpriced) == (0, len(attempts), 0)
+        assert other.line().startswith(
+            f"[forecast pub] 2 cells: 0 from the published replies, 2 ask the model: about {len(attempts)} model calls"
+        )
+    wider = params_from_dict(params.to_dict() | {"prompt_types": ["Zero-Shot", "CoT"]})
+    more = forecast(wider, published, build_fingerprint())
+    assert (more.cells, more.from_published, more.unpriced) == (4, 2, 2)
+    assert "2 cell(s) the published run lacks" in more.line()
+    none = forecast(params, tmp_path / "nothing", build_fingerprint())
+    assert none.line() == (
+        "[forecast pub] 2 cells, none published: every reply comes from the model (an estimate follows the first cell)"
+    )

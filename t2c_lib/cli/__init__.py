@@ -3,7 +3,7 @@
 One module per command group: `db` (load, schema, query), `agent` (ask, validate), `chat`,
 `score`, `study` (run, evaluate, analyze, study plan/progress/compare), `failures` (a run's wrong
 and invalid questions for review), `publish` (a run into results/published/, and `study seed`,
-`study reproduced`, `study replicate` around it); `common` holds what
+`study forecast`, `study reproduced`, `study replicate` around it); `common` holds what
 they share (one-line errors, option types). Every command exits non-zero with a one-line
 reason when something is wrong; `--debug` (on the group) shows the full traceback instead.
 """
@@ -41,7 +41,12 @@ for _command in (
     publish.publish_command,
 ):
     main.add_command(_command)
-for _command in (publish.seed_command, publish.reproduced_command, publish.replicate_command):
+for _command in (
+    publish.seed_command,
+    publish.forecast_command,
+    publish.reproduced_command,
+    publish.replicate_command,
+):
     study.study_group.add_command(_command)
 
 __all__ = ["main"]

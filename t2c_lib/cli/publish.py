@@ -1,9 +1,9 @@
-"""`t2c publish` and the `t2c study` helpers around published runs: `seed`, `reproduced`, `replicate`.
+"""`t2c publish` and the `t2c study` helpers around published runs: `seed`, `forecast`, `reproduced`, `replicate`.
 
-`make publish RUN=R` runs `t2c publish --run-id R`; `make all` runs `t2c study seed` before
-its first notebook and `t2c study reproduced` after the last; `make all FRESH=1` runs
-`t2c study replicate` instead (`study.publish`, `study.replicate`, `llm.published` say what
-each does and why).
+`make publish RUN=R` runs `t2c publish --run-id R`; `make all` runs `t2c study seed` and
+`t2c study forecast` before its first notebook and `t2c study reproduced` after the last;
+`make all FRESH=1` runs `t2c study forecast --fresh` first and `t2c study replicate` at the end
+(`study.publish`, `study.forecast`, `study.replicate`, `llm.published` say what each does and why).
 """
 
 from __future__ import annotations
@@ -91,3 +91,18 @@ def replicate_command(run_id: str, fresh_run_id: str | None) -> None:
     paths = report.write()
     click.echo(report.markdown())
     click.echo("written: " + ", ".join(str(p) for p in paths))
+
+
+@click.command("forecast")
+@click.option("--params", "-p", "params_file", default="params/thesis.yaml", show_default=True, help="parameter file")
+@click.option("--fresh", is_flag=True, help="the model is asked for every cell (make all FRESH=1)")
+@friendly_errors
+def forecast_command(params_file: str, fresh: bool) -> None:
+    """Before `make all` asks a model: the cells answered from the published replies, the calls and time of the rest."""
+    from t2c_lib.cli.study import _params
+    from t2c_lib.llm.build import build_fingerprint
+    from t2c_lib.study.forecast import forecast
+    from t2c_lib.study.publish import published_run_dir
+
+    params = _params(params_file)
+    click.echo(forecast(params, published_run_dir(params.run_id), build_fingerprint(), fresh=fresh).line())
