@@ -191,6 +191,7 @@ def test_seeding_adds_exactly_this_builds_rows_and_another_builds_row_is_never_s
     assert seed_cache(fresh, mixed, build_fingerprint()).added == 0
 
 
+@pytest.mark.slow  # two more runs (about 9 s)
 def test_a_rerun_from_the_published_replies_calls_no_model_and_the_replication_report(finished, tmp_path):
     root, cache = finished
     publish_run("pub", cache, root / "results", root / "figures")
