@@ -50,6 +50,10 @@ NAMED: dict[str, dict[str, Any]] = {
     "guard": {"repeat_guard": True},
     "corrector": {"corrector": "schema"},
     "all": {"repair_turns": "conversation", "repeat_guard": True, "corrector": "schema"},
+    "fresh": {"repair_turns": "fresh"},
+    "fresh+corrector": {"repair_turns": "fresh", "corrector": "schema"},
+    "fresh+guard": {"repair_turns": "fresh", "repeat_guard": True},
+    "fresh+all": {"repair_turns": "fresh", "repeat_guard": True, "corrector": "schema"},
 }
 """Option sets by name; `thesis` is the loop with every option off (the baseline)."""
 

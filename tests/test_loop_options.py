@@ -79,6 +79,43 @@ def test_conversation_in_cot_writes_the_reasoning_into_the_assistant_turn(parts)
     assert "<think></think>" in model.requests[1]["messages"][-1].content
 
 
+# --- repair as a fresh attempt --------------------------------------------------------------------
+
+
+def test_fresh_asks_the_first_request_again_with_the_feedback_and_never_shows_the_failed_query(parts):
+    model = SeededStandIn([cy(WRONG_WAY), cy(SYNONYM), cy(GOOD)])
+    state = make_loop(parts, model, config="Few-Shot_Full", repair_turns="fresh").run(QUESTION, "q")
+    assert state.success and state.llm_calls == 3
+    first, second, third = (r["messages"] for r in model.requests)
+    assert second[:-1] == first[:-1] and third[:-1] == first[:-1]  # system and examples as the first request's
+    assert second[-1].role == "user" and second[-1].content.startswith(QUESTION)
+    assert state.attempts[0].feedback.strip() in second[-1].content
+    assert WRONG_WAY not in second[-1].content and "Tulis query baru dari awal" in second[-1].content
+    assert state.attempts[1].feedback.strip() in third[-1].content  # the last failure's feedback only
+    assert SYNONYM not in third[-1].content and state.attempts[0].feedback.strip() not in third[-1].content
+    assert [r["temperature"] for r in model.requests] == [0.0, 0.1, 0.1]
+
+
+def test_fresh_with_the_corrector_says_what_it_changed_without_the_corrected_query(parts):
+    broken = "MATCH (m:MKK {nama: 'Basis Data'}) RETURN m.kredit"
+    model = SeededStandIn([cy(broken), cy(GOOD)])
+    state = make_loop(parts, model, repair_turns="fresh", corrector="schema").run(QUESTION, "q")
+    assert state.success and [a.kind for a in state.attempts] == ["generate", "corrector", "generate"]
+    asked = model.requests[1]["messages"][-1].content
+    assert "label `MKK` -> `MK`" in asked and state.attempts[1].feedback.strip() in asked
+    assert SYNONYM not in asked and broken not in asked
+
+
+def test_fresh_is_named_in_the_options_tag_and_signature(parts):
+    options = LoopOptions(repair_turns="fresh", corrector="schema")
+    assert options.tag() == "fresh+corr-schema" and options.changed() == {
+        "repair_turns": "fresh",
+        "corrector": "schema",
+    }
+    signature = make_loop(parts, SeededStandIn([]), repair_turns="fresh").signature()["strategy"]
+    assert "fresh" in str(signature)
+
+
 # --- the repeat guard -----------------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ and signature, and the strategy's settings.
 
 | option | values | what it does |
 | --- | --- | --- |
-| `repair_turns` | `single` (default), `conversation` | `conversation`: each failed reply stays in the messages as the model's own (assistant) turn and the feedback is the user's reply to it, turn after turn, in the chat template the instruct model was trained on; `single`: one user message with the question, the failed query and the feedback (the thesis) |
+| `repair_turns` | `single` (default), `conversation`, `fresh` | `conversation`: each failed reply stays in the messages as the model's own (assistant) turn and the feedback is the user's reply to it, turn after turn, in the chat template the instruct model was trained on; `fresh`: the first request again with the question followed by the last failure's feedback, without the failed query (nothing to copy); `single`: one user message with the question, the failed query and the feedback (the thesis) |
 | `repeat_guard` | `false` (default), `true` | a refinement whose query (normalised as `records.normalized_query`) equals a query of the question that already failed is not accepted: the model is asked again along `GUARD_SCHEDULE`, at most `repeat_guard_retries` extra calls, each recorded as an attempt of kind `rejected_repeat` and counted in the question's LLM calls |
 | `repeat_guard_retries` | integer >= 1 (default 2) | the guard's extra calls per refinement |
 | `corrector` | `none` (default), `schema` | `schema`: a failed query goes through the deterministic schema corrector (`agent/corrector.py`) before the model is asked; a changed query is validated as an attempt of its own (kind `corrector`, no model call) and the model, if still needed, is told what changed |
@@ -26,6 +26,7 @@ class RepairTurns(str, Enum):
 
     SINGLE = "single"
     CONVERSATION = "conversation"
+    FRESH = "fresh"
 
 
 class CorrectorKind(str, Enum):
@@ -85,6 +86,10 @@ class LoopOptions:
         return self.repair_turns is RepairTurns.CONVERSATION
 
     @property
+    def fresh(self) -> bool:
+        return self.repair_turns is RepairTurns.FRESH
+
+    @property
     def corrects(self) -> bool:
         return self.corrector is not CorrectorKind.NONE
 
@@ -117,6 +122,8 @@ class LoopOptions:
         parts = []
         if self.conversation:
             parts.append("conv")
+        if self.fresh:
+            parts.append("fresh")
         if self.repeat_guard:
             parts.append(f"guard{self.repeat_guard_retries}")
         if self.corrects:

@@ -13,8 +13,10 @@ comes here. With any option on, a question goes:
    corrector, and a changed query is judged as an attempt of its own (kind `corrector`, no
    model call, its changes in the attempt's `verdict`);
 4. still failing, the model is asked again: with `repair_turns: conversation` each failed reply
-   stays as its own assistant turn and the feedback is the user's reply; otherwise the thesis's
-   single refinement message. What the corrector changed is part of the feedback.
+   stays as its own assistant turn and the feedback is the user's reply; with `fresh` the first
+   request again, its question followed by the last failure's feedback and not the failed query;
+   otherwise the thesis's single refinement message. What the corrector changed is part of the
+   feedback.
 
 Every model call is counted in the question's LLM calls (`AgentLoop.ask`); `max_iterations`
 bounds the accepted model answers (`loop` is the `strategies.LoopSteps` the strategy was given), so a question may hold more attempts than that when the
@@ -30,7 +32,14 @@ from t2c_lib.agent.corrector import Correction, correct
 from t2c_lib.agent.options import LoopOptions
 from t2c_lib.llm.base import Completion, Message, Usage, model_attribute
 from t2c_lib.llm.parse import ParsedResponse, QuerySource
-from t2c_lib.prompts.repair import assistant_turn, conversation_messages, corrected_feedback, with_guard_line
+from t2c_lib.prompts.repair import (
+    assistant_turn,
+    conversation_messages,
+    corrected_feedback,
+    corrector_note,
+    fresh_messages,
+    with_guard_line,
+)
 from t2c_lib.records import AgentState, AgentStatus, revision_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -87,13 +96,20 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
             fixed, cnote, ok = _corrected_attempt(loop, state, ctx, correction, parsed.query, last)
             if ok:
                 return
-            failed_query, told = fixed, corrected_feedback(prompts, correction.changes, fixed, cnote or "")
+            failed_query = fixed
+            told = (
+                corrector_note(prompts, correction.changes, cnote or "")
+                if options.fresh
+                else corrected_feedback(prompts, correction.changes, fixed, cnote or "")
+            )
         if last:
             return
         loop.set_status(state, AgentStatus.REFINING)
         if options.conversation:
             turns.append((reply, told))
             messages = conversation_messages(prompts, state.question, turns)
+        elif options.fresh:
+            messages = fresh_messages(prompts, state.question, told)
         else:
             messages = prompts.refinement(state.question, failed_query, told)
         temperature = loop.refine_temperature

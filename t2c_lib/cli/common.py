@@ -163,8 +163,9 @@ def loop_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--repair-turns",
             type=click.Choice([m.value for m in RepairTurns]),
             default=None,
-            help="feedback loop: a refinement as one user message (single, the thesis) or as a conversation "
-            "(the failed reply as the model's own turn, the feedback as the user's reply) [default: single]",
+            help="feedback loop: a refinement as one user message (single, the thesis), as a conversation "
+            "(the failed reply as the model's own turn, the feedback as the user's reply) or as a fresh attempt "
+            "(the question and the feedback, without the failed query) [default: single]",
         ),
         click.option(
             "--repeat-guard/--no-repeat-guard",

@@ -1,4 +1,4 @@
-"""Prompts of the `feedback` loop's options: repair as a conversation, the repeat guard's line, the corrector's note.
+"""Prompts of the `feedback` loop's options: repair as a conversation or as a fresh attempt, the repeat guard's line, the corrector's note.
 
 Their templates live in `templates/<lang>/strategies/` beside the other strategies' ones, apart
 from the thesis templates, so the thesis runs' template hashes (and manifests) stay as they were.
@@ -13,7 +13,7 @@ from t2c_lib.prompts.builder import PromptBuilder
 from t2c_lib.prompts.config import PromptType
 from t2c_lib.prompts.strategies import load_strategy_template, strategy_template_hashes
 
-REPAIR_TEMPLATES = ("repair_turn", "repair_turn_cot", "repeat_guard", "corrected")
+REPAIR_TEMPLATES = ("repair_turn", "repair_turn_cot", "repeat_guard", "corrected", "fresh_attempt")
 
 
 def repair_template_hashes(lang: str) -> dict[str, str]:
@@ -45,6 +45,27 @@ def conversation_messages(prompts: PromptBuilder, question: str, turns: Sequence
     for reply, feedback in turns:
         messages += [Message("assistant", reply), Message("user", feedback_turn(prompts, feedback))]
     return messages
+
+
+def fresh_messages(prompts: PromptBuilder, question: str, feedback: str) -> list[Message]:
+    """The first request again, its question followed by what failed: the feedback, never the failed query.
+
+    The small models answer a request that shows their failed query by copying it (issue 38's
+    measurement: 35 of 39 thesis refinements on the development set); with no query to copy,
+    the model writes the query again from the question, told what was wrong.
+    """
+    messages = prompts.initial(question)
+    text = load_strategy_template(prompts.language, "fresh_attempt").substitute(
+        question=question.strip(), feedback=feedback.strip()
+    )
+    messages[-1] = Message("user", text.strip())
+    return messages
+
+
+def corrector_note(prompts: PromptBuilder, changes: Sequence[str], feedback: str) -> str:
+    """The corrector's changes and why the corrected query still fails, without the query (for fresh attempts)."""
+    head = "Korektor skema sudah mencoba:" if prompts.language == "id" else "A schema corrector already tried:"
+    return "\n".join([head, *(f"- {c}" for c in changes), "", feedback.strip()]).strip()
 
 
 def corrected_feedback(prompts: PromptBuilder, changes: Sequence[str], query: str, feedback: str) -> str:

@@ -94,7 +94,7 @@ class StudyParams:
     decoding: str = (
         "free"  # constrained: replies held to the schema's read-only Cypher grammar (t2c_lib/llm/grammar.py)
     )
-    repair_turns: str = "single"  # feedback loop option: single (the thesis) or conversation (agent/options.py)
+    repair_turns: str = "single"  # feedback loop option: single (the thesis), conversation or fresh (agent/options.py)
     repeat_guard: bool = False  # feedback loop option: refuse a refinement that repeats a failed query, ask again
     repeat_guard_retries: int = 2  # the repeat guard's extra calls per refinement
     corrector: str = "none"  # feedback loop option: none or schema (agent/corrector.py before the model repairs)
