@@ -7,8 +7,19 @@ below every package in `t2c_lib.records`; they are re-exported here so that
 
 from __future__ import annotations
 
+from typing import Any
+
 from t2c_lib.agent.loop import AgentLoop, log
-from t2c_lib.agent.strategies import STRATEGIES, STRATEGY_NAMES, Strategy, get_strategy
+from t2c_lib.agent.spec import StrategySpec
+from t2c_lib.agent.strategies import (
+    STRATEGIES,
+    Strategy,
+    get_strategy,
+    grid_order,
+    register_strategy,
+    strategy_names,
+    strategy_spec,
+)
 from t2c_lib.records import (
     AGENTIC,
     FEEDBACK,
@@ -37,10 +48,21 @@ __all__ = [
     "Attempt",
     "ErrorType",
     "Strategy",
+    "StrategySpec",
     "ValidationResult",
     "Verdict",
     "canonical_strategy",
     "get_strategy",
+    "grid_order",
     "log",
     "mode_name",
+    "register_strategy",
+    "strategy_names",
+    "strategy_spec",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STRATEGY_NAMES":  # read when asked: a strategy registered later is in it
+        return strategy_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

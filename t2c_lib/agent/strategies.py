@@ -15,18 +15,27 @@ default; off is the thesis loop exactly, on runs `revise.solve`.
 The first four and `verifier` begin with the same request (the prompt builder's `initial`
 at `temperature`), so the response cache serves it once and they pair with single-pass.
 Strategies never import the loop; the loop passes itself in (`solve(loop, state, ctx)`).
+
+Each strategy's `StrategySpec` (`agent/spec.py`: budget rule, the cell it waits for and why, its options
+and their defaults, run order) is declared in `BUILT_IN` below; the study reads the registry when it runs.
+`register_strategy` adds one (a notebook's, a test's), and `T2C_STRATEGY_MODULES` names modules that do so
+in every process (`t2c run`, the notebooks' kernels).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from t2c_lib.agent.options import LoopOptions
+from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
+from t2c_lib.agent.spec import BASELINE, TREATMENT, OptionInputs, StrategySpec, one_attempt
+from t2c_lib.errors import InvalidValue
 from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
 from t2c_lib.records import (
@@ -388,27 +397,138 @@ def _model_seed(model: Any) -> int:
     return int(seed) if isinstance(seed, int) else 0
 
 
-# --- the registry -------------------------------------------------------------------------------
+# --- the declarations and the registry ----------------------------------------------------------
 
-STRATEGIES: Registry[Callable[..., Strategy]] = Registry(
+_SHARED_FIRST = "begins with the request the feedback cell makes first: the response cache answers it once"
+
+
+def _feedback_options(inputs: OptionInputs) -> dict[str, Any]:
+    options = LoopOptions.from_values(dict(inputs.values))
+    return {} if options.is_default else {"options": options}
+
+
+def _vote_options(inputs: OptionInputs) -> dict[str, Any]:
+    k = inputs.values["vote_k"]
+    if k is None:
+        k = vote_k_from_calls(inputs.waited_mean_calls())
+    return {"k": k, "temperature": inputs.values["vote_temperature"]}
+
+
+_LOOP_OPTION_DEFAULTS = {key: getattr(LoopOptions(), key) for key in OPTION_KEYS}
+BUILT_IN: tuple[StrategySpec, ...] = (
+    StrategySpec(
+        SINGLE_PASS,
+        SinglePass,
+        label=SINGLE_PASS,
+        budget=one_attempt,
+        waits_for=FEEDBACK,
+        why=_SHARED_FIRST + " and the pair is question by question",
+        answered_by_wait=True,
+        run_order=40,
+        thesis=True,
+        role=BASELINE,
+    ),
+    StrategySpec(
+        FEEDBACK,
+        Feedback,
+        label=f"{FEEDBACK} (the thesis's {AGENTIC} loop)",
+        options={k: v.value if hasattr(v, "value") else v for k, v in _LOOP_OPTION_DEFAULTS.items()},
+        configure=_feedback_options,
+        run_order=0,
+        thesis=True,
+        role=TREATMENT,
+    ),
+    StrategySpec("history", History, waits_for=FEEDBACK, why=_SHARED_FIRST, run_order=10),
+    StrategySpec("raw-error", RawError, waits_for=FEEDBACK, why=_SHARED_FIRST, run_order=20),
+    StrategySpec("verifier", Verifier, waits_for=FEEDBACK, why=_SHARED_FIRST, run_order=30),
+    StrategySpec(
+        "vote",
+        Vote,
+        waits_for=FEEDBACK,
+        why="measures k from the feedback cell's mean LLM calls (or set vote_k in the parameters)",
+        options={"vote_k": None, "vote_temperature": VOTE_TEMPERATURE},
+        configure=_vote_options,
+        run_order=60,
+    ),
+)
+
+STRATEGIES: Registry[StrategySpec] = Registry(
     "strategy", aliases=LEGACY_STRATEGY_NAMES, note=f"{AGENTIC!r} means {FEEDBACK!r}"
 )
-"""Strategy name -> constructor (keyword options: `vote` takes `k` and `temperature`, `feedback` takes `options`)."""
-for _name, _make in (
-    (SINGLE_PASS, SinglePass),
-    (FEEDBACK, Feedback),
-    ("history", History),
-    ("raw-error", RawError),
-    ("verifier", Verifier),
-    ("vote", Vote),
-):
-    STRATEGIES.register(_name, _make)
+"""Strategy name -> its `StrategySpec` (callable: `STRATEGIES.get(name)(**options)` builds the strategy)."""
+for _spec in BUILT_IN:
+    STRATEGIES.register(_spec.name, _spec)
 
-STRATEGY_NAMES = STRATEGIES.names()
 RETRY_STRATEGIES = (FEEDBACK, "history", "raw-error")
 """Strategies whose attempts are 1..max_iterations generations, each after a failed one."""
+
+STRATEGY_MODULES_ENV = "T2C_STRATEGY_MODULES"
+"""Comma-separated modules that declare more strategies (imported before the registry is read): the way a
+strategy declared outside t2c_lib reaches `t2c run`, `make all` and the notebooks' kernels."""
+_loaded: set[str] = set()
+
+
+class StrategyModuleError(InvalidValue):
+    """A module named in `T2C_STRATEGY_MODULES` cannot be imported."""
+
+
+def load_strategy_modules() -> None:
+    """Import the modules `T2C_STRATEGY_MODULES` names (once each); a module that fails is a one-line error."""
+    for name in (n.strip() for n in os.environ.get(STRATEGY_MODULES_ENV, "").split(",")):
+        if not name or name in _loaded:
+            continue
+        _loaded.add(name)
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # any import failure: say which module and why, in one line
+            _loaded.discard(name)
+            raise StrategyModuleError(
+                f"{STRATEGY_MODULES_ENV}: module {name!r} could not be imported ({type(exc).__name__}: {exc})"
+            ) from None
+
+
+def register_strategy(spec: StrategySpec) -> StrategySpec:
+    """Add a strategy (a notebook's or a test's) to the registry; a name already taken fails."""
+    return STRATEGIES.register(spec.name, spec)
+
+
+def strategy_names() -> tuple[str, ...]:
+    """Every registered strategy, read now (after `T2C_STRATEGY_MODULES`), in registration order."""
+    load_strategy_modules()
+    return STRATEGIES.names()
+
+
+def strategy_spec(name: str) -> StrategySpec:
+    """The declaration of strategy `name` (`agentic` is `feedback`); unknown names list the valid ones."""
+    load_strategy_modules()
+    return STRATEGIES.get(name)
+
+
+def grid_order(names: Sequence[str]) -> list[str]:
+    """`names` in run order: `run_order`, then registration order (feedback first, vote last among the built-ins)."""
+    load_strategy_modules()
+    registered = STRATEGIES.names()
+    return sorted(names, key=lambda n: (STRATEGIES.get(n).run_order, registered.index(STRATEGIES.canonical(n))))
+
+
+def role_name(role: str) -> str:
+    """The strategy that plays `role` (`spec.BASELINE` or `spec.TREATMENT`)."""
+    load_strategy_modules()
+    return next(name for name, spec in STRATEGIES.items() if spec.role == role)
+
+
+def option_defaults() -> dict[str, Any]:
+    """Every strategy option (a study parameter) of every registered strategy, with its declared default."""
+    load_strategy_modules()
+    return {key: value for _, spec in STRATEGIES.items() for key, value in spec.options.items()}
 
 
 def get_strategy(name: str, **options: Any) -> Strategy:
     """A strategy by name (`agentic` is `feedback`); unknown names list the valid ones."""
-    return STRATEGIES.get(name)(**options)
+    return strategy_spec(name)(**options)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STRATEGY_NAMES":  # read when asked, so a strategy registered later is in it
+        return strategy_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,11 +9,12 @@ from typing import Any
 
 import click
 
-from t2c_lib.agent import AGENTIC, STRATEGY_NAMES, AgentState, Attempt
+from t2c_lib.agent import AgentState, Attempt
 from t2c_lib.cli.common import (
     POSITIVE_INT,
     PROMPT_TYPE,
     SCHEMA_FORMAT,
+    STRATEGY,
     TEMPERATURE,
     TIMEOUT,
     format_table,
@@ -73,20 +74,20 @@ def _debug_logging() -> None:
 
 def _with_loop_options(strategy: str | None, max_iterations: int, values: dict[str, Any]) -> Any:
     """The strategy to run: its name, or the `feedback` strategy with the loop options given (only it has them)."""
-    from t2c_lib.agent.options import LoopOptions
-    from t2c_lib.agent.strategies import get_strategy
-    from t2c_lib.records import canonical_strategy, mode_name
+    from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
+    from t2c_lib.agent.strategies import strategy_spec
+    from t2c_lib.records import FEEDBACK, SINGLE_PASS, mode_name
 
     options = LoopOptions.from_values(values)
     if options.is_default:
         return strategy
-    name = canonical_strategy(strategy or mode_name(max_iterations))
-    if name != "feedback":
+    spec = strategy_spec(strategy or mode_name(max_iterations))
+    if not set(OPTION_KEYS) <= set(spec.options):
         raise click.UsageError(
-            f"--repair-turns, --repeat-guard and --corrector are options of the feedback strategy, not of {name}"
-            + (" (-n 1 means single-pass: add --strategy feedback)" if strategy is None else "")
+            f"--repair-turns, --repeat-guard and --corrector are options of the {FEEDBACK} strategy, not of {spec.name}"
+            + (f" (-n 1 means {SINGLE_PASS}: add --strategy {FEEDBACK})" if strategy is None else "")
         )
-    return get_strategy("feedback", options=options)
+    return spec(options=options)
 
 
 def _open(dataset: str, store: str) -> tuple[Any, Any]:
@@ -286,7 +287,7 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
 )
 @click.option(
     "--strategy",
-    type=click.Choice((*STRATEGY_NAMES, AGENTIC)),
+    type=STRATEGY,
     default=None,
     help="how attempts follow one another [default: single-pass for -n 1, else feedback; agentic = feedback]",
 )

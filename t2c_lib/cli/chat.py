@@ -14,15 +14,13 @@ from typing import Any
 
 import click
 
-from t2c_lib.agent import AGENTIC, STRATEGY_NAMES
 from t2c_lib.chat.settings import ROUTERS
 from t2c_lib.cli.agent import _echo_attempt
-from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors
+from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors
 from t2c_lib.errors import SessionError
 from t2c_lib.graph import STORES
 
 EXIT_WORDS = frozenset({"exit", "quit", "keluar", "selesai", ":q"})
-STRATEGIES = (*STRATEGY_NAMES, AGENTIC)
 
 
 def _messages(interactive: bool) -> Iterator[str]:
@@ -84,7 +82,7 @@ def _show(answer: Any, debug: bool) -> None:
 @click.option("--new", "new_session", is_flag=True, help="start a new session (named by --session, else a fresh id)")
 @click.option(
     "--strategy",
-    type=click.Choice(STRATEGIES),
+    type=STRATEGY,
     default=None,
     help="how attempts follow one another [default: feedback; single-pass for -n 1]",
 )

@@ -14,6 +14,28 @@ from t2c_lib.errors import T2CError
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import QueryResult, to_jsonable
 
+
+class StrategyChoice(click.Choice):
+    """`--strategy`: a registered strategy or an old name of one (`agentic`), read from the registry when the option
+    is parsed or shown, so a strategy registered after import (`T2C_STRATEGY_MODULES`) is a valid choice."""
+
+    def __init__(self) -> None:
+        super().__init__((), case_sensitive=True)
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        from t2c_lib.agent.strategies import STRATEGIES, strategy_names
+
+        return (*strategy_names(), *STRATEGIES.aliases)
+
+    @choices.setter
+    def choices(self, value: Any) -> None:  # click.Choice.__init__ sets it; the registry is the source
+        pass
+
+
+STRATEGY = StrategyChoice()
+
+
 USER_ERRORS: tuple[type[BaseException], ...] = (T2CError,)
 """What the command line shows as one line: the library's user errors. Anything else is a bug and shows as one."""
 

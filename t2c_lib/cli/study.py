@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, friendly_errors, loop_options
+from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors, loop_options
 from t2c_lib.errors import InvalidValue, user_path
-from t2c_lib.study.params import LEGACY_STRATEGY, STRATEGIES
+from t2c_lib.study.params import LEGACY_STRATEGY
 
 
 def _params(params_file: str, **overrides: object):
@@ -65,7 +65,7 @@ cell_options = [
         "--strategy",
         "--mode",
         "mode",
-        type=click.Choice((*STRATEGIES, *LEGACY_STRATEGY)),
+        type=STRATEGY,
         help="only this strategy (--mode is its old name; agentic = feedback)",
     ),
 ]

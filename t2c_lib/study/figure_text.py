@@ -10,15 +10,36 @@ same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from t2c_lib.agent import spec
+from t2c_lib.agent.strategies import STRATEGIES, load_strategy_modules, role_name
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 RunTables = Any  # t2c_lib.study.analysis.RunTables (not imported: the analysis imports this vocabulary)
 
-BASELINE, TREATMENT = "single-pass", "feedback"
-STRATEGY_LABELS = {BASELINE: "single-pass", TREATMENT: "feedback (the thesis's agentic loop)"}
+BASELINE, TREATMENT = role_name(spec.BASELINE), role_name(spec.TREATMENT)
+
+
+class _Labels(Mapping[str, str]):
+    """Strategy -> the label tables and figures show, read from the declarations when asked (those with a label)."""
+
+    def _labels(self) -> dict[str, str]:
+        load_strategy_modules()
+        return {name: s.label for name, s in STRATEGIES.items() if s.label}
+
+    def __getitem__(self, name: str) -> str:
+        return self._labels()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._labels())
+
+    def __len__(self) -> int:
+        return len(self._labels())
+
+
+STRATEGY_LABELS: Mapping[str, str] = _Labels()
 
 STRATUM_TITLES: dict[str, dict[str, str]] = {
     "Tingkat Penalaran": {"en": "Reasoning level", "id": "Tingkat Penalaran"},
@@ -37,7 +58,7 @@ STRATUM_VALUES: dict[str, dict[str, str]] = {
 }
 """Stratum value -> label per language (a value not listed is shown as written in the data)."""
 
-BOTH = f"{STRATEGY_LABELS[BASELINE]} (grey) and feedback (blue; the thesis's agentic loop)"
+BOTH = f"{STRATEGY_LABELS[BASELINE]} (grey) and {TREATMENT} (blue; the thesis's agentic loop)"
 """The two strategies of a bar chart, with their colours."""
 
 ERROR_BARS = (

@@ -45,10 +45,6 @@ def cells_at_once(params: StudyParams, cells: int) -> int:
     return min(CELLS_AT_ONCE, cells)
 
 
-def _twin(cell: Cell) -> Cell:
-    return Cell("feedback", cell.prompt_type, cell.schema_format)
-
-
 def run_grid(
     params: StudyParams,
     cells: Sequence[Cell],
@@ -82,11 +78,11 @@ def run_grid(
 class _GridRun:
     """The cells of one `run_grid` call running at once, and the rules for opening the next one.
 
-    - a feedback cell opens when no open feedback cell is still setting up (it has not started
+    - a feedback cell (one whose strategy waits for no other) opens when no open feedback cell is still setting up (it has not started
       a question yet) and the open ones have fewer than `2 x workers` questions left: the next
       cell's setup then overlaps the others' last questions;
-    - any other cell opens as soon as its feedback twin has finished (or at once if the twin
-      is not part of this run);
+    - any other cell opens as soon as the cell it waits for (`Cell.twin`, its strategy's
+      `waits_for`: feedback for the built-ins) has finished (or at once if that is not part of this run);
     - at most `cells_at_once` cells are open (each holds a store and its query process);
     - the first cell opens alone: its setup builds the store and caches the gold screen (once,
       on a first run) before other cells open the same files.
@@ -141,18 +137,19 @@ class _GridRun:
         for cell in self.waiting:
             if len(chosen) >= free:
                 break
-            if cell.strategy != "feedback":
-                twin = _twin(cell)
+            twin = cell.twin()
+            if twin is not None:
                 done = twin in self.futures and self.futures[twin].done()
                 if done or (twin not in self.futures and twin not in self.waiting):
                     chosen.append(cell)
-            elif not any(c.strategy == "feedback" for c in chosen) and self._feedback_hungry():
+            elif not any(c.twin() is None for c in chosen) and self._feedback_hungry():
                 chosen.append(cell)
         return chosen if self.futures else chosen[:1]
 
     def _feedback_hungry(self) -> bool:
-        """No open feedback cell is still setting up, and the open ones have < 2 x workers questions left."""
-        open_feedback = [c for c, f in self.futures.items() if c.strategy == "feedback" and not f.done()]
+        """No open cell that waits for none (feedback) is still setting up, and the open ones have < 2 x workers
+        questions left."""
+        open_feedback = [c for c, f in self.futures.items() if c.twin() is None and not f.done()]
         if any(not self.views[c].asking.is_set() for c in open_feedback):
             return False
         return sum(self.views[c].demand for c in open_feedback) < 2 * self.slots.size
@@ -161,9 +158,10 @@ class _GridRun:
         from t2c_lib.study.steps import infer
 
         try:
-            twin = self.futures.get(_twin(cell)) if cell.strategy != "feedback" else None
+            waited = cell.twin()
+            twin = self.futures.get(waited) if waited is not None else None
             if twin is not None and twin.exception() is not None:
-                raise GridStopped(f"{cell.strategy}/{cell.configuration}: its feedback cell stopped")
+                raise GridStopped(f"{cell.strategy}/{cell.configuration}: its {waited.strategy} cell stopped")
             if self.slots.closed:
                 raise GridStopped(f"{cell.strategy}/{cell.configuration} not started")
             done = infer(

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2c_lib import config
+from t2c_lib.agent.strategies import grid_order, strategy_spec
+from t2c_lib.records import LEGACY_STRATEGY_NAMES
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.params import StudyParams
 
@@ -32,13 +34,8 @@ ANALYSIS_DIR = "analysis"
 """In the run folder: the comparison tables (CSV, LaTeX) and the signature."""
 
 
-LEGACY_FOLDERS = {"feedback": "agentic"}
+LEGACY_FOLDERS = {name: legacy for legacy, name in LEGACY_STRATEGY_NAMES.items()}
 """Strategy -> the folder name runs made before strategies used for it."""
-
-
-GRID_ORDER = ("feedback", "history", "raw-error", "verifier", "single-pass", "vote")
-"""Run order: `feedback` first fills the cache with the first attempt the next four share
-(single-pass then costs nothing); `vote` last, because its k is `feedback`'s measured mean calls."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +56,13 @@ class Cell:
         return f"{self.prompt_type}_{SchemaFormat.parse(self.schema_format).config_label}"
 
     def max_iterations(self, params: StudyParams) -> int:
-        return 1 if self.strategy == "single-pass" else params.max_iterations
+        """The attempts a question of this cell gets: its strategy's budget rule under `params.max_iterations`."""
+        return strategy_spec(self.strategy).attempts(params.max_iterations)
+
+    def twin(self) -> Cell | None:
+        """The cell of the same configuration this one waits for (its strategy's `waits_for`), or None."""
+        waits_for = strategy_spec(self.strategy).waits_for
+        return Cell(waits_for, self.prompt_type, self.schema_format) if waits_for else None
 
     def directory(self, run_dir: Path) -> Path:
         """`<run>/<strategy>/<configuration>`; an existing pre-strategy `agentic/` folder for `feedback`."""
@@ -75,8 +78,10 @@ class Cell:
 
 
 def expand_grid(params: StudyParams) -> list[Cell]:
-    """Every (strategy, prompt type, schema format) of the parameters, in `GRID_ORDER`."""
-    strategies = sorted(params.strategies, key=GRID_ORDER.index)
+    """Every (strategy, prompt type, schema format) of the parameters, in run order (`agent.strategies.grid_order`:
+    `feedback` first fills the cache with the first attempt the next four share, so single-pass costs nothing;
+    `vote` last, because its k is `feedback`'s measured mean calls)."""
+    strategies = grid_order(params.strategies)
     return [Cell(s, pt, sf) for s in strategies for pt in params.prompt_types for sf in params.schema_formats]
 
 

@@ -20,9 +20,9 @@ def make_rules(params: StudyParams, params_file: str, run_id: str | None = None)
     t2c_lib.study.progress` over `GRID_CELLS`, the grid's cell folders: cells done of total, time
     so far, an estimate); left undefined it is an empty command.
 
-    Every other strategy's cell waits for its `feedback` twin: its first attempts fill the cache
-    (single-pass, history, raw-error and verifier begin with the same request) and `vote`
-    measures its k from it.
+    A cell whose strategy declares `waits_for` waits for that strategy's cell of the same
+    configuration (`Cell.twin`; the built-ins: every other strategy waits for `feedback`, whose first
+    attempts fill the cache, and `vote` measures its k from it).
 
     Each notebook run is `$(Q)$(PAPERMILL) ... $(call NOTEBOOK_LOG,<its log>)`: the Makefile's
     `Q` and `NOTEBOOK_LOG` keep `make all`'s own output short (the notebook's output goes to
@@ -43,8 +43,9 @@ def make_rules(params: StudyParams, params_file: str, run_id: str | None = None)
             f"-p strategy {cell.strategy}{override}"
         )
         deps = f"{params_file} $(STAMP)"
-        if cell.strategy != "feedback" and "feedback" in params.strategies:
-            deps += f" {run}/feedback/{cell.configuration}/.inferred"
+        twin = cell.twin()
+        if twin is not None and twin.strategy in params.strategies:
+            deps += f" {run}/{twin.strategy}/{twin.configuration}/.inferred"
         lines += [
             f"{cell_dir}/.inferred: {deps} | $(SEED)",
             f"\t@mkdir -p {nb} {cell_dir}",

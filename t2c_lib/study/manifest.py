@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib import __version__, config
-from t2c_lib.agent.options import LoopOptions
+from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
+from t2c_lib.agent.strategies import option_defaults, strategy_spec
 from t2c_lib.datasets import Dataset
 from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.graph.base import GraphStore
@@ -181,11 +182,9 @@ def check_evaluation_settings(path: Path, params: StudyParams, cell: Cell) -> No
         return
     manifest = read_json(path)
     recorded = params_from_dict(manifest.get("parameters", {}), source=str(path))
-    skip = set(NOT_INFERENCE_SETTINGS) | {"run_id"}
-    if cell.strategy == "single-pass":
+    skip = set(NOT_INFERENCE_SETTINGS) | {"run_id"} | set(others_options(cell.strategy))
+    if not strategy_spec(cell.strategy).reads_max_iterations:
         skip.add("max_iterations")
-    if cell.strategy != "vote":
-        skip |= {"vote_k", "vote_temperature"}
     differ = [
         f"{key} {getattr(recorded, key)!r} there, {getattr(params, key)!r} here"
         for key in recorded.to_dict()
@@ -214,12 +213,20 @@ NOT_AFFECTING_ANSWERS = (
 """Parameters that change which questions run or how fast, not what a question's attempts are."""
 
 
+def others_options(strategy: str | None) -> tuple[str, ...]:
+    """The options only other strategies declare (vote's `vote_k` for every strategy but vote): they cannot change
+    what this strategy's cell asked. The `feedback` loop's options are not among them: the thesis cells' manifests
+    were compared on them before strategies declared options, and still are."""
+    own = set(strategy_spec(strategy).options) if strategy else set()
+    return tuple(k for k in option_defaults() if k not in own and k not in OPTION_KEYS)
+
+
 def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     """The manifest keys that decide answers; a pre-strategy manifest (`mode: agentic`) reads as `feedback`."""
     data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode")}
     if "mode" in manifest or "strategy" in manifest:
         data["strategy"] = canonical_strategy(manifest.get("strategy", manifest.get("mode")))
-    skip = NOT_AFFECTING_ANSWERS + (() if data.get("strategy") == "vote" else ("vote_k", "vote_temperature"))
+    skip = NOT_AFFECTING_ANSWERS + others_options(data.get("strategy"))
     data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in skip}
     data["parameters"].setdefault("decoding", "free")  # runs started before the setting existed decoded freely
     data["parameters"].setdefault("split", "test")  # runs started before dev splits asked the test questions

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from t2c_lib.agent.strategies import grid_order, strategy_names
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
 from t2c_lib.outputs import csv_frame
 from t2c_lib.study.analysis import BASELINE, TREATMENT, RunTables, config_order
@@ -109,7 +110,7 @@ def strategies_frame(tables: RunTables) -> pd.DataFrame:
         for metric in tested
     }
     names = dict(zip(tested, (name for _, name in measures(tables))))
-    order = [s for s in STRATEGY_ORDER if s in set(data["strategy"]) - {BASELINE}]
+    order = [s for s in strategy_order() if s in set(data["strategy"]) - {BASELINE}]
     records = []
     for strategy in order:
         for configuration in config_order(data["configuration"].tolist()):
@@ -142,7 +143,9 @@ def strategies_frame(tables: RunTables) -> pd.DataFrame:
     return pd.DataFrame.from_records(records, columns=list(PAIRED_COLUMNS))
 
 
-STRATEGY_ORDER = ("feedback", "history", "raw-error", "verifier", "vote")
+def strategy_order() -> list[str]:
+    """The compared strategies in run order (every registered one but the baseline)."""
+    return [name for name in grid_order(strategy_names()) if name != BASELINE]
 
 
 def write_paper_tables(tables: RunTables, run_dir: Path, run_id: str, dataset: str) -> list[Path]:
@@ -220,7 +223,7 @@ def table_latex(frame: pd.DataFrame, tables: RunTables, run_id: str, dataset: st
         if group != previous:
             if previous is not None:
                 lines.append("\\addlinespace")
-            who = "" if name == HEADLINE and not means else f"{_tex(_strategy(r['strategy']))}, "
+            who = "" if name == HEADLINE and not means else f"{_tex(r['strategy'])}, "
             lines.append(f"\\multicolumn{{{width}}}{{@{{}}l}}{{{who}{_configuration(r['configuration'])}}} \\\\")
         if means:
             cells = [
@@ -246,10 +249,6 @@ def table_latex(frame: pd.DataFrame, tables: RunTables, run_id: str, dataset: st
 
 def _k(share: float, n: int) -> int:
     return int(round(float(share) * n)) if np.isfinite(share) else 0
-
-
-def _strategy(name: str) -> str:
-    return {TREATMENT: "feedback"}.get(name, name)
 
 
 def _configuration(name: str) -> str:

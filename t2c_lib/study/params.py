@@ -15,21 +15,20 @@ from typing import Any
 import yaml
 
 from t2c_lib.agent.options import OPTION_KEYS, CorrectorKind, LoopOptions, RepairTurns
-from t2c_lib.agent.strategies import STRATEGIES as STRATEGY_REGISTRY
+from t2c_lib.agent.strategies import option_defaults, strategy_names
 from t2c_lib.datasets import SPLITS, TEST_SPLIT
 from t2c_lib.errors import T2CError
 from t2c_lib.graph import STORES as STORE_REGISTRY
 from t2c_lib.metrics.composite import PRESETS as WEIGHT_REGISTRY
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
-from t2c_lib.records import AGENTIC, LEGACY_STRATEGY_NAMES, SINGLE_PASS
+from t2c_lib.records import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
 from t2c_lib.schema import SchemaFormat
 
 PROMPT_TYPES = tuple(p.value for p in PromptType)
 THESIS_SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat if not f.per_question)
 SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat)
 RANKINGS = ("embedding", "lexical", "hybrid")  # t2c_lib.linking.Ranking (not imported here: it loads the embedder)
-STRATEGIES = STRATEGY_REGISTRY.names()
 MODES = (SINGLE_PASS, AGENTIC)
 """The thesis's names, still read from the legacy `modes` key: `agentic` is the `feedback` strategy."""
 LEGACY_STRATEGY = LEGACY_STRATEGY_NAMES
@@ -69,7 +68,7 @@ class StudyParams:
     model: str = "local"
     prompt_types: tuple[str, ...] = PROMPT_TYPES
     schema_formats: tuple[str, ...] = THESIS_SCHEMA_FORMATS
-    strategies: tuple[str, ...] = ("single-pass", "feedback")
+    strategies: tuple[str, ...] = (SINGLE_PASS, FEEDBACK)
     max_iterations: int = 3
     vote_k: int | None = None  # None: the feedback cell's measured mean LLM calls, rounded up
     vote_temperature: float = 0.7
@@ -109,6 +108,13 @@ class StudyParams:
         """The old name of `strategies` (read-only, for code written against it)."""
         return self.strategies
 
+    def option(self, key: str) -> Any:
+        """A strategy option's value (`agent.spec.StrategySpec.options`): a field of these parameters, or an option
+        a strategy registered later declares (kept in `extra`), else its declared default."""
+        if key in VALID_KEYS:
+            return getattr(self, key)
+        return self.extra.get(STRATEGY_OPTIONS_KEY, {}).get(key, option_defaults().get(key))
+
     @property
     def loop_options(self) -> LoopOptions:
         """The `feedback` loop's options these parameters set (all off: the thesis loop)."""
@@ -126,6 +132,10 @@ class StudyParams:
                 data.pop(key)
         if data["split"] == TEST_SPLIT:
             data.pop("split")  # a test run's manifest stays as it was before splits existed
+        defaults = option_defaults()
+        for key, value in self.extra.get(STRATEGY_OPTIONS_KEY, {}).items():
+            if value != defaults.get(key):  # a later strategy's option, recorded only where it is set
+                data[key] = value
         return data
 
     def with_overrides(self, **overrides: Any) -> StudyParams:
@@ -144,6 +154,16 @@ class StudyParams:
 
 
 VALID_KEYS = tuple(f.name for f in dataclasses.fields(StudyParams) if f.name != "extra")
+STRATEGY_OPTIONS_KEY = "strategy_options"
+"""The key of `StudyParams.extra` holding options of strategies registered after import (not fields here)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STRATEGIES":  # read when asked: a strategy registered later is a valid value
+        return strategy_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 LEGACY_KEYS = ("modes",)
 """Keys still read: `modes: [single-pass, agentic]` means `strategies: [single-pass, feedback]`."""
 
@@ -166,10 +186,13 @@ def load_params(path: str | Path) -> StudyParams:
 
 def params_from_dict(raw: dict[str, Any], source: str = "params") -> StudyParams:
     """Check a mapping of parameters; every problem names the key and the valid values."""
-    unknown = sorted(set(raw) - set(VALID_KEYS) - set(LEGACY_KEYS))
+    declared = option_defaults()
+    unknown = sorted(set(raw) - set(VALID_KEYS) - set(LEGACY_KEYS) - set(declared))
     if unknown:
-        raise ParamsError(f"{source}: unknown parameter(s) {', '.join(unknown)} (valid: {', '.join(VALID_KEYS)})")
+        valid = (*VALID_KEYS, *(k for k in declared if k not in VALID_KEYS))
+        raise ParamsError(f"{source}: unknown parameter(s) {', '.join(unknown)} (valid: {', '.join(valid)})")
     raw = dict(raw)
+    later = {key: raw.pop(key) for key in list(raw) if key not in VALID_KEYS and key not in LEGACY_KEYS}
     if "modes" in raw:
         if "strategies" in raw and raw["modes"] is not None:
             raise ParamsError(f"{source}: give 'strategies' or the old 'modes', not both")
@@ -183,6 +206,8 @@ def params_from_dict(raw: dict[str, Any], source: str = "params") -> StudyParams
     values: dict[str, Any] = {}
     for key, value in raw.items():
         values[key] = _check(key, value, source)
+    if later:
+        values["extra"] = {STRATEGY_OPTIONS_KEY: later}
     return StudyParams(**values)
 
 
@@ -204,7 +229,12 @@ def _check(key: str, value: Any, source: str) -> Any:
     def fail(why: str) -> ParamsError:
         return ParamsError(f"{source}: {key}={value!r}: {why}")
 
-    choices = {"prompt_types": PROMPT_TYPES, "schema_formats": SCHEMA_FORMATS, "modes": MODES, "strategies": STRATEGIES}
+    choices = {
+        "prompt_types": PROMPT_TYPES,
+        "schema_formats": SCHEMA_FORMATS,
+        "modes": MODES,
+        "strategies": strategy_names(),
+    }
     if key in choices:
         items = [value] if isinstance(value, str) else list(value or [])
         if not items:

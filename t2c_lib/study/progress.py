@@ -160,6 +160,18 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _answered_by(cell: Path) -> Path | None:
+    """The folder of the cell whose first requests answer all of `cell`'s (single-pass: its feedback twin), or None."""
+    from t2c_lib.agent.strategies import STRATEGIES, load_strategy_modules
+
+    load_strategy_modules()
+    name = cell.parent.name
+    spec = STRATEGIES.get(name) if name in STRATEGIES else None
+    if spec is None or not spec.answered_by_wait or spec.waits_for is None:
+        return None
+    return cell.parent.parent / spec.waits_for / cell.name
+
+
 def price_left(cell_dirs: list[Path], run_dir: Path, since: float, elapsed_s: float) -> tuple[float | None, int]:
     """(seconds left, cells left answered from the cache), from the steps this invocation ran; None when a kind
     of step the cells left need has not been measured yet."""
@@ -188,8 +200,8 @@ def price_left(cell_dirs: list[Path], run_dir: Path, since: float, elapsed_s: fl
         if (cell / INFERRED).exists():
             total += score
             continue
-        twin = cell.parent.parent / "feedback" / cell.name
-        if cell.parent.name == "single-pass" and (twin / INFERRED).exists():
+        twin = _answered_by(cell)
+        if twin is not None and (twin / INFERRED).exists():
             cached_left += 1
             cost = answer_cached
         else:

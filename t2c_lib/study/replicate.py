@@ -26,6 +26,7 @@ from t2c_lib.errors import IncompatibleResults
 from t2c_lib.llm.published import PublishedReply
 from t2c_lib.metrics.stats import mcnemar_exact
 from t2c_lib.outputs import csv_frame
+from t2c_lib.records import canonical_strategy
 from t2c_lib.study import columns
 from t2c_lib.study.analysis import load_per_question, presets_of
 from t2c_lib.study.layout import ATTEMPTS_FILE
@@ -144,4 +145,4 @@ def replication_report(published_dir: Path, fresh_dir: Path) -> Replication:
 
 def _strategy(cell: str) -> str:
     folder = cell.split("/", 1)[0]
-    return {"agentic": "feedback"}.get(folder, folder)
+    return canonical_strategy(folder)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib import config
+from t2c_lib.agent.strategies import strategy_names, strategy_spec
 from t2c_lib.datasets import DEV_QUESTIONS, DEV_SPLIT, TEST_SPLIT, Dataset, GroundTruthItem, load_dataset
 from t2c_lib.errors import InvalidValue, StudyError
 from t2c_lib.graph import open_store
@@ -171,25 +172,37 @@ def grid_cell(
 
 
 class VoteBudgetUnknown(StudyError):
-    """`vote` has no k: `vote_k` is null and the `feedback` cell it is measured from has not run."""
+    """A strategy needs the measured mean LLM calls of the cell it waits for (vote's k), and that cell has none."""
+
+
+def waited_mean_calls(cell: Cell, run_dir: Path) -> float:
+    """The mean LLM calls per finished question of the cell `cell` waits for (`vote`: the `feedback` twin)."""
+    from t2c_lib.study.layout import QUESTIONS_FILE
+    from t2c_lib.study.runlog import read_jsonl
+
+    waited = cell.twin()
+    twin = waited.directory(run_dir) if waited is not None else None
+    records = read_jsonl(twin / QUESTIONS_FILE) if twin is not None else []
+    calls = [r.get("llm_calls", r.get("iterations", 0)) for r in records]
+    if not calls or not any(calls):
+        spec = strategy_spec(cell.strategy)
+        raise VoteBudgetUnknown(
+            f"{cell.strategy} {spec.why or 'needs the cell it waits for'}: run the {spec.waits_for} cell first "
+            f"({twin} has no finished questions)"
+        )
+    return sum(calls) / len(calls)
+
+
+def strategy_options(params: StudyParams, cell: Cell, run_dir: Path) -> dict[str, Any]:
+    """The constructor options of `cell`'s strategy: its declared options read from `params` (`configure`)."""
+    spec = strategy_spec(cell.strategy)
+    values = {key: params.option(key) for key in spec.options}
+    return spec.options_for(values, lambda: waited_mean_calls(cell, run_dir))
 
 
 def measured_vote_k(params: StudyParams, cell: Cell, run_dir: Path) -> int:
     """k for a `vote` cell: `vote_k`, else the same configuration's `feedback` mean LLM calls, rounded up."""
-    from t2c_lib.agent.strategies import vote_k_from_calls
-    from t2c_lib.study.layout import QUESTIONS_FILE
-    from t2c_lib.study.runlog import read_jsonl
-
-    if params.vote_k is not None:
-        return params.vote_k
-    twin = Cell("feedback", cell.prompt_type, cell.schema_format).directory(run_dir)
-    records = read_jsonl(twin / QUESTIONS_FILE)
-    calls = [r.get("llm_calls", r.get("iterations", 0)) for r in records]
-    if not calls or not any(calls):
-        raise VoteBudgetUnknown(
-            f"vote needs k: set vote_k in the parameters, or run the feedback cell first ({twin} has no finished questions)"
-        )
-    return vote_k_from_calls(sum(calls) / len(calls))
+    return strategy_options(params, cell, run_dir)["k"]
 
 
 def make_chat_model(
@@ -243,7 +256,6 @@ def infer(
     machine, across processes (`make_chat_model`).
     """
     from t2c_lib.agent.build import build_loop, build_parts
-    from t2c_lib.agent.strategies import get_strategy
     from t2c_lib.feedback import feedback_template_hashes
     from t2c_lib.prompts import Configuration, template_hashes
 
@@ -270,12 +282,9 @@ def infer(
         timeout_s=params.query_timeout_s,
     )
     chain = parts.chain
-    options = {}
-    if cell.strategy == "vote":
-        options = {"k": measured_vote_k(params, cell, study.run_dir), "temperature": params.vote_temperature}
-    if cell.strategy == "feedback" and not params.loop_options.is_default:
-        options = {"options": params.loop_options}
-    chosen = get_strategy(cell.strategy, **options)
+    spec = strategy_spec(cell.strategy)
+    options = strategy_options(params, cell, study.run_dir)
+    chosen = spec(**options)
 
     def make_loop(on_attempt: Any = None) -> Any:
         return build_loop(
@@ -298,7 +307,7 @@ def infer(
         [step.name for step in chain],
         cell,
     )
-    if cell.strategy not in THESIS_STRATEGIES or options:  # the thesis cells' manifests stay as they were
+    if not spec.thesis or options:  # the thesis cells' manifests stay as they were
         manifest["strategy_settings"] = chosen.signature(make_loop())
     if grammar:
         from t2c_lib.llm.grammar import grammar_digest
@@ -354,15 +363,12 @@ def _lane_group(chat: Any) -> Any:
     return lane_group() if callable(lane_group) else None
 
 
-THESIS_STRATEGIES = ("single-pass", "feedback")
-
-
 def _strategy_arg(strategy: str | None, mode: str | None) -> str:
     if strategy is not None and mode is not None and strategy != mode:
         raise InvalidValue(f"give strategy or its old name mode, not both ({strategy!r} and {mode!r})")
     chosen = strategy if strategy is not None else mode
     if chosen is None:
-        raise InvalidValue("name a strategy (single-pass, feedback, history, raw-error, verifier, vote)")
+        raise InvalidValue(f"name a strategy ({', '.join(strategy_names())})")
     return chosen
 
 
