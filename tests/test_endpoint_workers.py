@@ -17,10 +17,10 @@ import pytest
 from t2c_lib import config
 from t2c_lib.datasets import load_dataset
 from t2c_lib.llm.base import LLMUnavailableError
+from t2c_lib.llm.stack import GridStopped
 from t2c_lib.study.grid import cells_at_once, run_grid
 from t2c_lib.study.layout import expand_grid
 from t2c_lib.study.params import params_from_dict
-from t2c_lib.study.slots import GridStopped
 from tests.helpers.fault_server import free_port
 from tests.helpers.replay_server import GoldRule, Recording, RecordingRule, ReplayServer
 from tests.helpers.run_results import differences, max_in_window, run_results

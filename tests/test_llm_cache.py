@@ -196,12 +196,10 @@ def test_threads_share_one_cache(tmp_path: Path) -> None:
 
 
 def test_wrappers_do_not_hide_the_seed(server: FaultServer, tmp_path: Path) -> None:
-    class PassThrough:  # shaped like the experiment's rate limiter: keeps the inner model as .model
-        def __init__(self, model) -> None:
-            self.model, self.model_id = model, model.model_id
+    from t2c_lib.llm.base import ModelWrapper
 
-        def complete(self, *args, **kwargs):
-            return self.model.complete(*args, **kwargs)
+    class PassThrough(ModelWrapper):  # a layer of the stack (as `llm.stack.PacedModel`): it says the seed itself
+        pass
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     assert CachedModel(PassThrough(_model(server, seed=1)), cache).seed == 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from t2c_lib.llm.base import Message
 from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy
-from t2c_lib.llm.ratelimit import RateLimitedModel, RateLimiter, shared_limiter
+from t2c_lib.llm.stack import PacedModel, RateLimiter, shared_limiter
 from tests.helpers.fault_server import FaultServer, ok, status
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,7 +18,7 @@ MESSAGES = [Message("user", "How many courses?")]
 GRANTS = """
 import sys, time
 from pathlib import Path
-from t2c_lib.llm.ratelimit import RateLimiter
+from t2c_lib.llm.stack import RateLimiter
 limiter = RateLimiter(600, shared_file=Path(sys.argv[1]))
 print("ready", flush=True)
 sys.stdin.readline()
@@ -104,7 +104,7 @@ def test_a_retry_after_429_takes_its_own_slot() -> None:
             RetryPolicy(max_attempts=3, base_delay_s=0.0, timeout_s=5, max_total_wait_s=0.5),
         )
         limiter = CountingLimiter(300)  # one request every 0.2 s
-        limited = RateLimitedModel(model, limiter)
+        limited = PacedModel(model, limiter)
         for _ in range(2):
             limited.complete(MESSAGES, max_tokens=16)
         arrivals = [r.at for r in server.requests]

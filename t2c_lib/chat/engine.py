@@ -145,17 +145,13 @@ ANSWER_N_CTX = 1536
 
 def _models(settings: ChatSettings) -> tuple[ChatModel, ChatModel, ChatModel]:
     """The models for queries, routing and answers, behind the response cache (see the module docstring)."""
-    from t2c_lib.llm.cache import CachedModel, CacheMode
-    from t2c_lib.llm.factory import make_model
-    from t2c_lib.llm.local import LocalModel
+    from t2c_lib.llm.factory import build_model
 
-    mode = CacheMode(settings.cache)
-    raw = make_model(settings.model)
-    main = CachedModel(raw, mode=mode)
-    if not isinstance(raw, LocalModel):
+    main = build_model(settings.model, cache_mode=settings.cache)
+    if not getattr(main, "packaged", False):
         return main, main, main
 
     def sibling(n_ctx: int) -> ChatModel:
-        return CachedModel(raw.variant(n_ctx=n_ctx, grammar=None), mode=mode)
+        return build_model(settings.model, cache_mode=settings.cache, n_ctx=n_ctx)
 
     return main, sibling(ROUTE_N_CTX), sibling(ANSWER_N_CTX)

@@ -41,7 +41,8 @@ from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import T2CError
-from t2c_lib.llm.base import Completion, LLMConfigError, LLMUnavailableError, ModelWrapper
+from t2c_lib.llm.base import ChatModel, LLMError
+from t2c_lib.llm.stack import StopOnOutage
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 from t2c_lib.outputs import csv_cell, to_json
@@ -125,21 +126,21 @@ class ConversationsStopped(T2CError, RuntimeError):
     """The model failed for good (an outage, a configuration error) during an evaluation: nothing is scored."""
 
 
-class StopOnModelFailure(ModelWrapper):
-    """A model wrapper that turns an outage or a configuration error into `ConversationsStopped`.
+def conversations_stopped(exc: LLMError) -> ConversationsStopped:
+    """What an outage or a configuration error becomes during an evaluation (`llm.stack.StopOnOutage`).
 
     The chat parts catch `LLMError` to keep an interactive session going; this error is not
     one, so it passes through them and stops the evaluation instead of scoring the turn.
     """
+    return ConversationsStopped(
+        f"{exc}. The conversation evaluation stopped and scored nothing for this turn; "
+        "rerun it when the model answers (turns already answered come from the response cache)"
+    )
 
-    def complete(self, *args: Any, **kwargs: Any) -> Completion:
-        try:
-            return self.model.complete(*args, **kwargs)
-        except (LLMConfigError, LLMUnavailableError) as exc:
-            raise ConversationsStopped(
-                f"{exc}. The conversation evaluation stopped and scored nothing for this turn; "
-                "rerun it when the model answers (turns already answered come from the response cache)"
-            ) from exc
+
+def stop_on_model_failure(model: ChatModel) -> ChatModel:
+    """`model` with an outage or a configuration error turned into `ConversationsStopped`."""
+    return StopOnOutage(model, conversations_stopped)
 
 
 def _previous_query_turn_passed(query_turns: Sequence[TurnOutcome], follow_up: TurnOutcome) -> bool:
@@ -166,7 +167,7 @@ def evaluate_conversations(
     if not dialogues:
         raise DatasetError(engine.dataset.path, "no conversations (conversations.yaml)")
     outcomes: list[TurnOutcome] = []
-    stopping = engine.with_models(StopOnModelFailure)
+    stopping = engine.with_models(stop_on_model_failure)
     for number, dialogue in enumerate(dialogues, start=1):
         if progress:
             print(f"[{number}/{len(dialogues)}] {dialogue.id}: {dialogue.title}", flush=True)

@@ -75,33 +75,66 @@ class ChatModel(Protocol):
         temperature: float = 0.0,
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
+        seed: int | None = None,
     ) -> Completion:
-        """Return the model's answer to `messages`; raise `LLMError` when it cannot."""
+        """Return the model's answer to `messages`; raise `LLMError` when it cannot.
+
+        `seed` overrides the model's sampling seed for this one request (vote's samples, the repeat
+        guard's retries); None keeps the model's own.
+        """
         ...
 
 
 def model_attribute(model: object, name: str, default: object) -> Any:
-    """An attribute of the model, looking through wrappers (cache, rate limiter, slots) that keep the inner one as `.model`."""
-    for _ in range(8):
-        if hasattr(model, name):
-            return getattr(model, name)
-        inner = getattr(model, "model", None)
-        if inner is None or isinstance(inner, str):
-            break
-        model = inner
-    return default
+    """`model.name`, else `default`: every layer of a model stack says itself what it offers (`ModelWrapper`), so
+    nothing digs through `.model` layers."""
+    return getattr(model, name, default)
+
+
+def seed_kwargs(seed: int | None) -> dict[str, int]:
+    """`{"seed": seed}` when a seed is given, else nothing: a model without the argument still answers."""
+    return {} if seed is None else {"seed": seed}
 
 
 class ModelWrapper:
-    """A `ChatModel` that adds one concern around an inner model's `complete` (pacing, slots, stopping).
+    """A `ChatModel` that adds one concern around an inner model's `complete` (pacing, stopping).
 
-    The inner model stays reachable as `.model`, which `model_attribute` looks through; a
-    subclass overrides `complete` and calls `self.model.complete` inside its concern.
+    What a caller may need of the model behind it (`model_id`, `seed`, `fingerprint`, `lane_group`)
+    it says itself, from the inner model, one layer at a time.
     """
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
         self.model_id = model.model_id
 
-    def complete(self, *args: Any, **kwargs: Any) -> Completion:
-        return self.model.complete(*args, **kwargs)
+    @property
+    def seed(self) -> int | None:
+        """The inner model's sampling seed (None when it has none)."""
+        return getattr(self.model, "seed", None)
+
+    @property
+    def fingerprint(self) -> str:
+        """The inner model's fingerprint (the packaged model's llama.cpp build), "" when it has none."""
+        return getattr(self.model, "fingerprint", "")
+
+    @property
+    def packaged(self) -> bool:
+        """Whether a packaged (in-process) model answers."""
+        return bool(getattr(self.model, "packaged", False))
+
+    def lane_group(self) -> Any:
+        """The lanes of the packaged model behind this one (None when it has none)."""
+        inner = getattr(self.model, "lane_group", None)
+        return inner() if callable(inner) else None
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        stop: Sequence[str] | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        return self.model.complete(
+            messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **seed_kwargs(seed)
+        )

@@ -25,8 +25,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
-from t2c_lib.llm.base import ChatModel, Completion, Message, Usage, model_attribute
+from t2c_lib.llm.base import ChatModel, Completion, Message, Usage, seed_kwargs
 from t2c_lib.llm.paths import cache_dir
 
 CACHE_FILENAME = "llm_cache.sqlite"
@@ -289,11 +290,23 @@ class CachedModel:
 
     @property
     def seed(self) -> int | None:
-        return model_attribute(self.model, "seed", None)
+        """The inner model's sampling seed (None when it has none): part of every cache key."""
+        return getattr(self.model, "seed", None)
 
     @property
     def fingerprint(self) -> str:
-        return model_attribute(self.model, "fingerprint", "")
+        """The inner model's fingerprint (the packaged model's llama.cpp build): part of every cache key."""
+        return getattr(self.model, "fingerprint", "")
+
+    @property
+    def packaged(self) -> bool:
+        """Whether a packaged (in-process) model answers."""
+        return bool(getattr(self.model, "packaged", False))
+
+    def lane_group(self) -> Any:
+        """The lanes of the packaged model behind the cache (None when it has none)."""
+        inner = getattr(self.model, "lane_group", None)
+        return inner() if callable(inner) else None
 
     def __repr__(self) -> str:
         return f"CachedModel({self.model!r}, mode={self.mode.value})"
@@ -311,7 +324,7 @@ class CachedModel:
         `seed` overrides the model's sampling seed for this call (the `vote` strategy's
         samples); it is passed on only when given, so models without the argument still work.
         """
-        extra = {} if seed is None else {"seed": seed}
+        extra = seed_kwargs(seed)
         if self.cache is None:
             return self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **extra)
         payload = request_payload(

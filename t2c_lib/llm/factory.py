@@ -25,7 +25,7 @@ run in process by llama-cpp-python from a GGUF joined under `<project>/.cache/mo
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError
@@ -99,10 +99,54 @@ def make_model(spec: str | None = None, env: Mapping[str, str] | None = None, se
 
 
 def make_cached_model(spec: str | None = None, no_cache: bool = False, refresh: bool = False) -> ChatModel:
-    """`make_model(spec)` behind the response cache (`no_cache`: bypass it; `refresh`: call and overwrite)."""
-    from t2c_lib.llm.cache import CachedModel, CacheMode
+    """`t2c ask`'s model: `build_model(spec)` behind the response cache (`no_cache`: bypass it; `refresh`: call and
+    overwrite)."""
+    from t2c_lib.llm.cache import CacheMode
 
-    return CachedModel(make_model(spec), mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh))
+    return build_model(spec, cache_mode=CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value)
+
+
+def build_model(
+    spec: str | None = None,
+    *,
+    seed: int | None = None,
+    cache_mode: str = "use",
+    grammar: str | None = None,
+    lanes: int = 1,
+    n_ctx: int | None = None,
+    requests_per_minute: float | None = None,
+    slots: Any = None,
+    on_outage: Callable[[LLMError], BaseException] | None = None,
+) -> ChatModel:
+    """The model stack for `spec` (`llm.stack`): backend, pacing, response cache, stop on outage; the one builder
+    of the study, `t2c ask` and chat.
+
+    `seed` (a parameter file's) overrides `T2C_LLM_SEED`; `slots` are a run's `llm.stack.RequestSlots`;
+    `requests_per_minute` is the endpoint model's budget on this machine; `on_outage` turns an outage or a
+    configuration error into the caller's own error.
+
+    `lanes` > 1 and `n_ctx` apply to a packaged model (decoded in lanes; a context of its own) and to no
+    other; `grammar` holds the model to a GBNF grammar (refused in one line by a model that takes none).
+    """
+    from t2c_lib.llm.cache import CachedModel, CacheMode
+    from t2c_lib.llm.stack import PacedModel, StopOnOutage, shared_limiter
+
+    model = make_model(spec, seed=seed)
+    if getattr(model, "packaged", False):
+        changes: dict[str, Any] = {}
+        if lanes > 1:
+            changes["lanes"] = lanes
+        if n_ctx is not None:
+            changes.update(n_ctx=n_ctx, grammar=None)
+        if changes:
+            model = model.variant(**changes)  # type: ignore[attr-defined]
+    if grammar:
+        model = constrained(model, grammar)
+    limiter = shared_limiter(model.model_id, requests_per_minute) if requests_per_minute else None
+    if limiter is not None or slots is not None:
+        model = PacedModel(model, limiter, slots)
+    cached: ChatModel = CachedModel(model, mode=CacheMode(cache_mode))
+    return StopOnOutage(cached, on_outage) if on_outage is not None else cached
 
 
 def constrained(model: Any, grammar: str) -> Any:

@@ -192,6 +192,9 @@ def _env_int(name: str, default: int) -> int:
 class LocalModel:
     """A `ChatModel` running one packaged model (`local`: the default) in this process."""
 
+    packaged = True
+    """A packaged model: `workers` become lanes of it, chat gives its short prompts instances of their own."""
+
     def __init__(
         self,
         model: str | PackagedModel | None = None,

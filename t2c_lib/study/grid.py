@@ -9,7 +9,7 @@ So when `workers` > 1 and the model is an endpoint's, up to `CELLS_AT_ONCE` cell
 same time, sharing one `RequestSlots(workers)` (at most `workers` requests at the endpoint in
 the whole run, whichever cells they come from; validation runs beside them) and the endpoint's
 rate limiter (`requests_per_minute` is the machine's budget for that endpoint, not each cell's:
-`t2c_lib.llm.ratelimit.shared_limiter`). The packaged model keeps
+`t2c_lib.llm.stack.shared_limiter`). The packaged model keeps
 one cell at a time.
 
 Pairing is kept: a cell of another strategy starts only after its `feedback` twin (same
@@ -29,10 +29,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from t2c_lib.llm.registry import is_local
+from t2c_lib.llm.stack import CellSlots, GridStopped, RequestSlots
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runner import CellReport
-from t2c_lib.study.slots import CellSlots, GridStopped, RequestSlots
 
 CELLS_AT_ONCE = 8
 """The most cells open at the same time (each holds a store and its query process, about 75 MB)."""

@@ -38,7 +38,7 @@ from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import AttemptLog
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.study.slots import CellSlots
+    from t2c_lib.llm.stack import CellSlots
 
 
 @dataclass

@@ -18,8 +18,7 @@ from t2c_lib.datasets import DEV_QUESTIONS, DEV_SPLIT, TEST_SPLIT, Dataset, Grou
 from t2c_lib.errors import InvalidValue, StudyError
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
-from t2c_lib.llm.base import model_attribute
-from t2c_lib.llm.ratelimit import RateLimitedModel, shared_limiter
+from t2c_lib.llm.stack import CellSlots, RequestSlots
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, expand_grid, run_dir_for
 from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
@@ -35,7 +34,6 @@ from t2c_lib.study.screen import (
     screen_gold,
     write_cached_screen,
 )
-from t2c_lib.study.slots import CellSlots, RequestSlots, SlotModel
 
 log = logging.getLogger(__name__)
 
@@ -211,28 +209,21 @@ def make_chat_model(
     grammar: str | None = None,
     slots: RequestSlots | None = None,
 ) -> Any:
-    """The configured model (held to `grammar` if given) behind the response cache (and a rate limiter for remote endpoints).
-
-    `requests_per_minute` is a budget per endpoint model shared by every thread and process on
-    this machine (`shared_limiter`); cells that run at once share `slots` (at most `workers`
-    requests in flight in the whole run).
-    Both sit behind the cache: an answer from the cache takes neither.
+    """The configured model stack (`llm.factory.build_model`): held to `grammar` if given, `workers` lanes of a
+    packaged model, an endpoint's budgets (`requests_per_minute` per endpoint model on this machine; the run's
+    `slots`, at most `workers` requests in flight) behind the response cache, whose answers take neither.
     """
-    from t2c_lib.llm import make_model
-    from t2c_lib.llm.cache import CachedModel, CacheMode
+    from t2c_lib.llm.factory import build_model
 
-    model = make_model(params.model, seed=params.seed)
-    if params.workers > 1 and hasattr(model, "lane_group"):  # a packaged model: `workers` lanes
-        model = model.variant(lanes=params.workers)
-    if grammar:
-        from t2c_lib.llm.factory import constrained
-
-        model = constrained(model, grammar)
-    if params.requests_per_minute:
-        model = RateLimitedModel(model, shared_limiter(model.model_id, params.requests_per_minute))
-    if slots is not None:
-        model = SlotModel(model, slots)
-    return CachedModel(model, mode=CacheMode(cache_mode))
+    return build_model(
+        params.model,
+        seed=params.seed,
+        cache_mode=cache_mode,
+        grammar=grammar,
+        lanes=params.workers,
+        requests_per_minute=params.requests_per_minute,
+        slots=slots,
+    )
 
 
 def infer(
@@ -358,8 +349,8 @@ def infer(
 
 
 def _lane_group(chat: Any) -> Any:
-    """The lanes of the packaged model behind `chat` (through its wrappers), or None."""
-    lane_group = model_attribute(chat, "lane_group", None)
+    """The lanes of the packaged model behind `chat` (the stack says it; a stand-in has none), or None."""
+    lane_group = getattr(chat, "lane_group", None)
     return lane_group() if callable(lane_group) else None
 
 
