@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from t2c_lib.study import columns
-from t2c_lib.study.columns import Kind, at, col, metrics_csv, presets_in, side, stat
+from t2c_lib.metrics import columns
+from t2c_lib.metrics.columns import Kind, at, col, metrics_csv, presets_in, side, stat
 
 PACKAGE = Path(__file__).resolve().parent.parent / "t2c_lib"
 
@@ -54,7 +54,7 @@ def test_metrics_csv_order_and_presets_read_back():
 
 # make.py writes make rules, no result columns: its notebook file names join strategy and configuration with `__`;
 # progress.py reads those executed notebooks back by the same names.
-NOT_COLUMNS = {"study/make.py", "study/progress.py", "study/columns.py"}
+NOT_COLUMNS = {"study/make.py", "study/progress.py", "metrics/columns.py"}
 COLUMN_ENDINGS = ("__", "_first", "_final", "_sp", "_fb", "_low", "_high", "_mcnemar", "_wilcoxon", "_diff", "_p_holm")
 
 
@@ -87,4 +87,4 @@ def test_no_result_column_name_is_built_outside_the_spec():
         where = path.relative_to(PACKAGE).as_posix()
         if where not in NOT_COLUMNS:
             built += [f"{where}:{line}: {text}" for line, text in _built_names(path)]
-    assert not built, "column names built outside t2c_lib/study/columns.py:\n" + "\n".join(built)
+    assert not built, "column names built outside t2c_lib/metrics/columns.py:\n" + "\n".join(built)

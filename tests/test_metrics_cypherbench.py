@@ -84,8 +84,8 @@ def test_wide_results_prune_column_assignments():
 
 def test_cypherbench_is_a_registered_scoring_preset():
     """`scoring: cypherbench` and every evaluation's `__cypherbench` columns use CypherBench's EX as Pass@1."""
+    from t2c_lib.metrics.columns import col
     from t2c_lib.metrics.scoring import KgValid, get_scoring, scoring_names
-    from t2c_lib.study.columns import col
 
     preset = get_scoring("cypherbench")
     assert "cypherbench" in scoring_names() and col("pass_at_1_final", preset.name) == "pass_at_1_final__cypherbench"

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from t2c_lib.agent import ErrorType
+from t2c_lib.metrics import columns
 from t2c_lib.records import Change
-from t2c_lib.study import columns
 from t2c_lib.study.analysis import STRATEGY_SUMMARY, analyze_run, readable_summary, write_tables
 from t2c_lib.study.evaluation import evaluate_cell, write_gold_audit
 from t2c_lib.study.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, Cell

@@ -60,6 +60,13 @@ class ScoringPreset:
     def signature(self) -> str:
         return "|".join((f"scoring:{self.name}", *self.settings))
 
+    def pass_at_1(
+        self, gold_query: str, gold: QueryResult | None, generated: QueryResult | None, generated_query: str = ""
+    ) -> float:
+        """This preset's Pass@1 of one generated result against the gold one (None: that query failed): the one
+        Pass@1 of the preset, which every score the study writes is made with (`metrics.question`)."""
+        return self.output_scores(gold_query, gold, generated, generated_query)[0]
+
 
 SCORING_PRESETS: Registry[ScoringPreset] = Registry("scoring preset")
 DEFAULT_SCORING = "t2c"

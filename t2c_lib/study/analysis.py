@@ -25,12 +25,12 @@ import pandas as pd
 
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import IncompatibleResults, MissingResults
+from t2c_lib.metrics import columns
 from t2c_lib.metrics.agentic import UNKNOWN_ERROR
+from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 from t2c_lib.outputs import csv_frame
 from t2c_lib.records import LEGACY_STRATEGY_NAMES, Change
-from t2c_lib.study import columns
-from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.study.figure_text import BASELINE, STRATEGY_LABELS, TREATMENT
 from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
 from t2c_lib.study.runlog import read_json

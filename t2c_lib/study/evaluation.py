@@ -21,15 +21,14 @@ from typing import Any
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import StudyError
 from t2c_lib.graph.base import GraphStore
-from t2c_lib.metrics import GoldCache, agentic_metrics, summarize
-from t2c_lib.metrics.agentic import refinements
-from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural, wall_refusal
-from t2c_lib.metrics.scores import QuestionScores, run_pair, score_executed, score_question
+from t2c_lib.metrics import GoldCache, agentic_metrics, columns, summarize
+from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
+from t2c_lib.metrics.question import AttemptScore, QuestionResult, score_attempts
+from t2c_lib.metrics.scores import QuestionScores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
 from t2c_lib.outputs import csv_cell
-from t2c_lib.records import Attempt, Revision, revisions
-from t2c_lib.study import columns
+from t2c_lib.records import Attempt
 from t2c_lib.study.layout import (
     ATTEMPT_SCORES_FILE,
     ATTEMPTS_FILE,
@@ -65,6 +64,20 @@ def load_cell_attempts(directory: Path) -> tuple[dict[str, list[Attempt]], dict[
     return attempts, finished
 
 
+def load_finished(
+    directory: Path, questions: list[GroundTruthItem]
+) -> tuple[dict[str, list[Attempt]], dict[str, dict[str, Any]]]:
+    """`load_cell_attempts`, refused in one line while a question of `questions` has not finished."""
+    attempts, finished = load_cell_attempts(directory)
+    missing = [q.id for q in questions if q.id not in finished]
+    if missing:
+        raise EvaluationError(
+            f"{directory}: {len(missing)} of {len(questions)} questions have not finished (e.g. {missing[0]}); "
+            "run the inference step first (it resumes)"
+        )
+    return attempts, finished
+
+
 def evaluate_cell(
     cell: Cell,
     run_dir: Path,
@@ -78,7 +91,8 @@ def evaluate_cell(
     scoring: str = DEFAULT_SCORING,
     suite: TestSuite | None = None,
 ) -> dict[str, Any]:
-    """Write `metrics.csv` and `summary.json` for one cell and return the summary.
+    """Write `metrics.csv`, `attempt_scores.csv` and `summary.json` for one cell and return the summary:
+    load its attempts, score each question (`metrics.question.score_attempts`), write.
 
     Every registered scoring preset is computed (`scoring` is the headline, written first);
     Pass@1 is reported for the first attempt and the final query, KG-valid as structural
@@ -89,116 +103,118 @@ def evaluate_cell(
     """
     presets = presets_in_order(scoring)
     directory = cell.directory(run_dir)
-    attempts, finished = load_cell_attempts(directory)
-    missing = [q.id for q in questions if q.id not in finished]
-    if missing:
-        raise EvaluationError(
-            f"{directory}: {len(missing)} of {len(questions)} questions have not finished (e.g. {missing[0]}); "
-            "run the inference step first (it resumes)"
-        )
-    strata_columns = dataset.strata_columns
-    rows: list[dict[str, Any]] = []
-    attempt_rows: list[dict[str, Any]] = []
-    final_scores: dict[str, list[QuestionScores]] = {p: [] for p in presets}
-    first_pass: dict[str, list[float]] = {p: [] for p in presets}
-    for item in questions:
-        group = attempts.get(item.id, [])
-        record = finished[item.id]
-        chosen = int(record.get("final_iteration") or len(group))  # vote's answer need not be the last sample
-        final = group[chosen - 1] if group and 0 < chosen <= len(group) else (group[-1] if group else None)
-        first = group[0] if group else None
-        final_query = final.query if final else ""
-        final_pair = run_pair(
+    attempts, finished = load_finished(directory, questions)
+    results = [
+        score_attempts(
             item.cypher,
-            final_query,
+            attempts.get(item.id, []),
+            finished[item.id].get("final_iteration"),
             store,
-            gold_cache,
-            timeout_s,
-            refusal=wall_refusal(final.validations) if final else None,
+            presets=presets,
+            weights=weights,
+            gold_cache=gold_cache,
+            timeout_s=timeout_s,
+            question_id=item.id,
+            suite=suite,
         )
-        first_pair = (
-            final_pair
-            if first is final
-            else run_pair(
-                item.cypher, first.query, store, gold_cache, timeout_s, refusal=wall_refusal(first.validations)
-            )
-        )
-        headline_final = score_executed(
-            item.cypher, final_query, final_pair, final.validations if final else [], preset=weights, scoring=scoring
-        ).pass_at_1
-        correct = _attempt_correctness(
-            item, group, final, headline_final, store, gold_cache, weights, scoring, timeout_s
-        )
-        attempt_rows += [_attempt_row(cell, a, c, r) for a, c, r in zip(group, correct, revisions(group))]
-        refined = refinements(group)
-        row: dict[str, Any] = {
-            "strategy": cell.strategy,
-            "llm_calls": len(group),
-            "final_iteration": final.iteration if final else 0,
-            "oracle": float(any(c >= 1.0 for c in correct)),
-            "harmed": int(any(c >= 1.0 for c in correct) and headline_final < 1.0),
-            "n_refinements": refined.n_refinements,
-            "n_repeated_refinements": refined.n_repeated_refinements,
-            **{columns.change_column(name): count for name, count in refined.changes},
-            "question_id": item.id,
-            "mode": cell.mode,
-            "configuration": cell.configuration,
-            "prompt_type": cell.prompt_type,
-            "schema_format": cell.schema_format,
-            "status": record.get("status", ""),
-            "success": int(bool(final and final.ok)),
-            "first_attempt_ok": int(bool(first and first.ok)),
-            "iterations": len(group),
-            "model_calls": len(group),
-            "prompt_tokens": sum(a.prompt_tokens for a in group),
-            "completion_tokens": sum(a.completion_tokens for a in group),
-            "final_error_type": final.error_type.value if final and final.error_type else "",
-            "first_error_type": first.error_type.value if first and first.error_type else "",
-            "error": record.get("error") or "",
-            **{col: item.strata.get(col, "") for col in strata_columns},
-            "kg_valid_structural_first": kg_valid_structural(first.validations if first else []),
-            "kg_valid_chain_first": kg_valid_chain(first.validations if first else []),
-            "question": item.question,
-            "gold_query": item.cypher,
-            "final_query": final_query,
-        }
-        for name in presets:
-            score = score_executed(
-                item.cypher,
-                final_query,
-                final_pair,
-                final.validations if final else [],
-                preset=weights,
-                scoring=name,
-                question_id=item.id,
-                suite=suite if name == scoring else None,
-                timeout_s=timeout_s,
-            )
-            p_first = get_scoring(name).output_scores(
-                item.cypher, first_pair.gold.result, first_pair.generated.result, first.query if first else ""
-            )[0]
-            final_scores[name].append(score)
-            first_pass[name].append(p_first)
-            row.update(
-                kg_valid_structural_final=score.kg_valid_structural,
-                kg_valid_chain_final=score.kg_valid_chain,
-                execution_error=score.error or "",
-            )
-            values = {**score.to_dict(), "pass_at_1_first": p_first, "pass_at_1_final": score.pass_at_1}
-            row.update({columns.col(metric.name, name): values[metric.name] for metric in columns.PER_PRESET})
-            if suite is not None and name == scoring:
-                row.update(pass_at_1_ts=score.pass_at_1_ts, failed_copies=" ".join(score.failed_copies))
-        rows.append(row)
-    header = columns.metrics_csv(presets, strata_columns, suite is not None)
+        for item in questions
+    ]
+    rows = [
+        metrics_row(cell, item, finished[item.id], result, dataset.strata_columns, suite is not None)
+        for item, result in zip(questions, results)
+    ]
+    header = columns.metrics_csv(presets, dataset.strata_columns, suite is not None)
     (directory / METRICS_FILE).write_text(rows_to_csv(rows, header), encoding="utf-8")
+    attempt_rows = [_attempt_row(cell, a) for result in results for a in result.attempts]
     (directory / ATTEMPT_SCORES_FILE).write_text(
         rows_to_csv(attempt_rows, list(columns.ATTEMPT_SCORES_CSV)), encoding="utf-8"
     )
     max_iterations = max([max_iterations, *(len(g) for g in attempts.values())])
-    by_scoring = {name: _preset_summary(final_scores[name], first_pass[name], weights) for name in presets}
-    headline = by_scoring[scoring]
-    agentic = agentic_metrics([a for q in questions for a in attempts.get(q.id, [])], max_iterations=max_iterations)
-    summary: dict[str, Any] = {
+    cell_attempts = [a for q in questions for a in attempts.get(q.id, [])]
+    summary = cell_summary(cell, rows, results, weights, max_iterations, cell_attempts, suite)
+    summary["model_id"] = _answered_by(directory)
+    write_json(directory / SUMMARY_FILE, _rounded(summary))
+    return summary
+
+
+def metrics_row(
+    cell: Cell,
+    item: GroundTruthItem,
+    record: dict[str, Any],
+    result: QuestionResult,
+    strata_columns: list[str] | tuple[str, ...],
+    with_suite: bool,
+) -> dict[str, Any]:
+    """One question's row of `metrics.csv` (`metrics.columns.METRICS_CSV` names and orders its columns)."""
+    group = [a.attempt for a in result.attempts]
+    first, final, headline = result.first, result.final, result.headline_scores
+    row: dict[str, Any] = {
+        "strategy": cell.strategy,
+        "llm_calls": len(group),
+        "final_iteration": final.iteration if final else 0,
+        "oracle": result.oracle,
+        "harmed": result.harmed,
+        "n_refinements": result.refinements.n_refinements,
+        "n_repeated_refinements": result.refinements.n_repeated_refinements,
+        **{columns.change_column(name): count for name, count in result.refinements.changes},
+        "question_id": item.id,
+        "mode": cell.mode,
+        "configuration": cell.configuration,
+        "prompt_type": cell.prompt_type,
+        "schema_format": cell.schema_format,
+        "status": record.get("status", ""),
+        "success": int(bool(final and final.ok)),
+        "first_attempt_ok": int(bool(first and first.ok)),
+        "iterations": len(group),
+        "model_calls": len(group),
+        "prompt_tokens": sum(a.prompt_tokens for a in group),
+        "completion_tokens": sum(a.completion_tokens for a in group),
+        "final_error_type": final.error_type.value if final and final.error_type else "",
+        "first_error_type": first.error_type.value if first and first.error_type else "",
+        "error": record.get("error") or "",
+        **{col: item.strata.get(col, "") for col in strata_columns},
+        "kg_valid_structural_first": kg_valid_structural(first.validations if first else []),
+        "kg_valid_chain_first": kg_valid_chain(first.validations if first else []),
+        "question": item.question,
+        "gold_query": item.cypher,
+        "final_query": result.final_query,
+        "kg_valid_structural_final": headline.kg_valid_structural,
+        "kg_valid_chain_final": headline.kg_valid_chain,
+        "execution_error": headline.error or "",
+    }
+    for name, scored in result.presets.items():
+        values = {
+            **scored.final.to_dict(),
+            "pass_at_1_first": scored.pass_at_1_first,
+            "pass_at_1_final": scored.final.pass_at_1,
+        }
+        row.update({columns.col(metric.name, name): values[metric.name] for metric in columns.PER_PRESET})
+    if with_suite:
+        row.update(pass_at_1_ts=headline.pass_at_1_ts, failed_copies=" ".join(headline.failed_copies))
+    return row
+
+
+def cell_summary(
+    cell: Cell,
+    rows: list[dict[str, Any]],
+    results: list[QuestionResult],
+    weights: str,
+    max_iterations: int,
+    cell_attempts: list[Attempt],
+    suite: TestSuite | None,
+) -> dict[str, Any]:
+    """A cell's `summary.json` (without `model_id`): the headline preset's means, every preset's, the loop's."""
+    presets = list(results[0].presets) if results else []
+    by_scoring = {
+        name: _preset_summary(
+            [r.presets[name].final for r in results], [r.presets[name].pass_at_1_first for r in results], weights
+        )
+        for name in presets
+    }
+    scoring = presets[0] if presets else ""
+    headline = by_scoring.get(scoring, {})
+    agentic = agentic_metrics(cell_attempts, max_iterations=max_iterations)
+    return {
         "n": len(rows),
         "scoring": scoring,
         "weights": weights,
@@ -231,10 +247,7 @@ def evaluate_cell(
         "tokens_per_question": _mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows]),
         "model_calls_per_question": _mean([r["model_calls"] for r in rows]),
         "questions_raised": sum(1 for r in rows if r["error"]),
-        "model_id": _answered_by(directory),
     }
-    write_json(directory / SUMMARY_FILE, _rounded(summary))
-    return summary
 
 
 def _answered_by(directory: Path) -> str:
@@ -254,44 +267,8 @@ def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weigh
     return s
 
 
-def _attempt_correctness(
-    item: GroundTruthItem,
-    group: list[Attempt],
-    final: Attempt | None,
-    final_pass: float,
-    store: GraphStore,
-    gold_cache: GoldCache | None,
-    weights: str,
-    scoring: str,
-    timeout_s: float,
-) -> list[float]:
-    """Pass@1 (headline preset) of every attempt's query (each distinct query run once; the final one's is known)."""
-    known: dict[str, float] = {}
-    if final is not None:
-        known[final.query] = final_pass
-    out = []
-    for attempt in group:
-        if attempt.query not in known:
-            known[attempt.query] = (
-                score_question(
-                    item.cypher,
-                    attempt.query,
-                    store,
-                    attempt.validations,
-                    gold_cache,
-                    preset=weights,
-                    scoring=scoring,
-                    timeout_s=timeout_s,
-                    question_id=item.id,
-                ).pass_at_1
-                if attempt.query
-                else 0.0
-            )
-        out.append(known[attempt.query])
-    return out
-
-
-def _attempt_row(cell: Cell, attempt: Attempt, correct: float, revision: Revision | None) -> dict[str, Any]:
+def _attempt_row(cell: Cell, scored: AttemptScore) -> dict[str, Any]:
+    attempt, revision = scored.attempt, scored.revision
     failed = next((v for v in attempt.validations if not v.ok), None)
     return {
         "question_id": attempt.question_id,
@@ -303,7 +280,7 @@ def _attempt_row(cell: Cell, attempt: Attempt, correct: float, revision: Revisio
         "kg_valid": int(attempt.kg_valid),
         "error_type": attempt.error_type.value if attempt.error_type else "",
         "failed_validator": failed.validator if failed else "",
-        "result_correct": int(correct >= 1.0),
+        "result_correct": int(scored.pass_at_1 >= 1.0),
         "change": revision.change.value if revision else "",
         "repeats_failed": int(revision.repeats_failed) if revision else "",
     }

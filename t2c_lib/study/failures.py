@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2c_lib.errors import InvalidValue, MissingResults
+from t2c_lib.metrics import columns
 from t2c_lib.records import Attempt
-from t2c_lib.study import columns
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, METRICS_FILE, SUMMARY_FILE
 from t2c_lib.study.runlog import read_json, read_jsonl
 

@@ -20,10 +20,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from t2c_lib.metrics import columns  # noqa: E402
+from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
 from t2c_lib.metrics.stats import paired_bootstrap_ci  # noqa: E402
-from t2c_lib.study import columns  # noqa: E402
 from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
-from t2c_lib.study.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
 from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
 from t2c_lib.study.figure_text import (  # noqa: E402
     STRATEGY_LABELS,
