@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -298,6 +299,11 @@ def _check(key: str, value: Any, source: str) -> Any:
         if value not in RANKINGS:
             raise fail(f"valid: {', '.join(RANKINGS)}")
         return value
+    return _check_number(key, value, fail)
+
+
+def _check_number(key: str, value: Any, fail: Callable[[str], ParamsError]) -> Any:
+    """The numeric parameters' checks (counts, seeds, temperatures, seconds, rates)."""
     if key == "linking_rel_k":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise fail("a non-negative integer")

@@ -117,14 +117,7 @@ def run_cell(
         except Exception as exc:  # a question that raises is recorded, the run goes on
             with counter_lock:
                 counters["raised"] += 1
-            record = {
-                "status": "FAILED",
-                "success": False,
-                "kg_valid": False,
-                "iterations": 0,
-                "final_query": "",
-                "error": f"{type(exc).__name__}: {exc}",
-            }
+            record = _raised_record(exc)
         record = {
             "question_id": item.id,
             "mode": cell.strategy,
@@ -145,20 +138,7 @@ def run_cell(
         dynamic_ncols=True,
     )
     try:
-        if lanes is not None:
-            _run_in_lanes(lanes, todo, one, bar)
-        elif workers <= 1:
-            for item in todo:
-                one(item)
-                bar.update(1)
-        else:
-            pool = ThreadPoolExecutor(max_workers=max(1, len(todo)) if slots is not None else workers)
-            try:
-                for future in as_completed([pool.submit(one, item) for item in todo]):
-                    future.result()
-                    bar.update(1)
-            finally:  # on a stop, questions not yet started are not started
-                pool.shutdown(wait=True, cancel_futures=True)
+        _ask_all(todo, one, bar, workers, lanes, threads_for_all=slots is not None)
     except STOPS_THE_RUN as exc:
         kept = len(questions) - len(todo) + counters["finished"]
         raise type(exc)(
@@ -182,6 +162,44 @@ def run_cell(
         outages_set_aside=outages,
         model_id=model_id,
     )
+
+
+def _raised_record(exc: Exception) -> dict[str, Any]:
+    """The outcome recorded for a question whose solving raised (not an outage: that stops the run)."""
+    return {
+        "status": "FAILED",
+        "success": False,
+        "kg_valid": False,
+        "iterations": 0,
+        "final_query": "",
+        "error": f"{type(exc).__name__}: {exc}",
+    }
+
+
+def _ask_all(
+    todo: list[GroundTruthItem],
+    one: Callable[[GroundTruthItem], None],
+    bar: Any,
+    workers: int,
+    lanes: LaneGroup | None,
+    threads_for_all: bool,
+) -> None:
+    """Every question of `todo` through `one`: in the model's lanes, one after another, or on `workers` threads
+    (`threads_for_all`: one thread per question, their requests waiting for the run's slots)."""
+    if lanes is not None:
+        _run_in_lanes(lanes, todo, one, bar)
+    elif workers <= 1:
+        for item in todo:
+            one(item)
+            bar.update(1)
+    else:
+        pool = ThreadPoolExecutor(max_workers=max(1, len(todo)) if threads_for_all else workers)
+        try:
+            for future in as_completed([pool.submit(one, item) for item in todo]):
+                future.result()
+                bar.update(1)
+        finally:  # on a stop, questions not yet started are not started
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_in_lanes(

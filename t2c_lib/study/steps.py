@@ -247,8 +247,7 @@ def infer(
     machine, across processes (`make_chat_model`).
     """
     from t2c_lib.agent.build import build_loop, build_parts
-    from t2c_lib.feedback import feedback_template_hashes
-    from t2c_lib.prompts import Configuration, template_hashes
+    from t2c_lib.prompts import Configuration
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
     choice = model_choice(params)
@@ -289,47 +288,15 @@ def infer(
             on_attempt=on_attempt,
         )
 
-    manifest = build_manifest(
-        params,
-        study.dataset,
-        study.store,
-        chat.model_id,
-        {**template_hashes(study.dataset.language), **feedback_template_hashes(study.dataset.language)},
-        [step.name for step in chain],
-        cell,
-    )
-    if not spec.thesis or options:  # the thesis cells' manifests stay as they were
-        manifest["strategy_settings"] = chosen.signature(make_loop())
-    if grammar:
-        from t2c_lib.llm.grammar import grammar_digest
-
-        manifest["grammar"] = grammar_digest(grammar)
+    settings = chosen.signature(make_loop()) if not spec.thesis or options else None  # thesis cells: as they were
     lanes = _lane_group(chat)
-    if lanes is not None:  # replies decoded together: the engine decides bytes, so it is a setting
-        manifest["engine"] = lanes.description
-        manifest["signature"] = run_signature(manifest)
-    check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
-    write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
+    write_cell_manifest(params, study, cell, chat.model_id, [step.name for step in chain], settings, grammar, lanes)
     # A packaged model answers one request at a time, or in `workers` lanes decoded together
     # (`LocalModel.lane_group`); an endpoint gets `workers` concurrent requests.
     workers = lanes.lanes if lanes is not None else 1 if chat.model_id.startswith("local/") else params.workers
 
     def solve(item: GroundTruthItem, on_attempt: Any) -> dict[str, Any]:
-        state = make_loop(on_attempt).run(item.question, item.id)
-        return {
-            "status": state.status.value,
-            "success": state.success,
-            "kg_valid": state.kg_valid,
-            "iterations": state.iterations,
-            "final_query": state.final_query,
-            "error": None,
-            "final_iteration": state.final_iteration,
-            "llm_calls": state.llm_calls,
-            "prompt_tokens": state.prompt_tokens,
-            "completion_tokens": state.completion_tokens,
-            "model_time_s": round(state.model_time_s, 6),
-            "validation_time_s": round(state.validation_time_s, 6),
-        }
+        return question_outcome(make_loop(on_attempt).run(item.question, item.id))
 
     try:
         return run_cell(
@@ -346,6 +313,54 @@ def infer(
         )
     finally:
         study.store.close()
+
+
+def write_cell_manifest(
+    params: StudyParams,
+    study: StudyContext,
+    cell: Cell,
+    model_id: str,
+    chain: list[str],
+    strategy_settings: dict[str, Any] | None,
+    grammar: str | None,
+    lanes: Any,
+) -> None:
+    """A cell's `manifest.json`, refused in one line when the cell's folder recorded other settings."""
+    from t2c_lib.feedback import feedback_template_hashes
+    from t2c_lib.prompts import template_hashes
+
+    language = study.dataset.language
+    hashes = {**template_hashes(language), **feedback_template_hashes(language)}
+    manifest = build_manifest(params, study.dataset, study.store, model_id, hashes, chain, cell)
+    if strategy_settings is not None:
+        manifest["strategy_settings"] = strategy_settings
+    if grammar:
+        from t2c_lib.llm.grammar import grammar_digest
+
+        manifest["grammar"] = grammar_digest(grammar)
+    if lanes is not None:  # replies decoded together: the engine decides bytes, so it is a setting
+        manifest["engine"] = lanes.description
+        manifest["signature"] = run_signature(manifest)
+    check_same_settings(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
+    write_json(cell.directory(study.run_dir) / MANIFEST_FILE, manifest)
+
+
+def question_outcome(state: Any) -> dict[str, Any]:
+    """What `questions.jsonl` records of one solved question (`AgentState`)."""
+    return {
+        "status": state.status.value,
+        "success": state.success,
+        "kg_valid": state.kg_valid,
+        "iterations": state.iterations,
+        "final_query": state.final_query,
+        "error": None,
+        "final_iteration": state.final_iteration,
+        "llm_calls": state.llm_calls,
+        "prompt_tokens": state.prompt_tokens,
+        "completion_tokens": state.completion_tokens,
+        "model_time_s": round(state.model_time_s, 6),
+        "validation_time_s": round(state.validation_time_s, 6),
+    }
 
 
 def _lane_group(chat: Any) -> Any:
