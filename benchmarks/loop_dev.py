@@ -5,7 +5,8 @@ truth's columns: `Pertanyaan`/`question` and `Cypher Query`/`cypher`) in one con
 this prints, per option set:
 
 - repeat rate: refinements (model calls after a question's first, rejected repeats included)
-  whose query equals an earlier failed query of the question (`metrics.agentic`);
+  whose query equals an earlier failed query of the question (`metrics.agentic`); beside it the
+  accepted refinements (the repeat guard's rejected calls left out) that repeat;
 - chain-invalid first attempts made valid: questions whose first attempt failed the validator
   chain and whose final answer passes it;
 - Pass@1: the final answer's result equals the gold query's (the `t2c` preset's rules:
@@ -38,7 +39,7 @@ from t2c_lib.agent.options import LoopOptions
 from t2c_lib.agent.strategies import get_strategy
 from t2c_lib.cli.common import open_dataset_store
 from t2c_lib.llm.factory import make_cached_model
-from t2c_lib.metrics.agentic import agentic_metrics
+from t2c_lib.metrics.agentic import agentic_metrics, is_refinement
 from t2c_lib.metrics.equivalence import ordering
 from t2c_lib.metrics.output import pass_at_1
 from t2c_lib.metrics.scores import run_pair
@@ -109,6 +110,7 @@ def measure(name: str, values: dict[str, Any], questions, args, store, dataset, 
         pair = run_pair(gold, state.final_query or None, store, timeout_s=args.timeout)
         passed += int(pass_at_1(pair.gold, pair.generated, ordered=ordering(gold) or False))
     metrics = agentic_metrics(attempts, max_iterations=args.max_iterations)
+    accepted = [a for a in attempts if is_refinement(a) and a.kind != "rejected_repeat"]
     n = len(questions)
     return {
         "option_set": name,
@@ -117,6 +119,8 @@ def measure(name: str, values: dict[str, Any], questions, args, store, dataset, 
         "refinements": metrics.n_refinements,
         "repeated_refinements": metrics.n_repeated_refinements,
         "repeat_rate": metrics.refinement_repeat_rate,
+        "accepted_refinements": len(accepted),
+        "accepted_repeats": sum(1 for a in accepted if a.repeats_failed),
         "first_attempts_chain_invalid": first_invalid,
         "made_valid": made_valid,
         "pass_at_1": passed / n if n else None,
@@ -129,7 +133,8 @@ def measure(name: str, values: dict[str, Any], questions, args, store, dataset, 
 def line(row: dict[str, Any]) -> str:
     rate = "n/a" if row["repeat_rate"] is None else f"{row['repeat_rate']:.0%}"
     return (
-        f"{row['option_set']:<14} repeat {row['repeated_refinements']}/{row['refinements']} ({rate}); "
+        f"{row['option_set']:<14} repeat {row['repeated_refinements']}/{row['refinements']} ({rate}; "
+        f"accepted {row['accepted_repeats']}/{row['accepted_refinements']}); "
         f"invalid first made valid {row['made_valid']}/{row['first_attempts_chain_invalid']}; "
         f"Pass@1 {row['pass_at_1']:.3f}; LLM calls {row['llm_calls']} ({row['llm_calls_per_question']:.2f}/question); "
         f"{row['wall_s']} s"

@@ -28,7 +28,7 @@ def test_loop_dev_counts_repeats_repairs_pass_at_1_and_calls(kurikulum_store, ku
     row = loop_dev.measure("corrector", {"corrector": "schema"}, questions, args, kurikulum_store, kurikulum, model)
     assert row["first_attempts_chain_invalid"] == 1 and row["made_valid"] == 1  # the corrector fixed the literal
     assert row["pass_at_1"] == 1.0 and row["llm_calls"] == 2 and row["refinements"] == 0
-    assert "repeat 0/0 (n/a)" in loop_dev.line(row)
+    assert "repeat 0/0 (n/a; accepted 0/0)" in loop_dev.line(row)
     assert len(loop_dev.read_questions(DEV)) >= 40
     assert loop_dev.parse_option("x:repeat_guard=true;repeat_guard_retries=3") == (
         "x",

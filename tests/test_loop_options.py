@@ -91,8 +91,9 @@ def test_fresh_asks_the_first_request_again_with_the_feedback_and_never_shows_th
     assert second[-1].role == "user" and second[-1].content.startswith(QUESTION)
     assert state.attempts[0].feedback.strip() in second[-1].content
     assert WRONG_WAY not in second[-1].content and "Tulis query baru dari awal" in second[-1].content
-    assert state.attempts[1].feedback.strip() in third[-1].content  # the last failure's feedback only
-    assert SYNONYM not in third[-1].content and state.attempts[0].feedback.strip() not in third[-1].content
+    told = third[-1].content  # every failure's feedback, oldest first, and no failed query
+    assert told.index(state.attempts[0].feedback.strip()) < told.index(state.attempts[1].feedback.strip())
+    assert SYNONYM not in told and WRONG_WAY not in told
     assert [r["temperature"] for r in model.requests] == [0.0, 0.1, 0.1]
 
 

@@ -6,7 +6,7 @@ and signature, and the strategy's settings.
 
 | option | values | what it does |
 | --- | --- | --- |
-| `repair_turns` | `single` (default), `conversation`, `fresh` | `conversation`: each failed reply stays in the messages as the model's own (assistant) turn and the feedback is the user's reply to it, turn after turn, in the chat template the instruct model was trained on; `fresh`: the first request again with the question followed by the last failure's feedback, without the failed query (nothing to copy); `single`: one user message with the question, the failed query and the feedback (the thesis) |
+| `repair_turns` | `single` (default), `conversation`, `fresh` | `conversation`: each failed reply stays in the messages as the model's own (assistant) turn and the feedback is the user's reply to it, turn after turn, in the chat template the instruct model was trained on; `fresh`: the first request again with the question followed by every failure's feedback, never a failed query (nothing to copy); `single`: one user message with the question, the failed query and the feedback (the thesis) |
 | `repeat_guard` | `false` (default), `true` | a refinement whose query (normalised as `records.normalized_query`) equals a query of the question that already failed is not accepted: the model is asked again along `GUARD_SCHEDULE`, at most `repeat_guard_retries` extra calls, each recorded as an attempt of kind `rejected_repeat` and counted in the question's LLM calls |
 | `repeat_guard_retries` | integer >= 1 (default 2) | the guard's extra calls per refinement |
 | `corrector` | `none` (default), `schema` | `schema`: a failed query goes through the deterministic schema corrector (`agent/corrector.py`) before the model is asked; a changed query is validated as an attempt of its own (kind `corrector`, no model call) and the model, if still needed, is told what changed |
@@ -52,6 +52,10 @@ GUARD_SCHEDULE: tuple[GuardStep, ...] = (GuardStep(0.7, explicit=False), GuardSt
 
 1) the same messages with another seed at temperature 0.7; 2) the explicit line naming the repeated query."""
 
+FRESH_GUARD_SCHEDULE: tuple[GuardStep, ...] = (GuardStep(0.7, explicit=False), GuardStep(1.0, explicit=False))
+"""The guard's retries with `repair_turns: fresh`: higher temperatures only, since the explicit line would show
+the model the failed query that fresh attempts keep out of its sight."""
+
 DEFAULT_GUARD_RETRIES = 2
 
 OPTION_KEYS = ("repair_turns", "repeat_guard", "repeat_guard_retries", "corrector")
@@ -95,7 +99,8 @@ class LoopOptions:
 
     def guard_step(self, retry: int) -> GuardStep:
         """The schedule's step for retry 1, 2, ..."""
-        return GUARD_SCHEDULE[min(retry, len(GUARD_SCHEDULE)) - 1]
+        schedule = FRESH_GUARD_SCHEDULE if self.fresh else GUARD_SCHEDULE
+        return schedule[min(retry, len(schedule)) - 1]
 
     def changed(self) -> dict[str, Any]:
         """The options that differ from the defaults, as params values (empty for the thesis loop)."""

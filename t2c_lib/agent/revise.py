@@ -14,7 +14,7 @@ comes here. With any option on, a question goes:
    model call, its changes in the attempt's `verdict`);
 4. still failing, the model is asked again: with `repair_turns: conversation` each failed reply
    stays as its own assistant turn and the feedback is the user's reply; with `fresh` the first
-   request again, its question followed by the last failure's feedback and not the failed query;
+   request again, its question followed by every failure's feedback and never a failed query;
    otherwise the thesis's single refinement message. What the corrector changed is part of the
    feedback.
 
@@ -58,6 +58,7 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
     messages = prompts.initial(state.question)
     temperature = loop.temperature
     turns: list[tuple[str, str]] = []
+    failures: list[str] = []  # what each failure was told, for fresh attempts
     budget = loop.max_iterations
     for iteration in range(1, budget + 1):
         loop.set_status(state, AgentStatus.GENERATING)
@@ -109,7 +110,8 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
             turns.append((reply, told))
             messages = conversation_messages(prompts, state.question, turns)
         elif options.fresh:
-            messages = fresh_messages(prompts, state.question, told)
+            failures.append(told)
+            messages = fresh_messages(prompts, state.question, failures)
         else:
             messages = prompts.refinement(state.question, failed_query, told)
         temperature = loop.refine_temperature

@@ -187,7 +187,7 @@ def loop_options(func: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help="feedback loop: a refinement as one user message (single, the thesis), as a conversation "
             "(the failed reply as the model's own turn, the feedback as the user's reply) or as a fresh attempt "
-            "(the question and the feedback, without the failed query) [default: single]",
+            "(the question and every failure's feedback, never a failed query) [default: single]",
         ),
         click.option(
             "--repeat-guard/--no-repeat-guard",

@@ -47,16 +47,19 @@ def conversation_messages(prompts: PromptBuilder, question: str, turns: Sequence
     return messages
 
 
-def fresh_messages(prompts: PromptBuilder, question: str, feedback: str) -> list[Message]:
-    """The first request again, its question followed by what failed: the feedback, never the failed query.
+def fresh_messages(prompts: PromptBuilder, question: str, feedbacks: Sequence[str]) -> list[Message]:
+    """The first request again, its question followed by what failed: each failure's feedback, never a failed query.
 
     The small models answer a request that shows their failed query by copying it (issue 38's
     measurement: 35 of 39 thesis refinements on the development set); with no query to copy,
-    the model writes the query again from the question, told what was wrong.
+    the model writes the query again from the question, told what was wrong. Every failure's
+    feedback, oldest first, so the model is not led back to an earlier failure (chosen on the
+    development set: RESULTS.md, "Loop options on the development set").
     """
     messages = prompts.initial(question)
+    feedback = "\n\n".join(f.strip() for f in feedbacks if f.strip())
     text = load_strategy_template(prompts.language, "fresh_attempt").substitute(
-        question=question.strip(), feedback=feedback.strip()
+        question=question.strip(), feedback=feedback
     )
     messages[-1] = Message("user", text.strip())
     return messages
