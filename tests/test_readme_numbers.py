@@ -7,7 +7,10 @@ A number in the prose (not in a code block or a `code span`) must be one of:
   now, so a drifting count fails with both values;
 - a **measurement**: its paragraph (or the paragraph a table follows) says when and where it
   was measured: "measured on YYYY-MM-DD on the 2-core development machine";
-- a **fixed name** (`FIXED`): a version, a port, an HTTP status, a definition, each with why.
+- a **fixed name** (`FIXED`): a version, a port, an HTTP status, a definition, each with why;
+- in a **table rendered from a committed published run** (`<!-- t2c:table RUN_ID -->` ...
+  `<!-- /t2c:table -->`, `t2c study tables`, issue 37 item 4): the block must equal its rendering
+  from `results/published/RUN_ID/`, tracked by git; a block whose run is not committed is refused.
 
 A new number that is none of these fails the coverage test, with the paragraph it is in.
 """
@@ -37,9 +40,15 @@ NUMBER = re.compile(r"(?<![\w.@])(?<!\w-)\d+(?:[.,]\d+)*(?![\w@])")
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
+RENDERED = re.compile(r"^<!--\s*t2c:table\b.*?^<!--\s*/t2c:table\s*-->", flags=re.S | re.M)
+"""A table block rendered from a published run: its numbers are checked against that run (below), not dated."""
+
+
 def blocks(doc: str) -> list[str]:
-    """The prose paragraphs and tables of a Markdown file (fenced code removed), whitespace collapsed."""
+    """The prose paragraphs and tables of a Markdown file (fenced code and rendered table blocks removed), whitespace
+    collapsed."""
     text = re.sub(r"```.*?```", "", (ROOT / doc).read_text(encoding="utf-8"), flags=re.S)
+    text = RENDERED.sub("", text)
     return [" ".join(b.split()) for b in re.split(r"\n\s*\n", text) if b.strip()]
 
 
@@ -444,3 +453,174 @@ def test_t2c_commands_named_in_parameter_files_exist() -> None:
             found = group.get_command(click.Context(group), words.pop(0))
             assert found is not None, f"params/{name} names `{command}`, which t2c does not have"
             group = found
+
+
+# --- tables rendered from a committed published run (issue 37, item 4) ---------------------------
+
+
+def git_tracks(path: Path) -> bool:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "ls-files", "--error-unmatch", str(path.relative_to(ROOT))],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def test_every_marked_table_is_the_rendering_of_its_committed_run() -> None:
+    from t2c_lib.study.readme_tables import TABLE, find_blocks, page_problems
+
+    problems = []
+    for doc in DOCS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        problems += page_problems(text, doc, ROOT / "results")
+        for block in find_blocks(text, doc):
+            source = ROOT / "results" / "published" / block.run_id / "analysis" / f"{block.table}.csv"
+            if block.kind == TABLE and (ROOT / ".git").exists() and not git_tracks(source):
+                problems.append(f"{block.where(doc)}: {source.relative_to(ROOT)} is not committed")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_readme_marks_the_thesis_grid_table() -> None:
+    """The front door's headline is the thesis grid: a rendered table of its published run, or its placeholder."""
+    from t2c_lib.study.readme_tables import find_blocks
+
+    marked = {(b.kind, b.run_id) for b in find_blocks((ROOT / "README.md").read_text(encoding="utf-8"), "README.md")}
+    assert marked & {("table", "thesis"), ("pending", "thesis")}, marked
+
+
+@pytest.fixture(scope="module")
+def published_results(tmp_path_factory) -> tuple[Path, int]:
+    """A small run published under a temporary results/ (the stand-in of tests/test_publish.py: the gold query,
+    except a broken one for every other question), and how many of its questions the stand-in answers right."""
+    import json
+
+    from t2c_lib.datasets import load_dataset
+    from t2c_lib.llm.cache import ResponseCache
+    from t2c_lib.study.publish import publish_run
+    from tests.test_publish import make_run
+
+    root = tmp_path_factory.mktemp("tables")
+    cache = ResponseCache(root / "cache.sqlite")
+    wrong = frozenset(q.id for i, q in enumerate(load_dataset("kurikulum").questions) if i % 2)
+    run_dir = make_run(root, "pub", cache, wrong_on=wrong)
+    publish_run("pub", cache, root / "results", root / "figures")
+    lines = (run_dir / "single-pass" / "Zero-Shot_Full" / "questions.jsonl").read_text().splitlines()
+    asked = [json.loads(line)["question_id"] for line in lines]
+    return root / "results", sum(q not in wrong for q in asked)
+
+
+PAGE = "# a page\n\nprose\n\n<!-- t2c:table pub -->\n<!-- /t2c:table -->\n\nmore prose\n"
+
+
+def test_a_marked_table_is_rendered_from_the_published_run_and_checked(published_results) -> None:
+    from t2c_lib.study.readme_tables import find_blocks, page_problems, rendered_page
+
+    results, right = published_results
+    assert 0 < right < 3, "the stand-in answers some but not all of the three questions"
+    assert len(page_problems(PAGE, "page.md", results)) == 1  # the empty block is not the rendering
+    page = rendered_page(PAGE, "page.md", results)
+    assert page_problems(page, "page.md", results) == []
+    assert rendered_page(page, "page.md", results) == page  # rendering again changes nothing
+    assert page.startswith("# a page\n\nprose\n\n<!-- t2c:table pub -->\n") and page.endswith("\n\nmore prose\n")
+    (block,) = find_blocks(page, "page.md")
+    rows = [line for line in block.body if line.startswith("| Zero-Shot_Full |")]
+    assert len(rows) == 1 and rows[0].startswith(f"| Zero-Shot_Full | {right}/3 -> {right}/3 | +0.00 "), rows
+    assert "`results/published/pub/analysis/headline.csv`" in page and "`local/scripted-stand-in`" in page
+
+    edited = page.replace(f"{right}/3 -> {right}/3", f"{right + 1}/3 -> {right}/3", 1)
+    (problem,) = page_problems(edited, "page.md", results)
+    assert problem.startswith("page.md line 5 (table pub headline): differs from the published run pub"), problem
+
+
+def test_a_placeholder_becomes_the_table_once_its_run_is_published(published_results) -> None:
+    from t2c_lib.study.readme_tables import page_problems, rendered_page
+
+    results, _ = published_results
+    waiting = "<!-- t2c:pending thesis -->\nThe published run is being produced.\n<!-- /t2c:pending -->\n"
+    assert page_problems(waiting, "page.md", results) == []
+    assert rendered_page(waiting, "page.md", results) == waiting  # left alone until its run is published
+    due = waiting.replace("thesis", "pub")
+    (problem,) = page_problems(due, "page.md", results)
+    assert "run pub is published now; render it" in problem
+    table = "<!-- t2c:table pub -->\n<!-- /t2c:table -->\n"
+    assert rendered_page(due, "page.md", results) == rendered_page(table, "page.md", results)
+
+
+def test_a_marked_table_whose_run_is_not_published_is_refused(published_results) -> None:
+    from t2c_lib.study.readme_tables import ReadmeTablesError, page_problems, rendered_page
+
+    results, _ = published_results
+    page = PAGE.replace("pub", "thesis")
+    (problem,) = page_problems(page, "page.md", results)
+    assert "run thesis is not published" in problem and "make publish RUN=thesis" in problem
+    with pytest.raises(
+        ReadmeTablesError, match=r"^page.md line 5 \(table thesis headline\): run thesis is not published"
+    ):
+        rendered_page(page, "page.md", results)
+
+
+@pytest.mark.parametrize(
+    ("page", "message"),
+    [
+        ("<!-- t2c:table pub -->\n| a |\n", r"line 1: the t2c:table block is never closed"),
+        ("x\n<!-- /t2c:table -->\n", r"line 2: a closing t2c:table marker without its opening"),
+        ("<!-- t2c:table pub -->\n<!-- t2c:table pub -->\n<!-- /t2c:table -->\n", r"line 2: a t2c marker inside"),
+        ("<!-- t2c:pending pub -->\n<!-- /t2c:table -->\n", r"line 2: a closing t2c:table marker without"),
+        ("<!-- t2c:figure pub -->\n<!-- /t2c:figure -->\n", r"unknown marker t2c:'figure'"),
+        ("<!-- t2c:table pub comparison -->\n<!-- /t2c:table -->\n", r"unknown table 'comparison'"),
+        ("<!-- t2c:table -->\n<!-- /t2c:table -->\n", r"takes a run id"),
+        ("<!-- t2c:table ../../etc -->\n<!-- /t2c:table -->\n", r"line 1: run_id="),
+        ("<!-- t2c:table pub\n-->\n", r"line 1: a malformed t2c marker"),
+    ],
+)
+def test_broken_markers_are_refused_in_one_line(page: str, message: str) -> None:
+    from t2c_lib.study.readme_tables import ReadmeTablesError, find_blocks
+
+    with pytest.raises(ReadmeTablesError, match=message) as raised:
+        find_blocks(page, "page.md")
+    assert "\n" not in str(raised.value) and str(raised.value).startswith("page.md line ")
+
+
+def test_a_marker_in_a_code_block_or_code_span_is_text(published_results) -> None:
+    from t2c_lib.study.readme_tables import find_blocks
+
+    page = "write `<!-- t2c:table RUN_ID -->` above the table\n\n```\n<!-- t2c:table pub -->\n```\n"
+    assert find_blocks(page, "page.md") == []
+
+
+def test_hostile_headline_files_are_refused_or_shown_as_text(published_results, tmp_path) -> None:
+    import shutil
+
+    from t2c_lib.study.readme_tables import ReadmeTablesError, find_blocks, render_table
+
+    results, _ = published_results
+    copy = tmp_path / "results"
+    shutil.copytree(results / "published", copy / "published")
+    headline = copy / "published" / "pub" / "analysis" / "headline.csv"
+    good = headline.read_text(encoding="utf-8")
+    header, *rows = good.splitlines()
+
+    headline.write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(ReadmeTablesError, match="not a headline table"):
+        render_table("pub", results_dir=copy)
+    headline.write_text("\n".join([header, rows[0].replace(",3,", ",three,", 1)]) + "\n", encoding="utf-8")
+    with pytest.raises(ReadmeTablesError, match="'three' is not a"):
+        render_table("pub", results_dir=copy)
+    headline.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ReadmeTablesError, match="not a readable CSV|not a headline table"):
+        render_table("pub", results_dir=copy)
+
+    # a configuration named to break out of the table or the block stays one row's text
+    hostile = "Zero|Shot <!-- /t2c:table --> `x`\n*y*"
+    lines = [header] + [r.replace("Zero-Shot_Full", '"' + hostile + '"') for r in rows]
+    headline.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    body = render_table("pub", results_dir=copy)
+    table = [line for line in body if line.startswith("| ")]
+    assert len(table) == 3 and all(line.count(" | ") == table[0].count(" | ") for line in table), table
+    assert "\\|" in table[2] and "\\<!--" in table[2] and "\\`x\\`" in table[2]
+    page = "\n".join(["<!-- t2c:table pub -->", *body, "<!-- /t2c:table -->"])
+    assert [b.kind for b in find_blocks(page, "page.md")] == ["table"]

@@ -3,7 +3,8 @@
 One module per command group: `db` (load, schema, query), `agent` (ask, validate), `chat`,
 `score`, `study` (run, evaluate, analyze, study plan/progress/compare), `failures` (a run's wrong
 and invalid questions for review), `publish` (a run into results/published/, and `study seed`,
-`study forecast`, `study reproduced`, `study replicate` around it); `common` holds what
+`study forecast`, `study reproduced`, `study replicate` around it, `study tables`: the docs' tables
+from published runs); `common` holds what
 they share (one-line errors, option types). Every command exits non-zero with a one-line
 reason when something is wrong; `--debug` (on the group) shows the full traceback instead.
 """
@@ -46,6 +47,7 @@ for _command in (
     publish.forecast_command,
     publish.reproduced_command,
     publish.replicate_command,
+    publish.tables_command,
 ):
     study.study_group.add_command(_command)
 

@@ -106,3 +106,37 @@ def forecast_command(params_file: str, fresh: bool) -> None:
 
     params = _params(params_file)
     click.echo(forecast(params, published_run_dir(params.run_id), build_fingerprint(), fresh=fresh).line())
+
+
+@click.command("tables")
+@click.argument("docs", nargs=-1, type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--check", is_flag=True, help="write nothing; exit 1 naming every block that differs from its published run"
+)
+@click.option(
+    "--results-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="where results/published/ is (default: T2C_RESULTS_DIR, else results/)",
+)
+@friendly_errors
+def tables_command(docs: tuple[Path, ...], check: bool, results_dir: Path | None) -> None:
+    """Render the README's and docs' marked tables (<!-- t2c:table RUN_ID -->) from the published runs."""
+    from t2c_lib.study.readme_tables import find_blocks, page_problems, rendered_page, table_pages
+
+    problems = []
+    for doc in docs or table_pages():
+        text = doc.read_text(encoding="utf-8")
+        if check:
+            problems += page_problems(text, str(doc), results_dir)
+            continue
+        new = rendered_page(text, str(doc), results_dir)
+        if new != text:
+            doc.write_text(new, encoding="utf-8")
+        tables = sum(b.kind == "table" for b in find_blocks(new, str(doc)))
+        pending = sum(b.kind == "pending" for b in find_blocks(new, str(doc)))
+        if tables or pending:
+            changed = "rendered" if new != text else "unchanged"
+            click.echo(f"{doc}: {tables} table block(s) {changed}, {pending} pending (run not published yet)")
+    if problems:
+        click.echo("\n".join(problems), err=True)
+        raise SystemExit(1)

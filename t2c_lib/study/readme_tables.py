@@ -1,0 +1,392 @@
+"""The README's and docs' headline tables, rendered from a published run (issue 37, item 4).
+
+A table that reports a run lives in a Markdown page between two marker comments:
+
+    <!-- t2c:table thesis -->
+    (generated: do not edit by hand)
+    <!-- /t2c:table -->
+
+and is rendered from `results/published/<run_id>/analysis/headline.csv` (the paper's headline,
+`study.paper_tables`); `<!-- t2c:table R strategies_headline -->` renders the strategies table
+instead. Only a published run (committed under `results/published/`) is rendered: a table
+block whose run is not published is refused, so no number reaches the front door without the
+run behind it. `tests/test_readme_numbers.py` checks that every table block equals its rendering.
+
+A run still being produced gets a hand-written placeholder instead:
+
+    <!-- t2c:pending thesis -->
+    The published run is being produced; ...
+    <!-- /t2c:pending -->
+
+Rendering leaves it alone until the run is published, then replaces it by the table; the check
+reports a pending block whose run is already published (render it).
+
+`t2c study tables` writes the blocks in place; `t2c study tables --check` only says which differ.
+Every problem (an unclosed marker, a table the run lacks, a CSV that is not the headline's) is a
+one-line `ReadmeTablesError`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2c_lib.errors import StudyError, T2CError
+from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
+from t2c_lib.study.params import check_run_id
+from t2c_lib.study.publish import published_run_dir
+
+TABLE, PENDING = "table", "pending"
+TABLES = (HEADLINE, STRATEGIES_HEADLINE)
+"""The tables a block may name: `analysis/<name>.csv` of the published run."""
+_OPEN = re.compile(r"^<!--\s*t2c:(\S+)(.*?)-->\s*$")
+_CLOSE = re.compile(r"^<!--\s*/t2c:(\S+)\s*-->\s*$")
+_ANY_MARKER = re.compile(r"<!--\s*/?t2c:")
+RENDER_COMMAND = "t2c study tables"
+SHORT = {"single-pass": "SP", "feedback": "FB"}
+
+
+class ReadmeTablesError(StudyError):
+    """A marked block that cannot be rendered or checked: a broken marker, an unpublished run, a bad headline file."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """One marked block of a page: its kind (`table` or `pending`), run, table, and where it is (0-based lines)."""
+
+    kind: str
+    run_id: str
+    table: str
+    start: int  # the opening marker's line
+    end: int  # the closing marker's line
+    body: tuple[str, ...]  # the lines between the markers
+
+    def where(self, doc: str) -> str:
+        return f"{doc} line {self.start + 1} ({self.kind} {self.run_id} {self.table})"
+
+
+def find_blocks(text: str, doc: str = "<page>") -> list[Block]:
+    """The marked blocks of a page, in order; a marker that is unclosed, nested, unknown or malformed is refused."""
+    blocks: list[Block] = []
+    lines = text.split("\n")
+    opened: tuple[str, str, str, int] | None = None
+    fenced = False
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+        if fenced or not (stripped.startswith("<!--") and _ANY_MARKER.search(stripped)):
+            continue
+        close = _CLOSE.match(stripped)
+        start = _OPEN.match(stripped)
+        if close:
+            if opened is None or close.group(1) != opened[0]:
+                raise ReadmeTablesError(
+                    f"{doc} line {number + 1}: a closing t2c:{close.group(1)} marker without its opening"
+                )
+            kind, run_id, table, first = opened
+            blocks.append(Block(kind, run_id, table, first, number, tuple(lines[first + 1 : number])))
+            opened = None
+        elif start:
+            if opened is not None:
+                raise ReadmeTablesError(
+                    f"{doc} line {number + 1}: a t2c marker inside the block opened at line {opened[3] + 1}"
+                )
+            opened = (*_opening(start, doc, number), number)
+        else:
+            raise ReadmeTablesError(
+                f"{doc} line {number + 1}: a malformed t2c marker; write <!-- t2c:table RUN_ID [TABLE] --> "
+                "... <!-- /t2c:table --> on lines of their own"
+            )
+    if opened is not None:
+        raise ReadmeTablesError(
+            f"{doc} line {opened[3] + 1}: the t2c:{opened[0]} block is never closed (<!-- /t2c:{opened[0]} -->)"
+        )
+    return blocks
+
+
+def _opening(match: re.Match[str], doc: str, number: int) -> tuple[str, str, str]:
+    kind, words = match.group(1), match.group(2).split()
+    if kind not in (TABLE, PENDING):
+        raise ReadmeTablesError(
+            f"{doc} line {number + 1}: unknown marker t2c:{kind[:40]!r}; use t2c:{TABLE} or t2c:{PENDING}"
+        )
+    if not 1 <= len(words) <= 2:
+        raise ReadmeTablesError(
+            f"{doc} line {number + 1}: t2c:{kind} takes a run id and, optionally, a table ({', '.join(TABLES)})"
+        )
+    table = words[1] if len(words) == 2 else HEADLINE
+    if table not in TABLES:
+        raise ReadmeTablesError(f"{doc} line {number + 1}: unknown table {table[:40]!r}; one of {', '.join(TABLES)}")
+    try:
+        run_id = check_run_id(words[0])
+    except T2CError as exc:
+        raise ReadmeTablesError(f"{doc} line {number + 1}: {exc}") from None
+    return kind, run_id, table
+
+
+# --- rendering -----------------------------------------------------------------------------------
+
+
+def render_table(run_id: str, table: str = HEADLINE, results_dir: Path | None = None) -> list[str]:
+    """The lines of a table block for a published run: a caption paragraph and a Markdown table."""
+    run_dir = published_run_dir(run_id, results_dir)
+    source = run_dir / "analysis" / f"{table}.csv"
+    if not run_dir.is_dir():
+        raise ReadmeTablesError(
+            f"run {run_id} is not published (no results/published/{run_id}/); publish it first "
+            f"(`make publish RUN={run_id}`) or keep its block a t2c:{PENDING} placeholder"
+        )
+    if not source.is_file() or source.is_symlink():
+        raise ReadmeTablesError(f"{source}: the published run {run_id} has no {table} table (a regular file)")
+    columns, rows = _read_rows(source)
+    paired = columns == PAIRED_COLUMNS
+    reference = _reference(run_dir) if paired and table == HEADLINE else {}
+    caption = _caption(run_dir, run_id, table, paired)
+    if reference:
+        caption = caption[:-1] + (
+            "; thesis: the thesis's published agentic Pass@1 of that model (its own graph and wording, "
+            "`analysis/reference.csv`), a comparison of setting."
+        )
+    body = _paired_table(rows, table, reference) if paired else _means_table(rows)
+    return ["", caption, "", *body, ""]
+
+
+def _read_rows(path: Path) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            columns = tuple(reader.fieldnames or ())
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ReadmeTablesError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    if columns not in (PAIRED_COLUMNS, MEANS_COLUMNS):
+        raise ReadmeTablesError(f"{path}: not a headline table (columns {', '.join(columns)[:120]})")
+    for number, row in enumerate(rows, 2):
+        if None in row or any(v is None for v in row.values()):
+            raise ReadmeTablesError(f"{path} line {number}: {len(columns)} cells expected")
+    return columns, rows
+
+
+def _caption(run_dir: Path, run_id: str, table: str, paired: bool) -> str:
+    """Where the table comes from and what it holds: run, dataset, model(s) and build(s), scoring preset, tests."""
+    params = _json(run_dir / "manifest.json").get("parameters") or {}
+    models, builds = set(), set()
+    for manifest in sorted(run_dir.glob("*/*/manifest.json")):
+        cell = _json(manifest)
+        models.add(str(cell.get("model_id") or "unknown"))
+        build = (cell.get("llama_build") or {}).get("id") if isinstance(cell.get("llama_build"), dict) else None
+        if build:
+            builds.add(str(build))
+    who = ", ".join(_code(m) for m in sorted(models)) or "`unknown`"
+    if builds:
+        who += f" (llama.cpp build {', '.join(_code(b) for b in sorted(builds))})"
+    what = (
+        "questions right as k/N, single-pass (SP) -> "
+        + ("feedback (FB)" if table == HEADLINE else "the strategy (S)")
+        + "; diff: the paired difference of the shares with its bootstrap 95% CI; "
+        "p: exact McNemar, Holm-adjusted"
+        if paired
+        else "questions right as k/N and the share's bootstrap 95% CI; one strategy, so no paired test"
+    )
+    return (
+        f"Rendered by `{RENDER_COMMAND}` from `results/published/{run_id}/analysis/{table}.csv` "
+        f"(do not edit by hand): run {_code(run_id)}, dataset {_code(params.get('dataset', 'unknown'))}, "
+        f"answered by {who}, Pass@1 under the {_code(params.get('scoring', 'unknown'))} scoring preset, "
+        f"KG-valid: the final query passes the whole validator chain; {what}."
+    )
+
+
+def _json(path: Path) -> dict:
+    if not path.is_file() or path.is_symlink():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        raise ReadmeTablesError(f"{path}: not readable JSON") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _reference(run_dir: Path) -> dict[str, dict[str, str]]:
+    """The thesis's published agentic Pass@1 per model and configuration (`analysis/reference.csv`), if the run has it."""
+    path = run_dir / "analysis" / "reference.csv"
+    if not path.is_file() or path.is_symlink():
+        return {}
+    found: dict[str, dict[str, str]] = {}
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                if str(row.get("source") or "").startswith("published") and row.get("model"):
+                    value = _number(row.get("pass_at_1_final_pct"), path, "pass_at_1_final_pct")
+                    shown = "" if math.isnan(value) else f"{value:.2f}%"
+                    found.setdefault(str(row["model"]), {})[str(row.get("configuration"))] = shown
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ReadmeTablesError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    return found
+
+
+def _groups(rows: list[dict[str, str]]) -> list[tuple[tuple[str, str], dict[str, dict[str, str]]]]:
+    """Rows by (strategy, configuration) in file order, each with its measures by name."""
+    grouped: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    for row in rows:
+        grouped.setdefault((row["strategy"], row["configuration"]), {})[row["measure"]] = row
+    return list(grouped.items())
+
+
+def _paired_table(rows: list[dict[str, str]], table: str, reference: dict[str, dict[str, str]]) -> list[str]:
+    measures = list(dict.fromkeys(r["measure"] for r in rows)) or ["Pass@1", "KG-valid"]
+    other = "FB" if table == HEADLINE else "S"
+    lead = ["configuration"] if table == HEADLINE else ["strategy", "configuration"]
+    head = [*lead]
+    for measure in measures:
+        head += [f"{_text(measure)} SP -> {other}", "diff [95% CI]", "p (Holm)"]
+    if table == HEADLINE:
+        head += [f"thesis {_text(model)}" for model in reference]
+    lines = [_row(head), _row(["---"] * len(head))]
+    for (strategy, configuration), by_measure in _groups(rows):
+        cells = [_text(configuration)] if table == HEADLINE else [_text(strategy), _text(configuration)]
+        for measure in measures:
+            r = by_measure.get(measure)
+            if r is None:
+                cells += ["", "", ""]
+                continue
+            n = _count(r, "n")
+            cells += [
+                f"{_count(r, 'k_baseline')}/{n} -> {_count(r, 'k_strategy')}/{n}",
+                f"{_share(r, 'diff')} [{_share(r, 'diff_low')}, {_share(r, 'diff_high')}]",
+                _p(_number(r["p_holm"], None, "p_holm")),
+            ]
+        if table == HEADLINE:
+            cells += [reference[model].get(configuration, "") for model in reference]
+        lines.append(_row(cells))
+    if not rows:
+        lines.append(_row(["no paired questions"] + [""] * (len(head) - 1)))
+    return lines
+
+
+def _means_table(rows: list[dict[str, str]]) -> list[str]:
+    measures = list(dict.fromkeys(r["measure"] for r in rows))
+    head = ["strategy", "configuration"]
+    for measure in measures:
+        head += [f"{_text(measure)} k/N", "share [95% CI]"]
+    lines = [_row(head), _row(["---"] * len(head))]
+    for (strategy, configuration), by_measure in _groups(rows):
+        cells = [_text(strategy), _text(configuration)]
+        for measure in measures:
+            r = by_measure.get(measure)
+            if r is None:
+                cells += ["", ""]
+                continue
+            share = f"{_share(r, 'share', sign=False)} [{_share(r, 'share_low', sign=False)}, {_share(r, 'share_high', sign=False)}]"
+            cells += [f"{_count(r, 'k')}/{_count(r, 'n')}", share]
+        lines.append(_row(cells))
+    return lines
+
+
+def _number(value: str | None, path: Path | None, column: str) -> float:
+    text = (value or "").strip()
+    if text.lower() in ("", "nan"):
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        where = f"{path}: " if path else ""
+        raise ReadmeTablesError(f"{where}column {column}: {text[:40]!r} is not a number") from None
+
+
+def _count(row: dict[str, str], column: str) -> int:
+    value = _number(row[column], None, column)
+    if math.isnan(value) or value != int(value) or value < 0:
+        raise ReadmeTablesError(f"headline column {column}: {row[column][:40]!r} is not a count")
+    return int(value)
+
+
+def _share(row: dict[str, str], column: str, sign: bool = True) -> str:
+    value = _number(row[column], None, column)
+    if math.isnan(value):
+        return "-"
+    return f"{value:+.2f}" if sign else f"{value:.2f}"
+
+
+def _p(value: float) -> str:
+    if math.isnan(value):
+        return "-"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+_MARKDOWN = re.compile(r"([\\|`*\[\]<>])")
+
+
+def _text(value: object) -> str:
+    """A cell's text as Markdown shows it literally: control characters to spaces, markup and `|` escaped."""
+    text = " ".join(re.sub(r"[\x00-\x1f\x7f]", " ", str(value)).split())
+    text = _MARKDOWN.sub(r"\\\1", text)
+    return re.sub(r"(?<!\w)_|_(?!\w)", r"\\_", text)
+
+
+def _code(value: object) -> str:
+    """A value in a code span (backticks inside it dropped: a name never needs one)."""
+    text = " ".join(re.sub(r"[\x00-\x1f\x7f`]", " ", str(value)).split())
+    return f"`{text}`"
+
+
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+# --- pages ---------------------------------------------------------------------------------------
+
+
+def rendered_page(text: str, doc: str = "<page>", results_dir: Path | None = None) -> str:
+    """`text` with every table block rendered anew and every pending block whose run is published made a table."""
+    lines = text.split("\n")
+    for block in reversed(find_blocks(text, doc)):
+        if block.kind == PENDING and not published_run_dir(block.run_id, results_dir).is_dir():
+            continue
+        opening = f"<!-- t2c:{TABLE} {block.run_id}" + ("" if block.table == HEADLINE else f" {block.table}") + " -->"
+        try:
+            body = render_table(block.run_id, block.table, results_dir)
+        except ReadmeTablesError as exc:
+            raise ReadmeTablesError(f"{block.where(doc)}: {exc}") from None
+        lines[block.start : block.end + 1] = [opening, *body, f"<!-- /t2c:{TABLE} -->"]
+    return "\n".join(lines)
+
+
+def page_problems(text: str, doc: str = "<page>", results_dir: Path | None = None) -> list[str]:
+    """What differs from the published runs: table blocks not equal to their rendering, pending blocks already published."""
+    problems = []
+    for block in find_blocks(text, doc):
+        if block.kind == PENDING:
+            if published_run_dir(block.run_id, results_dir).is_dir():
+                problems.append(
+                    f"{block.where(doc)}: run {block.run_id} is published now; render it (`{RENDER_COMMAND}`)"
+                )
+            continue
+        try:
+            body = render_table(block.run_id, block.table, results_dir)
+        except ReadmeTablesError as exc:
+            problems.append(f"{block.where(doc)}: {exc}")
+            continue
+        if list(block.body) != body:
+            changed = next(
+                (i for i, (a, b) in enumerate(zip(block.body, body)) if a != b), min(len(block.body), len(body))
+            )
+            problems.append(
+                f"{block.where(doc)}: differs from the published run {block.run_id} at line "
+                f"{block.start + 2 + changed}; render it (`{RENDER_COMMAND}`)"
+            )
+    return problems
+
+
+def table_pages() -> list[Path]:
+    """The pages whose blocks `t2c study tables` renders by default: README.md, RESULTS.md and docs/*.md."""
+    from t2c_lib import config
+
+    root = config.PROJECT_ROOT
+    pages = [root / "README.md", root / "RESULTS.md", *sorted((root / "docs").glob("*.md"))]
+    return [p for p in pages if p.is_file()]
