@@ -624,3 +624,27 @@ def test_hostile_headline_files_are_refused_or_shown_as_text(published_results, 
     assert "\\|" in table[2] and "\\<!--" in table[2] and "\\`x\\`" in table[2]
     page = "\n".join(["<!-- t2c:table pub -->", *body, "<!-- /t2c:table -->"])
     assert [b.kind for b in find_blocks(page, "page.md")] == ["table"]
+
+
+def test_t2c_study_tables_writes_the_blocks_and_check_fails_on_a_stale_one(published_results, tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from t2c_lib.cli import main
+    from t2c_lib.study.readme_tables import page_problems
+
+    results, right = published_results
+    page = tmp_path / "page.md"
+    page.write_text(PAGE, encoding="utf-8")
+    args = ["study", "tables", "--results-dir", str(results), str(page)]
+    stale = CliRunner().invoke(main, [*args[:2], "--check", *args[2:]])
+    assert stale.exit_code == 1 and "differs from the published run pub" in stale.output
+    assert page.read_text(encoding="utf-8") == PAGE  # --check writes nothing
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 0 and "1 table block(s) rendered" in done.output, done.output
+    assert f"| Zero-Shot_Full | {right}/3 -> {right}/3 |" in page.read_text(encoding="utf-8")
+    assert page_problems(page.read_text(encoding="utf-8"), str(page), results) == []
+    assert CliRunner().invoke(main, [*args[:2], "--check", *args[2:]]).exit_code == 0
+    page.write_text(PAGE.replace("pub", "thesis"), encoding="utf-8")
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 1 and "run thesis is not published" in refused.output
+    assert len(refused.output.strip().splitlines()) == 1
