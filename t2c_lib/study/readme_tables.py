@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2c_lib.errors import StudyError, T2CError
+from t2c_lib.study.analysis import BASELINE, TREATMENT
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
 from t2c_lib.study.publish import published_run_dir
@@ -48,7 +49,6 @@ _OPEN = re.compile(r"^<!--\s*t2c:(\S+)(.*?)-->\s*$")
 _CLOSE = re.compile(r"^<!--\s*/t2c:(\S+)\s*-->\s*$")
 _ANY_MARKER = re.compile(r"<!--\s*/?t2c:")
 RENDER_COMMAND = "t2c study tables"
-SHORT = {"single-pass": "SP", "feedback": "FB"}
 
 
 class ReadmeTablesError(StudyError):
@@ -187,8 +187,8 @@ def _caption(run_dir: Path, run_id: str, table: str, paired: bool) -> str:
     if builds:
         who += f" (llama.cpp build {', '.join(_code(b) for b in sorted(builds))})"
     what = (
-        "questions right as k/N, single-pass (SP) -> "
-        + ("feedback (FB)" if table == HEADLINE else "the strategy (S)")
+        f"questions right as k/N, {BASELINE} (SP) -> "
+        + (f"{TREATMENT} (FB)" if table == HEADLINE else "the strategy (S)")
         + "; diff: the paired difference of the shares with its bootstrap 95% CI; "
         "p: exact McNemar, Holm-adjusted"
         if paired
