@@ -67,5 +67,7 @@ def test_ask_verbose_through_a_loopback_endpoint_shows_the_repeat(cache_dir):  #
     assert "validators: guard ok -> syntax ok -> schema FAILED" in out
     assert "change:    none: the same query as attempt 1" in out
     assert "REPEATS a failed query: attempt 1's, which failed the chain" in out
-    assert "refinements: 2, 1 repeating an already failed query; changes: none 1, edit 0, new 1, no_query 0" in out
+    assert "refinements: 2 model replies, 2 accepted; changes: none 1, edit 0, new 1, no_query 0" in out
+    assert "repeat rate, all model replies: 1/2 repeating an already failed query" in out
+    assert "repeat rate, accepted refinements: 1/2 repeating an already failed query" in out  # no guard: equal
     assert "SUCCESS after 3 attempt(s)" in out

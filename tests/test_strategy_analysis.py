@@ -154,7 +154,7 @@ def test_what_the_refinements_did_is_in_every_table(strategy_run, tiny_dataset):
     assert list(scores["change"]) == ["", "", "edit", "", "none"]  # q2: count(m) -> m.title is a small edit
     assert [str(v) for v in scores["repeats_failed"]] == ["", "", "0", "", "1"]
     summary = json.loads((verifier / "summary.json").read_text())
-    assert summary["refinement_repeat_rate"] == 0.5
+    assert summary["refinement_repeat_rate"] == 0.5 and summary["accepted_refinement_repeat_rate"] == 0.5
     assert summary["agentic"]["refinement_changes"] == {"none": 1, "edit": 1, "new": 0, "no_query": 0}
     assert summary["agentic"]["first_error_recovered"]["SCHEMA_ERROR"] == 0
 
@@ -166,6 +166,11 @@ def test_what_the_refinements_did_is_in_every_table(strategy_run, tiny_dataset):
         0.5,
     ]
     assert rows.loc["feedback", "refinement_repeat_rate"] == 0.0
+    # no repeat guard rejected anything here: every refinement stood, so the two repeat rates are equal
+    for rate in columns.REPEAT_RATES[1:]:
+        assert rows[rate.refinements].tolist() == rows["n_refinements"].tolist()
+        assert rows[rate.repeats].tolist() == rows["n_repeated_refinements"].tolist()
+        assert rows[rate.name].equals(rows[columns.REFINEMENT_REPEAT_RATE])
     assert pd.isna(rows.loc["vote", "refinement_repeat_rate"]) and rows.loc["vote", "n_refinements"] == 0
     assert pd.isna(rows.loc["single-pass", "refinement_repeat_rate"])
     assert rows.loc["feedback", ["n_initially_failed", "n_recovered", "recovery_rate"]].tolist() == [1, 1, 1.0]
@@ -183,6 +188,7 @@ def test_what_the_refinements_did_is_in_every_table(strategy_run, tiny_dataset):
     assert recovery.loc[("Zero-Shot_Full", "SYNTAX_ERROR"), ["n_first", "n_recovered"]].tolist() == [1, 1]
 
     shown = readable_summary(tables).iloc[0]
-    assert shown["fb refinements repeating a failed query"] == "0/1"
+    assert shown["fb repeat rate, all model replies"] == "0/1"
+    assert shown["fb repeat rate, accepted refinements"] == "0/1"  # no repeat guard: the two rates are equal
     assert shown["fb chain-invalid first attempts made valid"] == "1/1"
     assert "recovery_by_strategy.csv" in {p.name for p in write_tables(tables, strategy_run)}

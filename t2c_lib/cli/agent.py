@@ -24,7 +24,8 @@ from t2c_lib.cli.common import (
 )
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
-from t2c_lib.metrics.agentic import is_refinement, refinements
+from t2c_lib.metrics import columns
+from t2c_lib.metrics.agentic import REJECTED_REPEAT, is_accepted_refinement, is_refinement, refinements
 from t2c_lib.outputs import to_json
 from t2c_lib.prompts import Configuration, PromptType
 from t2c_lib.records import Change, revision_of, token_similarity
@@ -98,8 +99,9 @@ def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) ->
     """Print one attempt as soon as the loop hands it over; with `earlier` (verbose), also each validator's
     verdict and how its query follows the question's earlier attempts (what changed, a repeat of a failed one)."""
     cached = ", cached" if attempt.cached else ""
+    rejected = " [rejected repeat]" if attempt.kind == REJECTED_REPEAT else ""
     click.echo(
-        f"Attempt {attempt.iteration} (temperature {attempt.temperature:g}; model {attempt.model_latency_s:.2f} s{cached}; "
+        f"Attempt {attempt.iteration}{rejected} (temperature {attempt.temperature:g}; model {attempt.model_latency_s:.2f} s{cached}; "
         f"validation {attempt.validation_s:.2f} s; tokens {attempt.prompt_tokens}+{attempt.completion_tokens})"
     )
     if attempt.kind == "verify":
@@ -111,7 +113,7 @@ def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) ->
         )
     if attempt.kind == "corrector":
         click.echo("  corrector: " + "; ".join(attempt.verdict.get("changes") or []) + " (no model call)")
-    if attempt.kind == "rejected_repeat":
+    if attempt.kind == REJECTED_REPEAT:
         click.echo(
             f"  rejected:  repeats the failed query of attempt {attempt.verdict.get('repeats_iteration')}; "
             "the repeat guard asked again"
@@ -165,7 +167,14 @@ def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
     )
     click.echo(f"  change:    {change}{sampled}")
     if revision.repeats_failed:
-        click.echo(f"  REPEATS a failed query: attempt {revision.repeats_iteration}'s, which failed the chain")
+        stood = (
+            "; REJECTED by the repeat guard (a model reply, not an accepted refinement)"
+            if attempt.kind == REJECTED_REPEAT
+            else "; accepted"
+            if is_accepted_refinement(attempt)
+            else ""
+        )
+        click.echo(f"  REPEATS a failed query: attempt {revision.repeats_iteration}'s, which failed the chain{stood}")
     else:
         click.echo("  repeats a failed query: no")
 
@@ -185,16 +194,22 @@ class AttemptPrinter:
 
 
 def _echo_refinements(state: AgentState) -> None:
-    """`--verbose`: the question's refinements, how many repeated a failed query, and what they changed."""
+    """`--verbose`: the question's refinements (model replies, of which the repeat guard rejected some, and those
+    accepted), what they changed, and both repeat rates (`columns.REPEAT_RATES`) as k/n."""
     done = refinements(state.attempts)
     if not done.n_refinements:
         click.echo("refinements: none")
         return
     changes = ", ".join(f"{name} {count}" for name, count in done.changes)
+    rejected = done.n_refinements - done.n_accepted_refinements
+    guard = f" ({rejected} rejected by the repeat guard)" if rejected else ""
     click.echo(
-        f"refinements: {done.n_refinements}, {done.n_repeated_refinements} repeating an already failed query; "
+        f"refinements: {done.n_refinements} model replies{guard}, {done.n_accepted_refinements} accepted; "
         f"changes: {changes}"
     )
+    for rate in columns.REPEAT_RATES:
+        k, n = getattr(done, rate.repeats), getattr(done, rate.refinements)
+        click.echo(f"{rate.label}: {k}/{n} repeating an already failed query")
 
 
 def trimmed_reply(text: str, limit: int = 300) -> str:

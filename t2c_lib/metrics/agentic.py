@@ -21,7 +21,18 @@ success or after `max_iterations`. Definitions:
   trailing semicolon, equals the query of an earlier attempt of the same question that
   failed the chain (`records.revisions`, derived from the recorded queries alone, so old
   attempts.jsonl files score the same);
-- refinement repeat rate: repeated refinements / refinements, None without refinements;
+- two repeat rates, never to be read one for the other (`columns.REPEAT_RATES` names and labels them):
+  - *repeat rate, all model replies* (`refinement_repeat_rate` = `n_repeated_refinements` /
+    `n_refinements`): every refinement the model wrote, the replies the `feedback` loop's repeat
+    guard rejected (kind `rejected_repeat`, each a repeat by construction) included. It says how
+    often the model answered feedback with a query that had already failed;
+  - *repeat rate, accepted refinements* (`accepted_refinement_repeat_rate` = `n_accepted_repeats`
+    / `n_accepted_refinements`): only the refinements that stood as the loop's attempt, the
+    rejected replies left out. It says how often the loop went on with a failed query (the guard
+    let one stand only when its retries ran out).
+  Without the repeat guard no reply is rejected and the two are equal; with it the first counts
+  every retry the guard paid for and the second what the guard let through. Each is None
+  without refinements;
 - refinement changes: counts of what each refinement changed from the attempt before it:
   `none` (same normalised query), `edit` (token similarity >= `records.EDIT_SIMILARITY`),
   `new` (otherwise), `no_query` (nothing extracted);
@@ -47,7 +58,9 @@ ERROR_NAMES = tuple(e.value for e in ErrorType)
 CHANGE_NAMES = tuple(c.value for c in Change)
 SAMPLING_STRATEGIES = frozenset({"vote"})
 """Strategies whose later attempts are independent samples of the first request, not refinements."""
-EXTRA_KINDS = frozenset({"rejected_repeat", "corrector"})
+REJECTED_REPEAT = "rejected_repeat"
+"""The kind of a refinement the repeat guard did not accept (`agent/revise.py` records it; read here by name)."""
+EXTRA_KINDS = frozenset({REJECTED_REPEAT, "corrector"})
 """Attempt kinds the `feedback` loop's options add beside its model answers (`agent/revise.py`): a refinement the
 repeat guard asked again for (its model call counted; it is a refinement, and a repeat) and a query the schema
 corrector made (no model call; not a model refinement). Neither counts towards `max_iterations`."""
@@ -78,13 +91,21 @@ def group_attempts(records: Iterable[Attempt | Mapping[str, Any]]) -> dict[str, 
 class Refinements:
     """What one question's (or a pooled set of questions') refinements did."""
 
-    n_refinements: int = 0
-    n_repeated_refinements: int = 0
+    n_refinements: int = 0  # every refinement the model wrote, rejected repeats included
+    n_repeated_refinements: int = 0  # ... of which repeated a failed query
     changes: tuple[tuple[str, int], ...] = tuple((name, 0) for name in CHANGE_NAMES)
+    n_accepted_refinements: int = 0  # the refinements that stood (the repeat guard's rejected replies left out)
+    n_accepted_repeats: int = 0  # ... of which repeated a failed query
 
     @property
     def refinement_repeat_rate(self) -> float | None:
+        """Repeat rate, all model replies: repeated refinements / refinements, rejected repeats included."""
         return _share(self.n_repeated_refinements, self.n_refinements)
+
+    @property
+    def accepted_refinement_repeat_rate(self) -> float | None:
+        """Repeat rate, accepted refinements: accepted repeats / accepted refinements (rejected ones left out)."""
+        return _share(self.n_accepted_repeats, self.n_accepted_refinements)
 
     @property
     def only_repeats(self) -> bool:
@@ -97,9 +118,11 @@ class Refinements:
     def __add__(self, other: Refinements) -> Refinements:
         mine, theirs = self.change_counts(), other.change_counts()
         return Refinements(
-            self.n_refinements + other.n_refinements,
-            self.n_repeated_refinements + other.n_repeated_refinements,
-            tuple((name, mine.get(name, 0) + theirs.get(name, 0)) for name in CHANGE_NAMES),
+            n_refinements=self.n_refinements + other.n_refinements,
+            n_repeated_refinements=self.n_repeated_refinements + other.n_repeated_refinements,
+            changes=tuple((name, mine.get(name, 0) + theirs.get(name, 0)) for name in CHANGE_NAMES),
+            n_accepted_refinements=self.n_accepted_refinements + other.n_accepted_refinements,
+            n_accepted_repeats=self.n_accepted_repeats + other.n_accepted_repeats,
         )
 
 
@@ -108,13 +131,25 @@ def is_refinement(attempt: Attempt) -> bool:
     return attempt.iteration > 1 and attempt.mode not in SAMPLING_STRATEGIES and attempt.kind != "corrector"
 
 
+def is_accepted_refinement(attempt: Attempt) -> bool:
+    """A refinement that stood as the loop's attempt: any refinement but one the repeat guard rejected."""
+    return is_refinement(attempt) and attempt.kind != REJECTED_REPEAT
+
+
 def refinements(run: list[Attempt]) -> Refinements:
-    """What one question's refinements did, from its attempts in iteration order (recorded queries only)."""
-    revised = [r for a, r in zip(run, revisions(run)) if r is not None and is_refinement(a)]
+    """What one question's refinements did, from its attempts in iteration order (recorded queries and kinds only)."""
+    revised = [(a, r) for a, r in zip(run, revisions(run)) if r is not None and is_refinement(a)]
+    accepted = [r for a, r in revised if is_accepted_refinement(a)]
     counts = {name: 0 for name in CHANGE_NAMES}
-    for r in revised:
+    for _, r in revised:
         counts[r.change.value] += 1
-    return Refinements(len(revised), sum(1 for r in revised if r.repeats_failed), tuple(counts.items()))
+    return Refinements(
+        n_refinements=len(revised),
+        n_repeated_refinements=sum(1 for _, r in revised if r.repeats_failed),
+        changes=tuple(counts.items()),
+        n_accepted_refinements=len(accepted),
+        n_accepted_repeats=sum(1 for r in accepted if r.repeats_failed),
+    )
 
 
 def _error_name(a: Attempt) -> str:
@@ -146,7 +181,10 @@ class AgenticMetrics:
     first_error_recovered: dict[str, int]
     n_refinements: int
     n_repeated_refinements: int
-    refinement_repeat_rate: float | None
+    refinement_repeat_rate: float | None  # repeat rate, all model replies
+    n_accepted_refinements: int
+    n_accepted_repeats: int
+    accepted_refinement_repeat_rate: float | None  # repeat rate, accepted refinements
     refinement_changes: dict[str, int]
     n_refined_questions: int
     n_questions_only_repeats: int
@@ -204,6 +242,9 @@ def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iteratio
         n_refinements=pooled.n_refinements,
         n_repeated_refinements=pooled.n_repeated_refinements,
         refinement_repeat_rate=pooled.refinement_repeat_rate,
+        n_accepted_refinements=pooled.n_accepted_refinements,
+        n_accepted_repeats=pooled.n_accepted_repeats,
+        accepted_refinement_repeat_rate=pooled.accepted_refinement_repeat_rate,
         refinement_changes=pooled.change_counts(),
         n_refined_questions=sum(1 for r in per_question if r.n_refinements),
         n_questions_only_repeats=sum(1 for r in per_question if r.only_repeats),

@@ -96,15 +96,41 @@ CHANGE_LABELS = {
 }
 
 LOOP = (
-    _count("n_refinements", "refinements (attempts after the first; vote samples are none)"),
-    _count("n_repeated_refinements", "refinements repeating a failed query", higher_is_better=False),
+    _count(
+        "n_refinements",
+        "refinements, all model replies (attempts after the first, rejected repeats included; vote samples are none)",
+    ),
+    _count("n_repeated_refinements", "refinements repeating a failed query, all model replies", higher_is_better=False),
+    _count("n_accepted_refinements", "refinements accepted (the repeat guard's rejected replies left out)"),
+    _count("n_accepted_repeats", "accepted refinements repeating a failed query", higher_is_better=False),
     *(_count(change_column(change), CHANGE_LABELS[change]) for change in Change),
 )
-"""What the loop did after a question's first attempt (`metrics.agentic`: refinements, repeats, changes)."""
+"""What the loop did after a question's first attempt (`metrics.agentic`: refinements, repeats, changes).
+Changes count every model reply, rejected repeats included."""
+
+
+@dataclass(frozen=True)
+class RepeatRate:
+    """A repeat rate of tables and summaries: `repeats` / `refinements` (two count columns of `LOOP`), pooled over
+    questions, None or empty without refinements."""
+
+    name: str
+    repeats: str
+    refinements: str
+    label: str
+
 
 REFINEMENT_REPEAT_RATE = "refinement_repeat_rate"
-"""Tables and summaries: repeated refinements / refinements, pooled over questions (None or empty without any)."""
-REFINEMENT_REPEAT_LABEL = "refinements repeating a failed query"
+REFINEMENT_REPEAT_LABEL = "repeat rate, all model replies"
+ACCEPTED_REPEAT_RATE = "accepted_refinement_repeat_rate"
+ACCEPTED_REPEAT_LABEL = "repeat rate, accepted refinements"
+REPEAT_RATES = (
+    RepeatRate(REFINEMENT_REPEAT_RATE, "n_repeated_refinements", "n_refinements", REFINEMENT_REPEAT_LABEL),
+    RepeatRate(ACCEPTED_REPEAT_RATE, "n_accepted_repeats", "n_accepted_refinements", ACCEPTED_REPEAT_LABEL),
+)
+"""The two repeat rates (`metrics.agentic` defines them), always shown together and under these labels:
+all model replies counts every refinement the model wrote, the replies the repeat guard rejected included
+(each a repeat); accepted refinements counts only the refinements that stood. Without the guard they are equal."""
 
 BASE = (
     _id("question_id"),

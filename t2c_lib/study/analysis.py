@@ -8,10 +8,13 @@ single-pass; `strategies` covers every strategy at its measured budget.
 
 What the loop did is in the tables beside what it achieved, so "the model repeated itself"
 is never read as "the loop could not help": `agentic` and `strategies` carry the refinements,
-how many repeated an already failed query (`refinement_repeat_rate`) and what each changed
-(`n_change_none`, `n_change_edit`, `n_change_new`, `n_change_no_query`); `recovery` and
-`recovery_by_strategy` say, per error type of the first attempt, how many of those questions
-ended passing the chain; the `t2c analyze` summary shows the repeats and the recoveries as k/n.
+how many repeated an already failed query, as two rates side by side (`columns.REPEAT_RATES`:
+`refinement_repeat_rate`, "repeat rate, all model replies", counts the replies the repeat guard
+rejected; `accepted_refinement_repeat_rate`, "repeat rate, accepted refinements", only the
+refinements that stood; equal without the guard), and what each changed (`n_change_none`,
+`n_change_edit`, `n_change_new`, `n_change_no_query`); `recovery` and `recovery_by_strategy` say,
+per error type of the first attempt, how many of those questions ended passing the chain; the
+`t2c analyze` summary shows both repeat rates and the recoveries as k/n.
 """
 
 from __future__ import annotations
@@ -539,9 +542,11 @@ def _loop_overview(agentic: dict[str, Any]) -> dict[str, Any]:
     """A summary's refinement counts as table columns (None for cells evaluated before t2c counted them)."""
     changes = agentic.get("refinement_changes") or {}
     return {
-        "n_refinements": agentic.get("n_refinements"),
-        "n_repeated_refinements": agentic.get("n_repeated_refinements"),
-        columns.REFINEMENT_REPEAT_RATE: agentic.get("refinement_repeat_rate"),
+        **{
+            name: agentic.get(name)
+            for rate in columns.REPEAT_RATES
+            for name in (rate.refinements, rate.repeats, rate.name)
+        },
         **{columns.change_column(change): changes.get(change.value) for change in Change},
         "n_refined_questions": agentic.get("n_refined_questions"),
         "n_questions_only_repeats": agentic.get("n_questions_only_repeats"),
@@ -549,13 +554,15 @@ def _loop_overview(agentic: dict[str, Any]) -> dict[str, Any]:
 
 
 def _loop_sums(rows: pd.DataFrame) -> dict[str, Any]:
-    """Refinements, repeats and changes summed over questions, and the repeat rate (NaN without refinements)."""
+    """Refinements, repeats and changes summed over questions, and both repeat rates (`columns.REPEAT_RATES`: all
+    model replies, accepted refinements), NaN without refinements or from cells evaluated before they were counted."""
     out: dict[str, Any] = {}
     for c in columns.LOOP:
         values = pd.to_numeric(rows[c.name], errors="coerce") if c.name in rows else pd.Series(dtype=float)
         out[c.name] = float(values.sum()) if values.notna().any() else np.nan
-    n = out["n_refinements"]
-    out[columns.REFINEMENT_REPEAT_RATE] = out["n_repeated_refinements"] / n if n and np.isfinite(n) else np.nan
+    for rate in columns.REPEAT_RATES:
+        n = out[rate.refinements]
+        out[rate.name] = out[rate.repeats] / n if n and np.isfinite(n) else np.nan
     return out
 
 
@@ -621,6 +628,8 @@ STRATEGY_SUMMARY = (
     "tokens",
     "n_refinements",
     columns.REFINEMENT_REPEAT_RATE,
+    "n_accepted_refinements",
+    columns.ACCEPTED_REPEAT_RATE,
     "recovery_rate",
     stat("pass_at_1_final", "mcnemar", "p_holm"),
 )
@@ -630,7 +639,8 @@ STRATEGY_SUMMARY = (
 def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
     """Per strategy and configuration (and `ALL` pooled): Pass@1 first/final (headline preset), KG-valid
     structural and chain (final query), oracle@N, harm, mean LLM calls and tokens; what the refinements did
-    (summed: refinements, repeats of a failed query, changes; `refinement_repeat_rate`) and recovery (first
+    (summed: refinements, repeats of a failed query, changes; both repeat rates, all model replies and accepted
+    refinements: `columns.REPEAT_RATES`) and recovery (first
     attempts failing the chain that ended passing it); each strategy against single-pass with exact McNemar,
     Holm across the grid."""
     headline = presets_of(per_question)[0]
@@ -822,7 +832,8 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
     Both strategies on the same questions: per configuration, single-pass -> feedback for Pass@1
     (headline preset) and KG-valid chain, the difference with its CI and p. One strategy only:
     each configuration's counts with the CI of the share. Either way, what the loop did beside
-    it: refinements repeating an already failed query, and first attempts failing the chain that
+    it: refinements repeating an already failed query, among all model replies and among the accepted
+    refinements (the repeat guard's rejected replies left out), and first attempts failing the chain that
     ended passing it, as k/n ("-" where there were none).
     """
     pass_col = tables.col("pass_at_1_final")
@@ -861,26 +872,27 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows)
 
 
-LOOP_TEXT = (REPEATS_TEXT, RECOVERED_TEXT) = (
-    "refinements repeating a failed query",
+LOOP_TEXT = (REPEATS_TEXT, ACCEPTED_REPEATS_TEXT, RECOVERED_TEXT) = (
+    columns.REFINEMENT_REPEAT_LABEL,
+    columns.ACCEPTED_REPEAT_LABEL,
     "chain-invalid first attempts made valid",
 )
-"""The summary's two columns on what the loop did (k/n), prefixed `fb ` beside a paired comparison."""
+"""The summary's columns on what the loop did (k/n), prefixed `fb ` beside a paired comparison."""
 
 
 def _loop_text(per_question: pd.DataFrame, configuration: str, strategy: str) -> dict[str, str]:
-    """Repeated refinements / refinements, and chain-invalid first attempts ending valid / those, as `k/n`."""
+    """Repeats / refinements for each repeat rate (all model replies, accepted refinements), and chain-invalid
+    first attempts ending valid / those, as `k/n`."""
     rows = per_question[(per_question["configuration"] == configuration) & (per_question["strategy"] == strategy)]
     loop, recovery = _loop_sums(rows), _recovery_sums(rows)
-    refined = loop["n_refinements"]
-    return {
-        REPEATS_TEXT: f"{int(loop['n_repeated_refinements'])}/{int(refined)}"
-        if np.isfinite(refined) and refined
-        else "-",
-        RECOVERED_TEXT: f"{recovery['n_recovered']}/{recovery['n_initially_failed']}"
-        if recovery["n_initially_failed"]
-        else "-",
-    }
+    text = {}
+    for rate in columns.REPEAT_RATES:
+        refined = loop[rate.refinements]
+        text[rate.label] = f"{int(loop[rate.repeats])}/{int(refined)}" if np.isfinite(refined) and refined else "-"
+    text[RECOVERED_TEXT] = (
+        f"{recovery['n_recovered']}/{recovery['n_initially_failed']}" if recovery["n_initially_failed"] else "-"
+    )
+    return text
 
 
 def summary_header(tables: RunTables) -> str:

@@ -6,7 +6,9 @@ its gold query on the same store, and writes `metrics.csv` and `summary.json` be
 Every attempt's result correctness goes to `attempt_scores.csv` (first-attempt Pass@1,
 oracle, harm, error transitions and the validator audit are computed from it), with what its
 query changed from the attempt before and whether it repeats an already failed query
-(derived from the recorded queries, so cells run before attempts carried them score alike). Only
+(derived from the recorded queries, so cells run before attempts carried them score alike). The
+summary and `metrics.csv` carry both repeat rates (`metrics.columns.REPEAT_RATES`: all model
+replies, and accepted refinements, the repeat guard's rejected replies left out). Only
 deterministic values are written (no wall times), so the same attempts give the same bytes.
 """
 
@@ -156,6 +158,8 @@ def metrics_row(
         "harmed": result.harmed,
         "n_refinements": result.refinements.n_refinements,
         "n_repeated_refinements": result.refinements.n_repeated_refinements,
+        "n_accepted_refinements": result.refinements.n_accepted_refinements,
+        "n_accepted_repeats": result.refinements.n_accepted_repeats,
         **{columns.change_column(name): count for name, count in result.refinements.changes},
         "question_id": item.id,
         "mode": cell.mode,
@@ -228,7 +232,7 @@ def cell_summary(
         "oracle": _mean([r["oracle"] for r in rows]),
         "harm_rate": _mean([r["harmed"] for r in rows]),
         "llm_calls_per_question": _mean([r["llm_calls"] for r in rows]),
-        "refinement_repeat_rate": agentic.refinement_repeat_rate,
+        **{rate.name: getattr(agentic, rate.name) for rate in columns.REPEAT_RATES},
         "mode": cell.mode,
         "configuration": cell.configuration,
         "prompt_type": cell.prompt_type,

@@ -168,10 +168,12 @@ def _strategy_cost(tables: RunTables) -> str:
     return (
         f"Pass@1 of the final answer (left) and KG-valid chain (middle) against the mean LLM calls per question, one "
         f"point per strategy, all configurations pooled (questions x configurations: {n}). No error bars: the "
-        f"McNemar tests against single-pass are in analysis/strategies.csv. Right: the share of each strategy's "
-        f"refinements (attempts after the first; vote's independent samples are none) whose query, whitespace and a "
-        f"trailing semicolon aside, repeats one that already failed for the question, k/N on each bar; strategies "
-        f"without refinements have no bar. {_who(tables)}"
+        f"McNemar tests against single-pass are in analysis/strategies.csv. Right: two repeat rates per strategy, "
+        f"the share of its refinements (attempts after the first; vote's independent samples are none) whose query, "
+        f"whitespace and a trailing semicolon aside, repeats one that already failed for the question, k/N on each "
+        f"bar: among all model replies (the replies a repeat guard rejected and asked again for included) and among "
+        f"the accepted refinements (those rejected replies left out); without a repeat guard the two are equal. "
+        f"Strategies without refinements have no bars. {_who(tables)}"
     )
 
 

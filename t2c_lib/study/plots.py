@@ -449,8 +449,8 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
 
 def fig_strategy_cost(tables: RunTables) -> plt.Figure:
     """Pass@1 and KG-valid against mean LLM calls per question, one point per strategy (all configurations pooled),
-    and beside them each strategy's refinement repeat rate: a loop whose refinements repeat a failed query did not
-    try again, whatever its calls say."""
+    and beside them each strategy's two repeat rates (all model replies, accepted refinements): a loop whose
+    refinements repeat a failed query did not try again, whatever its calls say."""
     fig, axes = plt.subplots(1, 3, figsize=(9.6, 3.0), gridspec_kw={"width_ratios": (1.0, 1.0, 0.9)})
     axes[1].sharex(axes[0])
     table = tables.strategies
@@ -479,18 +479,35 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
 
 
 def _repeat_panel(ax: plt.Axes, rows: Any) -> None:
-    """Per strategy: the share of its refinements whose query repeats an already failed one, with k/N on each bar."""
-    rate, total = columns.REFINEMENT_REPEAT_RATE, "n_refinements"
-    shown = rows[rows[total].fillna(0) > 0] if not rows.empty and total in rows else rows.iloc[0:0]
+    """Per strategy, side by side, its two repeat rates (`columns.REPEAT_RATES`): the share of all its model
+    replies after the first, and of its accepted refinements, whose query repeats an already failed one; k/N on
+    each bar. The two differ only where the repeat guard rejected replies."""
+    first = columns.REPEAT_RATES[0]
+    shown = (
+        rows[rows[first.refinements].fillna(0) > 0] if not rows.empty and first.refinements in rows else rows.iloc[0:0]
+    )
     x = np.arange(len(shown))
-    values = shown[rate].to_numpy(dtype=float) if len(shown) else np.array([])
-    ax.bar(x, values, 0.6, color="#C44E52")
-    _count_labels(ax, x, values, values, shown[total].to_numpy(dtype=float), upright=True)
+    n_rates = len(columns.REPEAT_RATES)
+    width = 0.8 / n_rates
+    for i, (rate, color) in enumerate(zip(columns.REPEAT_RATES, REPEAT_COLORS)):
+        if rate.name not in shown:  # tables of runs evaluated before t2c counted it
+            continue
+        at = x + (i - (n_rates - 1) / 2) * width
+        values = shown[rate.name].to_numpy(dtype=float)
+        ax.bar(at, np.nan_to_num(values), width, color=color, label=rate.label)
+        n = shown[rate.refinements].to_numpy(dtype=float)
+        _count_labels(ax, at, values, values, n, upright=len(shown) * n_rates <= UPRIGHT_BARS)
     ax.set_xticks(x, [str(name) for name in shown["strategy"]], rotation=30, ha="right")
     ax.set_ylim(0, 1.1)
-    ax.set_ylabel(columns.REFINEMENT_REPEAT_LABEL)
-    if not len(shown):
+    ax.set_ylabel("share repeating a failed query")
+    if len(shown):  # above the panel: clear of every bar and its k/N
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), fontsize=5, frameon=False, borderaxespad=0.2)
+    else:
         ax.text(0.5, 0.5, "no refinements", transform=ax.transAxes, ha="center", va="center", fontsize=7)
+
+
+REPEAT_COLORS = ("#C44E52", "#8172B2")
+"""The repeat panel's bars: all model replies, accepted refinements (`columns.REPEAT_RATES` order)."""
 
 
 def _place_labels(ax: plt.Axes, groups: dict[tuple[float, float], list[Any]], renderer: object) -> None:
