@@ -62,7 +62,7 @@ STUDY_MK := .cache/make/$(notdir $(PARAMS)).mk
 PLAN_RUN_ID :=
 endif
 
-.PHONY: help parallel setup test test-fast lint lab all run evaluate analyze figures conversations decoding neo4j neo4j-stop clean clean-cache publish replicate seed-replies fresh-cache
+.PHONY: help parallel setup test test-fast lint lab all run evaluate analyze figures conversations decoding revise neo4j neo4j-stop clean clean-cache publish replicate seed-replies fresh-cache
 
 # The per-configuration rules (papermill runs of the notebooks) are generated from $(PARAMS).
 ifneq ($(filter all run evaluate analyze figures,$(MAKECMDGOALS)),)
@@ -191,6 +191,11 @@ decoding: setup ## the thesis grid decoded free and constrained, side by side (r
 	$(MAKE) all PARAMS=params/thesis.yaml
 	$(MAKE) all PARAMS=params/thesis-constrained.yaml
 	$(T2C) study compare results/thesis results/thesis-constrained
+
+revise: setup ## the thesis grid with the thesis loop and with the revising loop chosen on the development set (issue 38), side by side (results/compare/thesis-revise_vs_thesis/)
+	$(MAKE) all PARAMS=params/thesis.yaml
+	$(MAKE) all PARAMS=params/thesis-revise.yaml
+	$(T2C) study compare results/thesis results/thesis-revise
 
 clean: ## remove results, figures and store files (keeps results/published, .venv, the models and the response cache)
 	find results -mindepth 1 -maxdepth 1 ! -name published ! -name .gitkeep -exec rm -rf {} +
