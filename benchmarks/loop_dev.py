@@ -39,7 +39,7 @@ from t2c_lib.agent.options import LoopOptions
 from t2c_lib.agent.strategies import get_strategy
 from t2c_lib.cli.common import open_dataset_store
 from t2c_lib.llm.factory import make_cached_model
-from t2c_lib.metrics.agentic import agentic_metrics, is_refinement
+from t2c_lib.metrics.agentic import agentic_metrics
 from t2c_lib.metrics.equivalence import ordering
 from t2c_lib.metrics.output import pass_at_1
 from t2c_lib.metrics.scores import run_pair
@@ -110,7 +110,6 @@ def measure(name: str, values: dict[str, Any], questions, args, store, dataset, 
         pair = run_pair(gold, state.final_query or None, store, timeout_s=args.timeout)
         passed += int(pass_at_1(pair.gold, pair.generated, ordered=ordering(gold) or False))
     metrics = agentic_metrics(attempts, max_iterations=args.max_iterations)
-    accepted = [a for a in attempts if is_refinement(a) and a.kind != "rejected_repeat"]
     n = len(questions)
     return {
         "option_set": name,
@@ -119,8 +118,8 @@ def measure(name: str, values: dict[str, Any], questions, args, store, dataset, 
         "refinements": metrics.n_refinements,
         "repeated_refinements": metrics.n_repeated_refinements,
         "repeat_rate": metrics.refinement_repeat_rate,
-        "accepted_refinements": len(accepted),
-        "accepted_repeats": sum(1 for a in accepted if a.repeats_failed),
+        "accepted_refinements": metrics.n_accepted_refinements,
+        "accepted_repeats": metrics.n_accepted_repeats,
         "first_attempts_chain_invalid": first_invalid,
         "made_valid": made_valid,
         "pass_at_1": passed / n if n else None,

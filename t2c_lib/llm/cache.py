@@ -25,9 +25,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
-from t2c_lib.llm.base import ChatModel, Completion, Message, Usage, seed_kwargs
+from t2c_lib.llm.base import ChatModel, Completion, Message, ModelWrapper, Usage, seed_kwargs
 from t2c_lib.llm.paths import cache_dir
 
 CACHE_FILENAME = "llm_cache.sqlite"
@@ -271,8 +270,12 @@ class ResponseCache:
             self._local.conn = None
 
 
-class CachedModel:
-    """A `ChatModel` that answers from the cache when it can and records what the model says."""
+class CachedModel(ModelWrapper):
+    """A `ChatModel` that answers from the cache when it can and records what the model says.
+
+    The inner model's `seed` and `fingerprint` (both part of every cache key), `packaged` and
+    `lane_group` come from `ModelWrapper`.
+    """
 
     def __init__(
         self,
@@ -280,33 +283,12 @@ class CachedModel:
         cache: ResponseCache | None = None,
         mode: CacheMode | str = CacheMode.USE,
     ) -> None:
-        self.model = model
+        super().__init__(model)
         self.mode = mode if isinstance(mode, CacheMode) else CacheMode(mode)
         self.cache = None if self.mode is CacheMode.OFF else (cache if cache is not None else ResponseCache())
-        self.model_id = model.model_id
         self.hits = 0
         self.misses = 0
         self._count_lock = threading.Lock()
-
-    @property
-    def seed(self) -> int | None:
-        """The inner model's sampling seed (None when it has none): part of every cache key."""
-        return getattr(self.model, "seed", None)
-
-    @property
-    def fingerprint(self) -> str:
-        """The inner model's fingerprint (the packaged model's llama.cpp build): part of every cache key."""
-        return getattr(self.model, "fingerprint", "")
-
-    @property
-    def packaged(self) -> bool:
-        """Whether a packaged (in-process) model answers."""
-        return bool(getattr(self.model, "packaged", False))
-
-    def lane_group(self) -> Any:
-        """The lanes of the packaged model behind the cache (None when it has none)."""
-        inner = getattr(self.model, "lane_group", None)
-        return inner() if callable(inner) else None
 
     def __repr__(self) -> str:
         return f"CachedModel({self.model!r}, mode={self.mode.value})"
