@@ -85,13 +85,16 @@ def test_rates_tests_and_loop_gain(runs):
     assert (row["kg_valid_chain_final_free"], row["kg_valid_chain_final_constrained"]) == (0.0, 0.7)
     assert row["pass_at_1_final__kg_axel_constrained"] == pytest.approx(0.05)
     assert row["kg_valid_chain_final_mcnemar_p"] == pytest.approx(2 * 0.5**14)  # 14 discordant pairs, all one way
+    assert (row["kg_valid_chain_final_mcnemar_b"], row["kg_valid_chain_final_mcnemar_c"]) == (0, 14)
     assert row["llm_calls_free"] == 3 and row["llm_calls_constrained"] == 2
     assert pair.differences == {"decoding": ("free", "constrained")}
     gain = pair.loop_gain.set_index("run").loc["constrained"]
     assert gain["kg_valid_chain_final_gain"] == pytest.approx(0.5) and gain[
         "kg_valid_chain_final_mcnemar_p"
     ] == pytest.approx(2 * 0.5**10)
+    assert (gain["kg_valid_chain_final_mcnemar_b"], gain["kg_valid_chain_final_mcnemar_c"]) == (0, 10)
     text = pair.markdown()
+    assert "| 0 / 14, " in text and "| 0 / 10, " in text  # McNemar's discordant pairs beside each p
     assert (
         "`decoding`: 'free' -> 'constrained'" in text and "| Zero-Shot_Full | feedback | 20 | 1.000 -> 0.000 |" in text
     )

@@ -68,7 +68,8 @@ class RunPair:
             return f"{row[side(metric, a)]:.{digits}f} -> {row[side(metric, b)]:.{digits}f}"
 
         def p_holm(row: pd.Series, metric: str) -> str:
-            return f"{row[stat(metric, 'mcnemar', 'p_holm')]:.3g}"
+            b_c = f"{row[stat(metric, 'mcnemar', 'b')]} / {row[stat(metric, 'mcnemar', 'c')]}"
+            return f"{b_c}, {row[stat(metric, 'mcnemar', 'p_holm')]:.3g}"
 
         lines = [f"# {b} vs {a}", ""]
         if self.differences:
@@ -78,11 +79,12 @@ class RunPair:
                 "",
             ]
         lines += [
-            f"Shares of the questions both runs answered, {a} -> {b}; p: exact McNemar of {b} against {a}, "
-            "Holm across the table. NO_QUERY: the reply held no query.",
+            f"Shares of the questions both runs answered, {a} -> {b}; b / c, p: exact McNemar of {b} against {a} "
+            f"(b: questions {a} had and {b} lost, c: questions {b} gained; p Holm-adjusted across the table). "
+            "NO_QUERY: the reply held no query.",
             "",
-            f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | p | "
-            f"{pass_label} | p | mean LLM calls | mean completion tokens |",
+            f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | b / c, p | "
+            f"{pass_label} | b / c, p | mean LLM calls | mean completion tokens |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for _, row in self.per_cell.iterrows():
@@ -95,9 +97,10 @@ class RunPair:
         if not self.loop_gain.empty:
             lines += [
                 "",
-                "What the repair loop adds in each run: feedback minus single-pass (p: McNemar, Holm within the run).",
+                "What the repair loop adds in each run: feedback minus single-pass (b: right single-pass and wrong with "
+                "feedback, c: the reverse; p: exact McNemar, Holm within the run).",
                 "",
-                f"| run | configuration | KG-valid sp -> fb | gain | p | Pass@1 ({columns.preset_name(headline)}) sp -> fb | gain | p |",
+                f"| run | configuration | KG-valid sp -> fb | gain | b / c, p | Pass@1 ({columns.preset_name(headline)}) sp -> fb | gain | b / c, p |",
                 "|---|---|---|---|---|---|---|---|",
             ]
             for _, row in self.loop_gain.iterrows():
@@ -179,6 +182,8 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
             row.update({side(name, label): value for name, value in _rates(ours, presets).items()})
         for metric in [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]:
             test = mcnemar_exact(rows[metric + run_suffix(label_a)] > 0.5, rows[metric + run_suffix(label_b)] > 0.5)
+            row[stat(metric, "mcnemar", "b")] = test.b
+            row[stat(metric, "mcnemar", "c")] = test.c
             row[stat(metric, "mcnemar", "p")] = test.p_value
         records.append(row)
     per_cell = pd.DataFrame.from_records(records)
@@ -212,7 +217,10 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
                 row[sp] = float(pair[sp].mean())
                 row[fb] = float(pair[fb].mean())
                 row[side(metric, "gain")] = row[fb] - row[sp]
-                row[stat(metric, "mcnemar", "p")] = mcnemar_exact(pair[sp] > 0.5, pair[fb] > 0.5).p_value
+                test = mcnemar_exact(pair[sp] > 0.5, pair[fb] > 0.5)
+                row[stat(metric, "mcnemar", "b")] = test.b
+                row[stat(metric, "mcnemar", "c")] = test.c
+                row[stat(metric, "mcnemar", "p")] = test.p_value
             rows.append(row)
         table = pd.DataFrame.from_records(rows)
         for metric in (KG_VALID, pass_col):
