@@ -26,6 +26,7 @@ from t2c_lib.llm.published import PublishedRepliesError, read_replies, seed_cach
 from t2c_lib.study.params import ParamsError, params_from_dict
 from t2c_lib.study.publish import PublishError, publish_run, read_published_replies
 from t2c_lib.study.replicate import replication_report, reproduced_line
+from t2c_lib.study.rerun_check import check_rerun
 from t2c_lib.study.steps import analyze, evaluate, infer
 
 SHA = "ab" * 32
@@ -204,6 +205,11 @@ def test_a_rerun_from_the_published_replies_calls_no_model_and_the_replication_r
     shutil.copytree(published_dir, other / "results" / "published" / "pub")
     run_dir = make_run(other, "pub", seeded)
     assert reproduced_line(run_dir, replies) == f"reproduced from {len(replies)} published replies; 0 model calls"
+    # checked file by file: the logs differ only in the rerun's clock and `cached`, and are said to
+    check = check_rerun("pub", other / "results", other / "figures")
+    assert not (check.differ or check.missing or check.extra) and check.identical
+    assert check.run_time_only and all(name.endswith(".jsonl") for name in check.run_time_only)
+    assert "cached" in set().union(*check.run_time_only.values())
     # every table, figure, metric and manifest is the published one byte for byte; the logs differ only in
     # what they say of this rerun (every attempt `cached`, clock times)
     publish_run("pub", seeded, other / "results", other / "figures")

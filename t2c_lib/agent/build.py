@@ -2,7 +2,8 @@
 
 `t2c ask`, `t2c chat` (and the `Session` API) and the study's `infer` all build their loop
 here, so a question meets the same prompts, the same read-only walls and the same
-feedback wherever it is asked.
+feedback wherever it is asked; `loop_strategy` turns a strategy name and the feedback
+loop's options (`agent.options`) into what `build_loop` takes, for `t2c ask` and `t2c chat` alike.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.loop import AgentLoop
+from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
+from t2c_lib.errors import InvalidValue
 from t2c_lib.feedback.builder import FeedbackBuilder
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.linking import LinkingSettings, schema_text_source
@@ -19,6 +22,7 @@ from t2c_lib.prompts.config import Configuration
 from t2c_lib.validation.chain import build_chain, make_context
 
 if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.agent.strategies import Strategy
     from t2c_lib.datasets import Dataset
     from t2c_lib.graph.base import GraphStore
     from t2c_lib.llm.base import ChatModel
@@ -64,3 +68,27 @@ def build_parts(
 def build_loop(model: ChatModel, parts: LoopParts, **options: Any) -> AgentLoop:
     """An `AgentLoop` over `parts`; `options` are the loop's keyword settings (max_iterations, strategy, ...)."""
     return AgentLoop(model, parts.chain, parts.context, parts.prompts, parts.feedback, **options)
+
+
+class LoopOptionsMisplaced(InvalidValue):
+    """Loop options given to a strategy that has none (only `feedback` has them)."""
+
+
+def loop_strategy(strategy: str | None, max_iterations: int, options: LoopOptions) -> str | Strategy | None:
+    """The strategy `build_loop` takes: the name as given, or `feedback` carrying `options` when any is on.
+
+    With every option off the name is returned unchanged, so the thesis loop is built exactly as before.
+    Options with a strategy that has none (single-pass, also what `max_iterations` 1 means) are a one-line error.
+    """
+    from t2c_lib.agent.strategies import strategy_spec
+    from t2c_lib.records import FEEDBACK, SINGLE_PASS, mode_name
+
+    if options.is_default:
+        return strategy
+    spec = strategy_spec(strategy or mode_name(max_iterations))
+    if not set(OPTION_KEYS) <= set(spec.options):
+        raise LoopOptionsMisplaced(
+            f"--repair-turns, --repeat-guard and --corrector are options of the {FEEDBACK} strategy, not of {spec.name}"
+            + (f" (-n 1 means {SINGLE_PASS}: add --strategy {FEEDBACK})" if strategy is None else "")
+        )
+    return spec(options=options)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from t2c_lib.agent.build import LoopParts, build_loop, build_parts
+from t2c_lib.agent.build import LoopParts, build_loop, build_parts, loop_strategy
 from t2c_lib.chat.answer import AnswerWriter
 from t2c_lib.chat.intent import Router, RouterMode, domain_vocabulary
 from t2c_lib.chat.prompts import template_hashes
@@ -59,6 +59,9 @@ class ChatEngine:
         from t2c_lib.datasets import load_dataset
         from t2c_lib.graph import open_store
 
+        loop_strategy(
+            settings.strategy, settings.max_iterations, settings.loop_options
+        )  # options on single-pass: fail first
         dataset = dataset or load_dataset(settings.dataset)
         owns_store = store is None
         store = store or open_store(settings.store, dataset)
@@ -108,7 +111,10 @@ class ChatEngine:
         )
 
     def loop(self, on_attempt: Callable[[Attempt], None] | None = None) -> AgentLoop:
-        """A loop with the session's strategy and budgets (cheap: the parts are shared)."""
+        """A loop with the session's strategy, its loop options and budgets (cheap: the parts are shared).
+
+        New questions and modifications both run through it, so the options apply to every query of the session.
+        """
         s = self.settings
         return build_loop(
             self.model,
@@ -117,7 +123,7 @@ class ChatEngine:
             temperature=s.temperature,
             refine_temperature=s.refine_temperature,
             max_tokens=s.max_tokens,
-            strategy=s.strategy,
+            strategy=loop_strategy(s.strategy, s.max_iterations, s.loop_options),
             on_attempt=on_attempt,
         )
 

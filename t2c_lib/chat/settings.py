@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from t2c_lib.agent.options import DEFAULT_GUARD_RETRIES, OPTION_KEYS, CorrectorKind, LoopOptions, RepairTurns
 from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 
@@ -32,6 +33,11 @@ class ChatSettings:
     display_limit: int = 20
     timeout_s: float = DEFAULT_TIMEOUT_S
     cache: str = "use"
+    # the feedback loop's options (`agent.options`, the same as `t2c ask`'s); the defaults are the thesis loop
+    repair_turns: str = RepairTurns.SINGLE.value
+    repeat_guard: bool = False
+    repeat_guard_retries: int = DEFAULT_GUARD_RETRIES
+    corrector: str = CorrectorKind.NONE.value
 
     def __post_init__(self) -> None:
         if self.router not in ROUTERS:
@@ -44,6 +50,12 @@ class ChatSettings:
                 raise InvalidValue(f"{name} must be a positive integer, got {value!r}")
         if not self.timeout_s > 0:
             raise InvalidValue(f"timeout_s must be > 0, got {self.timeout_s!r}")
+        _ = self.loop_options  # a bad option value is a one-line error here, not at the first question
+
+    @property
+    def loop_options(self) -> LoopOptions:
+        """The feedback loop's options these settings name (all off: the thesis loop)."""
+        return LoopOptions.from_values({key: getattr(self, key) for key in OPTION_KEYS})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -74,21 +74,14 @@ def _debug_logging() -> None:
 
 
 def _with_loop_options(strategy: str | None, max_iterations: int, values: dict[str, Any]) -> Any:
-    """The strategy to run: its name, or the `feedback` strategy with the loop options given (only it has them)."""
-    from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
-    from t2c_lib.agent.strategies import strategy_spec
-    from t2c_lib.records import FEEDBACK, SINGLE_PASS, mode_name
+    """The strategy to run (`agent.build.loop_strategy`); options on a strategy without them are a usage error."""
+    from t2c_lib.agent.build import LoopOptionsMisplaced, loop_strategy
+    from t2c_lib.agent.options import LoopOptions
 
-    options = LoopOptions.from_values(values)
-    if options.is_default:
-        return strategy
-    spec = strategy_spec(strategy or mode_name(max_iterations))
-    if not set(OPTION_KEYS) <= set(spec.options):
-        raise click.UsageError(
-            f"--repair-turns, --repeat-guard and --corrector are options of the {FEEDBACK} strategy, not of {spec.name}"
-            + (f" (-n 1 means {SINGLE_PASS}: add --strategy {FEEDBACK})" if strategy is None else "")
-        )
-    return spec(options=options)
+    try:
+        return loop_strategy(strategy, max_iterations, LoopOptions.from_values(values))
+    except LoopOptionsMisplaced as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _open(dataset: str, store: str) -> tuple[Any, Any]:

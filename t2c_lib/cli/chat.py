@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
-from t2c_lib.chat.settings import ROUTERS
-from t2c_lib.cli.agent import _echo_attempt
-from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors
+from t2c_lib.chat.settings import ROUTERS, ChatSettings
+from t2c_lib.cli.agent import _echo_attempt, _with_loop_options
+from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors, loop_options
 from t2c_lib.errors import SessionError
 from t2c_lib.graph import STORES
 
@@ -107,6 +107,7 @@ def _show(answer: Any, debug: bool) -> None:
 @click.option("--display-limit", type=POSITIVE_INT, default=None, help="rows shown per answer [default: 20]")
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--debug", is_flag=True, help="show each route decision, generated Cypher and its verdicts")
+@loop_options
 @friendly_errors
 def chat(
     dataset: str | None,
@@ -123,12 +124,29 @@ def chat(
     display_limit: int | None,
     no_cache: bool,
     debug: bool,
+    repair_turns: str | None,
+    repeat_guard: bool | None,
+    repeat_guard_retries: int | None,
+    corrector: str | None,
 ) -> None:
-    """Talk with the graph: questions, follow-ups ("urutkan ..."), thanks; every turn saved and logged."""
+    """Talk with the graph: questions, follow-ups ("urutkan ..."), thanks; every turn saved and logged.
+
+    The feedback loop's options (`--repair-turns`, `--repeat-guard`, ...) are `t2c ask`'s, recorded with the
+    session's settings: they apply to every question and modification of the session, and a resume keeps them.
+    """
     from t2c_lib.chat import Session
 
     if session_id is not None:
         check_session_id(session_id, new_session)
+    loop = {
+        "repair_turns": repair_turns,
+        "repeat_guard": repeat_guard,
+        "repeat_guard_retries": repeat_guard_retries,
+        "corrector": corrector,
+    }
+    _with_loop_options(
+        strategy, max_iterations or ChatSettings().max_iterations, loop
+    )  # options on single-pass: a usage error, no model loaded
 
     overrides = {
         "dataset": dataset,
@@ -142,6 +160,7 @@ def chat(
         "router": router,
         "display_limit": display_limit,
         "cache": "off" if no_cache else None,
+        **loop,
     }
     session = Session.start(
         session_id=session_id,
@@ -155,6 +174,7 @@ def chat(
         click.echo(
             f"t2c chat: session {session.session_id} {verb} ({len(session.turns)} turn(s) so far); "
             f"dataset {s.dataset}, store {s.store}, model {session.engine.model.model_id}"
+            + (f", loop options {s.loop_options.tag()}" if not s.loop_options.is_default else "")
         )
         click.echo(f"resume with: t2c chat --session {session.session_id}; end with 'exit' or Ctrl-D")
         if session.resumed and session.turns:

@@ -61,14 +61,27 @@ def seed_command(run_id: str, cache_path: Path | None) -> None:
 @run_id_required
 @friendly_errors
 def reproduced_command(run_id: str) -> None:
-    """After `make all`: how many published replies the run was answered from, how many model calls it made."""
+    """After `make all`: the published replies and model calls, then the rerun's files against the published ones.
+
+    The file check reports and never fails `make all`: a rerun that could not be compared says why in one line.
+    """
     from t2c_lib import config
+    from t2c_lib.errors import T2CError
     from t2c_lib.study.params import check_run_id
     from t2c_lib.study.publish import read_published_replies
     from t2c_lib.study.replicate import reproduced_line
+    from t2c_lib.study.rerun_check import check_rerun
 
     check_run_id(run_id)
-    click.echo(reproduced_line(config.RESULTS_DIR / run_id, read_published_replies(run_id)))
+    published = read_published_replies(run_id)
+    click.echo(reproduced_line(config.RESULTS_DIR / run_id, published))
+    if published is None:
+        return
+    try:
+        lines = check_rerun(run_id).lines()
+    except (T2CError, OSError) as exc:
+        lines = [f"files not compared with the published run: {exc}"]
+    click.echo("\n".join(lines))
 
 
 @click.command("replicate")

@@ -49,6 +49,8 @@ PUBLISHED_DIR = "published"
 PUBLISHED_CAP_BYTES = 40_000_000
 """All published runs together stay under 40 MB (the repository carries them)."""
 INDEX_FILE = "published.json"
+PUBLISHER_FILES = frozenset({INDEX_FILE, REPLIES_FILE})
+"""Files of a published run that the publisher writes itself (the index, the replies), not copied from the run."""
 FIGURES = "figures"
 LEFT_OUT_DIRS = frozenset({"notebooks"})
 """Folders of a run that are not published: the executed notebooks and their logs carry clock times."""
@@ -183,6 +185,19 @@ def _files(root: Path, prefix: str) -> dict[str, Path]:
     return found
 
 
+def run_files(run_id: str, results_dir: Path | None = None, figures_dir: Path | None = None) -> dict[str, Path]:
+    """The files a published run takes from the run, by their path in `results/published/<run_id>/`.
+
+    `results/<run_id>/<path>` becomes `<path>` (not the executed notebooks, hidden or torn files) and
+    `figures/<run_id>/<path>` becomes `figures/<path>`; the publisher adds `published.json` and the replies
+    (`PUBLISHER_FILES`). A rerun is checked against its published run through the same map (`study.rerun_check`).
+    """
+    run_dir = Path(results_dir or config.RESULTS_DIR) / check_run_id(run_id)
+    files = _files(run_dir, "")
+    files.update(_files(Path(figures_dir or config.FIGURES_DIR) / run_id, f"{FIGURES}/"))
+    return files
+
+
 def tree_bytes(root: Path) -> int:
     """Bytes of every file under `root` (0 when it does not exist)."""
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink()) if root.is_dir() else 0
@@ -221,10 +236,9 @@ def publish_run(
     run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
     if not _cells(run_dir):
         raise MissingResults(f"{run_dir}: no cell with attempts and a manifest; run it first (`make all`)")
-    files = _files(run_dir, "")
+    files = run_files(run_id, results_dir, figures_dir)
     if not any(name.startswith("analysis/") for name in files):
         raise PublishError(f"{run_dir}: no analysis tables; finish the run first (`make all` or `t2c analyze`)")
-    files.update(_files(Path(figures_dir or config.FIGURES_DIR) / run_id, f"{FIGURES}/"))
     used = replies_used(run_dir, lambda model_id: cache.rows(model=model_id))
     if used.unmatched:
         raise PublishError(
