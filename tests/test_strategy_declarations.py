@@ -43,10 +43,10 @@ class AskTwice:
         messages = loop.prompts.initial(state.question)
         for temperature, last in ((loop.temperature, False), (self.temperature, True)):
             completion, parsed = loop.ask(state, messages, temperature)
-            verdict = loop.judge(ctx, parsed)
-            done = last or verdict.ok
-            status = AgentStatus.SUCCESS if verdict.ok else AgentStatus.FAILED if done else AgentStatus.REFINING
-            loop.record(state, messages, completion, parsed, verdict, temperature=temperature, status=status)
+            checked = loop.validate(ctx, parsed)
+            done = last or checked.ok
+            status = AgentStatus.SUCCESS if checked.ok else AgentStatus.FAILED if done else AgentStatus.REFINING
+            loop.record(state, messages, completion, parsed, checked, temperature=temperature, status=status)
             if done:
                 return
 

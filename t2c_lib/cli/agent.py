@@ -77,12 +77,12 @@ def _with_loop_options(strategy: str | None, max_iterations: int, values: dict[s
     """The strategy to run: its name, or the `feedback` strategy with the loop options given (only it has them)."""
     from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
     from t2c_lib.agent.strategies import strategy_spec
-    from t2c_lib.records import FEEDBACK, SINGLE_PASS, mode_name
+    from t2c_lib.records import FEEDBACK, SINGLE_PASS, default_strategy
 
     options = LoopOptions.from_values(values)
     if options.is_default:
         return strategy
-    spec = strategy_spec(strategy or mode_name(max_iterations))
+    spec = strategy_spec(strategy or default_strategy(max_iterations))
     if not set(OPTION_KEYS) <= set(spec.options):
         raise click.UsageError(
             f"--repair-turns, --repeat-guard and --corrector are options of the {FEEDBACK} strategy, not of {spec.name}"
@@ -251,7 +251,7 @@ PREVIEW_ROWS = 10
 def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
     verdict = "SUCCESS" if state.success else f"FAILED ({state.error_type.value if state.error_type else '?'})"
     click.echo(
-        f"{verdict} after {state.iterations} attempt(s), {state.llm_calls} LLM call(s) [{state.config}, {state.mode}]; "
+        f"{verdict} after {state.iterations} attempt(s), {state.llm_calls} LLM call(s) [{state.config}, {state.strategy}]; "
         f"KG-valid: {'yes' if state.kg_valid else 'no'}; tokens {state.prompt_tokens}+{state.completion_tokens}; "
         f"model {state.model_time_s:.2f} s, validation {state.validation_time_s:.2f} s"
     )
@@ -425,7 +425,7 @@ def ask(
         )
         if not as_json:
             click.echo(
-                f"{config.name}, {loop.mode}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}"
+                f"{config.name}, {loop.strategy.name}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}"
             )
         state = loop.run(question)
     finally:

@@ -165,13 +165,13 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
     presets = [p for p in presets_of(a) if p in presets_of(b)]
     if not presets:
         raise IncompatibleResults(f"{run_a} and {run_b} share no scoring preset; evaluate both with the same t2c")
-    keys = ["configuration", "mode", "question_id"]
+    keys = ["configuration", "mode", "question_id"]  # metrics.csv's `mode` column holds the strategy
     joined = a.merge(b, on=keys, suffixes=(run_suffix(label_a), run_suffix(label_b)))
     if joined.empty:
         raise IncompatibleResults(f"{run_a} and {run_b} have no (configuration, strategy, question) in common")
     records = []
-    for (configuration, mode), rows in joined.groupby(["configuration", "mode"], sort=True):
-        row: dict[str, object] = {"configuration": configuration, "strategy": mode, "n": len(rows)}
+    for (configuration, strategy), rows in joined.groupby(["configuration", "mode"], sort=True):
+        row: dict[str, object] = {"configuration": configuration, "strategy": strategy, "n": len(rows)}
         for label in (label_a, label_b):
             suffix = run_suffix(label)
             ours = rows[[c for c in rows.columns if c.endswith(suffix)]]
@@ -199,7 +199,7 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
     pass_col = col("pass_at_1_final", preset)
     records = []
     for label, frame in runs.items():
-        if not {BASELINE, TREATMENT} <= set(frame["mode"]):
+        if not {BASELINE, TREATMENT} <= set(frame["strategy"]):
             continue
         rows = []
         for configuration in sorted(frame["configuration"].unique()):

@@ -162,7 +162,7 @@ def metrics_row(
         "n_accepted_repeats": result.refinements.n_accepted_repeats,
         **{columns.change_column(name): count for name, count in result.refinements.changes},
         "question_id": item.id,
-        "mode": cell.mode,
+        "mode": cell.strategy,  # the strategy, under the column's old name
         "configuration": cell.configuration,
         "prompt_type": cell.prompt_type,
         "schema_format": cell.schema_format,
@@ -233,7 +233,7 @@ def cell_summary(
         "harm_rate": _mean([r["harmed"] for r in rows]),
         "llm_calls_per_question": _mean([r["llm_calls"] for r in rows]),
         **{rate.name: getattr(agentic, rate.name) for rate in columns.REPEAT_RATES},
-        "mode": cell.mode,
+        "mode": cell.strategy,  # the strategy, under the key's old name
         "configuration": cell.configuration,
         "prompt_type": cell.prompt_type,
         "schema_format": cell.schema_format,

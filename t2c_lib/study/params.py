@@ -30,7 +30,7 @@ PROMPT_TYPES = tuple(p.value for p in PromptType)
 THESIS_SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat if not f.per_question)
 SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat)
 RANKINGS = ("embedding", "lexical", "hybrid")  # t2c_lib.linking.Ranking (not imported here: it loads the embedder)
-MODES = (SINGLE_PASS, AGENTIC)
+LEGACY_MODES = (SINGLE_PASS, AGENTIC)
 """The thesis's names, still read from the legacy `modes` key: `agentic` is the `feedback` strategy."""
 LEGACY_STRATEGY = LEGACY_STRATEGY_NAMES
 DECODINGS = ("free", "constrained")
@@ -103,11 +103,6 @@ class StudyParams:
 
     def __post_init__(self) -> None:
         check_run_id(self.run_id)  # built directly too (notebooks): the id still names one folder under results/
-
-    @property
-    def modes(self) -> tuple[str, ...]:
-        """The old name of `strategies` (read-only, for code written against it)."""
-        return self.strategies
 
     def option(self, key: str) -> Any:
         """A strategy option's value (`agent.spec.StrategySpec.options`): a field of these parameters, or an option
@@ -233,7 +228,7 @@ def _check(key: str, value: Any, source: str) -> Any:
     choices = {
         "prompt_types": PROMPT_TYPES,
         "schema_formats": SCHEMA_FORMATS,
-        "modes": MODES,
+        "modes": LEGACY_MODES,
         "strategies": strategy_names(),
     }
     if key in choices:
