@@ -23,7 +23,7 @@ from t2c_lib.metrics.output import (
     jaccard_output,
     kg_valid,
     kg_valid_chain,
-    pass_at_1,
+    results_match,
 )
 from t2c_lib.metrics.registry import METRICS, get_metric, signature
 from t2c_lib.metrics.scores import QuestionScores, score_question, summarize, text_scores
@@ -60,7 +60,7 @@ __all__ = [
     "jaccard_output",
     "kg_valid",
     "kg_valid_chain",
-    "pass_at_1",
+    "results_match",
     "DEFAULT_SCORING",
     "SCORING_PRESETS",
     "KgValid",
