@@ -122,7 +122,7 @@ def score_attempts(
             final_query,
             final_pair,
             final.validations if final else [],
-            preset=weights,
+            weights=weights,
             scoring=name,
             question_id=question_id,
             suite=suite if name == headline else None,

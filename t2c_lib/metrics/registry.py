@@ -53,7 +53,7 @@ def get_metric(name: str) -> Callable[..., Any]:
     return METRICS.get(name)
 
 
-def signature(preset: str = composite.DEFAULT_PRESET, scoring: str = DEFAULT_SCORING) -> str:
+def signature(weights: str = composite.DEFAULT_WEIGHTS, scoring: str = DEFAULT_SCORING) -> str:
     """The settings behind a set of numbers, e.g. `t2c-metrics|scoring:t2c|weights:kg-axel|eq:v3|...|pkg:0.1.0`."""
-    p = composite.get_preset(preset)
+    p = composite.get_weights(weights)
     return "|".join(["t2c-metrics", get_scoring(scoring).signature(), f"weights:{p.name}", f"pkg:{__version__}"])

@@ -263,7 +263,7 @@ def _answered_by(directory: Path) -> str:
 
 def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weights: str) -> dict[str, Any]:
     """One preset's means; Pass@1 named by attempt (first / final), KG-valid left to the cell level."""
-    s = summarize(scores, preset=weights)
+    s = summarize(scores, weights=weights)
     s["pass_at_1_final"] = s.pop("pass_at_1")
     s["pass_at_1_first"] = _mean(first_pass)
     for key in ("kg_valid_structural", "kg_valid_chain"):

@@ -20,7 +20,7 @@ from t2c_lib.agent.strategies import option_defaults, strategy_names
 from t2c_lib.datasets import SPLITS, TEST_SPLIT
 from t2c_lib.errors import T2CError
 from t2c_lib.graph import STORES as STORE_REGISTRY
-from t2c_lib.metrics.composite import PRESETS as WEIGHT_REGISTRY
+from t2c_lib.metrics.composite import WEIGHT_SETS
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
 from t2c_lib.records import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
@@ -35,7 +35,7 @@ LEGACY_MODES = (SINGLE_PASS, AGENTIC)
 LEGACY_STRATEGY = LEGACY_STRATEGY_NAMES
 DECODINGS = ("free", "constrained")
 STORES = STORE_REGISTRY.names()
-WEIGHT_PRESETS = WEIGHT_REGISTRY.names()
+WEIGHT_NAMES = WEIGHT_SETS.names()
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # fullmatch: `$` would let a trailing newline through
 
 
@@ -249,8 +249,8 @@ def _check(key: str, value: Any, source: str) -> Any:
             raise fail(f"valid: {', '.join(SPLITS)} (test: the reported ground truth; dev: data/<dataset>/dev/)")
         return value
     if key == "weights":
-        if value not in WEIGHT_PRESETS:
-            raise fail(f"valid: {', '.join(WEIGHT_PRESETS)}")
+        if value not in WEIGHT_NAMES:
+            raise fail(f"valid: {', '.join(WEIGHT_NAMES)}")
         return value
     if key == "scoring":
         if value not in SCORING_PRESETS.names():
