@@ -448,6 +448,7 @@ BUILT_IN: tuple[StrategySpec, ...] = (
         why="measures k from the feedback cell's mean LLM calls (or set vote_k in the parameters)",
         options={"vote_k": None, "vote_temperature": VOTE_TEMPERATURE},
         configure=_vote_options,
+        samples=True,
         run_order=60,
     ),
 )

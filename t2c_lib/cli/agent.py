@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from t2c_lib.agent import AgentState, Attempt
+from t2c_lib.agent.strategies import strategy_spec
 from t2c_lib.cli.common import (
     POSITIVE_INT,
     PROMPT_TYPE,
@@ -76,7 +77,6 @@ def _debug_logging() -> None:
 def _with_loop_options(strategy: str | None, max_iterations: int, values: dict[str, Any]) -> Any:
     """The strategy to run: its name, or the `feedback` strategy with the loop options given (only it has them)."""
     from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
-    from t2c_lib.agent.strategies import strategy_spec
     from t2c_lib.records import FEEDBACK, SINGLE_PASS, default_strategy
 
     options = LoopOptions.from_values(values)
@@ -139,6 +139,12 @@ def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) ->
             click.echo(_indent(attempt.feedback.rstrip(), 4))
 
 
+def _samples(strategy: str) -> bool:
+    """Whether `strategy` declares its later attempts samples, not refinements (`StrategySpec.samples`); an
+    attempt recorded without a strategy refines."""
+    return bool(strategy) and strategy_spec(strategy).samples
+
+
 def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
     """`--verbose`: every validator's verdict in order, then what changed from the attempt before and whether
     the query repeats one that already failed (whitespace and a trailing semicolon aside)."""
@@ -158,9 +164,10 @@ def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
     else:
         similarity = token_similarity(earlier[-1].query, attempt.query)
         change = f"{revision.change.value} (token similarity {similarity:.2f} to attempt {before})"
+    samples = _samples(attempt.strategy)
     sampled = (
         ""
-        if is_refinement(attempt)
+        if is_refinement(attempt, samples)
         else "; the corrector's query, not a model refinement"
         if attempt.kind == "corrector"
         else "; an independent sample, not a refinement"
@@ -171,7 +178,7 @@ def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
             "; REJECTED by the repeat guard (a model reply, not an accepted refinement)"
             if attempt.kind == REJECTED_REPEAT
             else "; accepted"
-            if is_accepted_refinement(attempt)
+            if is_accepted_refinement(attempt, samples)
             else ""
         )
         click.echo(f"  REPEATS a failed query: attempt {revision.repeats_iteration}'s, which failed the chain{stood}")
@@ -196,7 +203,7 @@ class AttemptPrinter:
 def _echo_refinements(state: AgentState) -> None:
     """`--verbose`: the question's refinements (model replies, of which the repeat guard rejected some, and those
     accepted), what they changed, and both repeat rates (`columns.REPEAT_RATES`) as k/n."""
-    done = refinements(state.attempts)
+    done = refinements(state.attempts, _samples(state.strategy))
     if not done.n_refinements:
         click.echo("refinements: none")
         return

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.agent.strategies import strategy_spec
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import StudyError
 from t2c_lib.graph.base import GraphStore
@@ -104,6 +105,7 @@ def evaluate_cell(
     `n_coincidental`.
     """
     presets = presets_in_order(scoring)
+    samples = strategy_spec(cell.strategy).samples  # vote's later attempts are samples, not refinements
     directory = cell.directory(run_dir)
     attempts, finished = load_finished(directory, questions)
     results = [
@@ -118,6 +120,7 @@ def evaluate_cell(
             timeout_s=timeout_s,
             question_id=item.id,
             suite=suite,
+            samples=samples,
         )
         for item in questions
     ]
@@ -217,7 +220,9 @@ def cell_summary(
     }
     scoring = presets[0] if presets else ""
     headline = by_scoring.get(scoring, {})
-    agentic = agentic_metrics(cell_attempts, max_iterations=max_iterations)
+    agentic = agentic_metrics(
+        cell_attempts, max_iterations=max_iterations, samples=strategy_spec(cell.strategy).samples
+    )
     return {
         "n": len(rows),
         "scoring": scoring,
