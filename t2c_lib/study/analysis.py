@@ -232,14 +232,14 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         row: dict[str, Any] = {"configuration": configuration, "n": len(pair)}
         sp, fb = BASELINE_SIDE, TREATMENT_SIDE
         for metric in means:
-            row[side(metric, sp)] = float(pair[side(metric, sp)].mean())
-            row[side(metric, fb)] = float(pair[side(metric, fb)].mean())
+            row[side(metric, sp)] = columns.column_mean(pair[side(metric, sp)], metric)
+            row[side(metric, fb)] = columns.column_mean(pair[side(metric, fb)], metric)
         if (
             side("pass_at_1_ts", sp) in pair
         ):  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
             for suffix in (sp, fb):
                 ts = pair[side("pass_at_1_ts", suffix)].astype(float)
-                row[side("pass_at_1_ts", suffix)] = float(ts.mean())
+                row[side("pass_at_1_ts", suffix)] = columns.column_mean(ts, "pass_at_1_ts")
                 passed = pair[side(col("pass_at_1_final", presets[0]), suffix)] > 0.5
                 row[side("n_coincidental", suffix)] = int((passed & (ts < 0.5)).sum())
         for metric in binary:
@@ -253,7 +253,9 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         for suffix in (sp, fb):
             tokens = pair[side("prompt_tokens", suffix)] + pair[side("completion_tokens", suffix)]
             row[side("tokens_per_question", suffix)] = float(tokens.mean())
-            row[side("model_calls_per_question", suffix)] = float(pair[side("model_calls", suffix)].mean())
+            row[side("model_calls_per_question", suffix)] = columns.column_mean(
+                pair[side("model_calls", suffix)], "model_calls"
+            )
         records.append(row)
     table = pd.DataFrame.from_records(records)
     if not table.empty:
@@ -269,13 +271,8 @@ def _kind(name: str) -> Kind:
 
 
 def _stratum_means(rows: pd.DataFrame, presets: list[str], headline: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"n": len(rows)}
-    for name in columns.cols(["pass_at_1_final"], presets):
-        out[name] = rows[name].mean()
-    for metric in KG_VALID_METRICS:
-        out[metric] = rows[metric].mean()
-    out[col("llmetric_q", headline)] = rows[col("llmetric_q", headline)].mean()
-    return out
+    names = [*columns.cols(["pass_at_1_final"], presets), *KG_VALID_METRICS, col("llmetric_q", headline)]
+    return {"n": len(rows), **columns.column_means(rows, names)}
 
 
 def strata_breakdown(
@@ -382,9 +379,11 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
         name = columns.preset_name(s)
         for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
             failed_first = rows[rows["first_attempt_ok"] == 0]
-            recovery = 100.0 * failed_first["success"].mean() if len(failed_first) else float("nan")
+            recovery = (
+                100.0 * columns.column_mean(failed_first["success"], "success") if len(failed_first) else float("nan")
+            )
             mean = {
-                metric: rows[col(metric, s)].mean()
+                metric: columns.column_mean(rows[col(metric, s)], col(metric, s))
                 for metric in (
                     "pass_at_1_final",
                     "pass_at_1_first",
@@ -402,8 +401,10 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
                     "strategy": strategy,
                     "n": len(rows),
                     "pass_at_1_final_pct": 100.0 * mean["pass_at_1_final"],
-                    "kg_valid_chain_pct": 100.0 * rows["kg_valid_chain_final"].mean(),
-                    "kg_valid_structural_pct": 100.0 * rows["kg_valid_structural_final"].mean(),
+                    "kg_valid_chain_pct": 100.0
+                    * columns.column_mean(rows["kg_valid_chain_final"], "kg_valid_chain_final"),
+                    "kg_valid_structural_pct": 100.0
+                    * columns.column_mean(rows["kg_valid_structural_final"], "kg_valid_structural_final"),
                     "pass_at_1_first_pct": 100.0 * mean["pass_at_1_first"],
                     "jaccard_output": mean["jaccard_output"],
                     "bleu": mean["bleu"],
@@ -411,8 +412,8 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
                     "jaro_winkler": mean["jaro_winkler"],
                     "jaccard_tokens": mean["jaccard_tokens"],
                     "llmetric_pct": 100.0 * llm.get((configuration, strategy, name), float("nan")),
-                    "mean_iterations": rows["iterations"].mean(),
-                    "first_attempt_pct": 100.0 * rows["first_attempt_ok"].mean(),
+                    "mean_iterations": columns.column_mean(rows["iterations"], "iterations"),
+                    "first_attempt_pct": 100.0 * columns.column_mean(rows["first_attempt_ok"], "first_attempt_ok"),
                     "recovery_pct": recovery,
                 }
             )

@@ -149,11 +149,9 @@ def _rates(rows: pd.DataFrame, presets: list[str]) -> dict[str, float]:
     out = {
         "no_query_first": float((rows["first_error_type"] == NO_QUERY).mean()),
         "no_query_final": float((rows["final_error_type"] == NO_QUERY).mean()),
-        KG_VALID: float(rows[KG_VALID].mean()),
     }
-    out.update({name: float(rows[name].mean()) for name in columns.cols(["pass_at_1_final"], presets)})
-    out["llm_calls"] = float(rows["llm_calls"].mean())
-    out["completion_tokens"] = float(rows["completion_tokens"].mean())
+    out.update(columns.column_means(rows, [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]))
+    out.update(columns.column_means(rows, ["llm_calls", "completion_tokens"]))
     return out
 
 
@@ -209,8 +207,8 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
             row: dict[str, object] = {"run": label, "configuration": configuration, "n": len(pair)}
             for metric in (KG_VALID, pass_col):
                 sp, fb = side(metric, BASELINE_SIDE), side(metric, TREATMENT_SIDE)
-                row[sp] = float(pair[sp].mean())
-                row[fb] = float(pair[fb].mean())
+                row[sp] = columns.column_mean(pair[sp], metric)
+                row[fb] = columns.column_mean(pair[fb], metric)
                 row[side(metric, "gain")] = row[fb] - row[sp]
                 row[stat(metric, "mcnemar", "p")] = mcnemar_exact(pair[sp] > 0.5, pair[fb] > 0.5).p_value
             rows.append(row)
