@@ -10,7 +10,7 @@ this prints, per option set:
 - chain-invalid first attempts made valid: questions whose first attempt failed the validator
   chain and whose final answer passes it;
 - Pass@1: the final answer's result equals the gold query's (the `t2c` preset's rules:
-  `metrics.output.pass_at_1`, row order only when the gold has ORDER BY);
+  `get_scoring("t2c").pass_at_1`, row order only when the gold has ORDER BY);
 - LLM calls: all model calls, and per question.
 
 Every option set starts from the same first request, so with the response cache on the first
@@ -40,9 +40,8 @@ from t2c_lib.agent.strategies import get_strategy
 from t2c_lib.cli.common import open_dataset_store
 from t2c_lib.llm.factory import make_cached_model
 from t2c_lib.metrics.agentic import agentic_metrics
-from t2c_lib.metrics.equivalence import ordering
-from t2c_lib.metrics.output import pass_at_1
 from t2c_lib.metrics.scores import run_pair
+from t2c_lib.metrics.scoring import get_scoring
 from t2c_lib.prompts import Configuration
 
 NAMED: dict[str, dict[str, Any]] = {
@@ -108,7 +107,7 @@ def measure(name: str, values: dict[str, Any], questions, args, store, dataset, 
             first_invalid += 1
             made_valid += int(state.success)
         pair = run_pair(gold, state.final_query or None, store, timeout_s=args.timeout)
-        passed += int(pass_at_1(pair.gold, pair.generated, ordered=ordering(gold) or False))
+        passed += int(get_scoring("t2c").pass_at_1(gold, pair.gold.result, pair.generated.result, state.final_query))
     metrics = agentic_metrics(attempts, max_iterations=args.max_iterations)
     n = len(questions)
     return {

@@ -8,7 +8,7 @@ Needs a Neo4j server holding the dataset (loaded on first use): `NEO4J_URI`, els
 on `bolt://127.0.0.1:$NEO4J_PORT`. For every gold query the gate lets through it times, on the
 same warm connection pool:
 
-(a) the gate alone (`cypher/gate.judge` without the dialect rewrite, as the Neo4j store calls it);
+(a) the gate alone (`cypher/gate.gate_check` without the dialect rewrite, as the Neo4j store calls it);
 (b) `Neo4jStore.query`: the gate, a READ transaction with the server's timeout and a query token,
     the client deadline (a timer thread that would cut the connection) and the wire byte count,
     EXPLAIN and the plan check, fetching with the row cap, conversion, the nesting limit and the
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import neo4j
 
-    from t2c_lib.cypher.gate import judge
+    from t2c_lib.cypher.gate import gate_check
     from t2c_lib.cypher.lexer import Dialect
     from t2c_lib.datasets import load_dataset
     from t2c_lib.graph.neo4j import FETCH_SIZE, Neo4jStore, _check_read_only_plan, _convert
@@ -49,8 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     dataset = load_dataset(args.dataset)
     store = Neo4jStore(dataset, uri=args.uri)
     texts = [item.cypher for item in dataset.questions] + [example.cypher for example in dataset.examples]
-    refused = [t for t in texts if not judge(t, rewrite=False, dialect=Dialect.NEO4J).ok]
-    queries = [item.cypher for item in dataset.questions if judge(item.cypher, rewrite=False, dialect=Dialect.NEO4J).ok]
+    refused = [t for t in texts if not gate_check(t, rewrite=False, dialect=Dialect.NEO4J).ok]
+    queries = [
+        item.cypher for item in dataset.questions if gate_check(item.cypher, rewrite=False, dialect=Dialect.NEO4J).ok
+    ]
 
     def before(cypher: str) -> list:
         """The store's read path before this round (commit 98f8c63): no gate, no client deadline, no byte budget."""
@@ -83,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         g, w, o, b = [], [], [], []
         for _ in range(args.rounds):
             t0 = time.perf_counter()
-            judge(cypher, rewrite=False, dialect=Dialect.NEO4J)
+            gate_check(cypher, rewrite=False, dialect=Dialect.NEO4J)
             t1 = time.perf_counter()
             store.query(cypher)
             t2 = time.perf_counter()

@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/readonly_walls.py                 # kurikulum gold, 20 rounds
     PYTHONPATH=. python benchmarks/readonly_walls.py --dataset movies --rounds 5
 
-For every gold query it times (a) the gate alone (`cypher/gate.judge`: limits, read-only rules,
+For every gold query it times (a) the gate alone (`cypher/gate.gate_check`: limits, read-only rules,
 dialect rewrite, rules again), (b) `LadybugStore.query` (the gate, then the query process:
 one prepared statement, EXPLAIN plan check, row and byte caps, the watched deadline) and
 (c) a bare `Connection.execute` of the same (rewritten) text on a read-only connection in this
@@ -26,15 +26,15 @@ def main(argv: list[str] | None = None) -> int:
 
     import ladybug
 
-    from t2c_lib.cypher.gate import judge
+    from t2c_lib.cypher.gate import gate_check
     from t2c_lib.datasets import load_dataset
     from t2c_lib.graph.ladybug import LadybugStore
 
     dataset = load_dataset(args.dataset)
     store = LadybugStore(dataset)
     texts = [item.cypher for item in dataset.questions] + [example.cypher for example in dataset.examples]
-    refused = [t for t in texts if not judge(t).ok]
-    queries = [item.cypher for item in dataset.questions if judge(item.cypher).ok]
+    refused = [t for t in texts if not gate_check(t).ok]
+    queries = [item.cypher for item in dataset.questions if gate_check(item.cypher).ok]
     db = ladybug.Database(str(store.db_path), read_only=True, max_num_threads=1)
     conn = ladybug.Connection(db, num_threads=1)
     gate_ms, walls_ms, bare_ms = [], [], []
@@ -43,11 +43,11 @@ def main(argv: list[str] | None = None) -> int:
             store.query(cypher)
         except Exception:  # a gold query that does not run here is not timed
             continue
-        rewritten = judge(cypher).query
+        rewritten = gate_check(cypher).query
         g, w, b = [], [], []
         for _ in range(args.rounds):
             t0 = time.perf_counter()
-            judge(cypher)
+            gate_check(cypher)
             t1 = time.perf_counter()
             store.query(cypher)
             t2 = time.perf_counter()

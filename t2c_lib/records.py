@@ -98,7 +98,7 @@ class Attempt:
     cached: bool = False
     temperature: float = 0.0
     config: str = ""
-    mode: str = ""
+    mode: str = ""  # the strategy's name: `strategy` reads it; attempts.jsonl keeps the old key `mode`
     parse_note: str = ""
     status: str = ""  # what the loop did next: SUCCESS, REFINING or FAILED
     reasoning: str = ""  # the model's <think> text, if any
@@ -107,6 +107,11 @@ class Attempt:
     seed: int | None = None  # a per-call sampling seed (vote samples), None = the model's own
     change: str = ""  # what its query changed from the attempt before (a `Change`); "" for a first attempt
     repeats_failed: bool | None = None  # its query equals an earlier failed one of the question; None for a first
+
+    @property
+    def strategy(self) -> str:
+        """The strategy that made this attempt (stored as `mode`, its old name)."""
+        return self.mode
 
     @property
     def kg_valid(self) -> bool:
@@ -231,8 +236,8 @@ def revisions(attempts: Sequence[Attempt]) -> list[Revision | None]:
 
 
 @dataclass
-class Verdict:
-    """The validator chain's verdict on one query: every result, the first failure, time taken, the rows."""
+class ChainResult:
+    """The validator chain's result for one query: every validator's result, the first failure, time taken, the rows."""
 
     validations: list[ValidationResult]
     ok: bool
@@ -254,7 +259,7 @@ def canonical_strategy(name: str) -> str:
     return LEGACY_STRATEGY_NAMES.get(name, name)
 
 
-def mode_name(max_iterations: int) -> str:
+def default_strategy(max_iterations: int) -> str:
     """The default strategy for an iteration budget: `single-pass` for one, else `feedback` (was `agentic`)."""
     return SINGLE_PASS if max_iterations == 1 else FEEDBACK
 
@@ -293,6 +298,7 @@ class AgentState:
 
     @property
     def strategy(self) -> str:
+        """The strategy's name (stored as `mode`, its old name)."""
         return self.mode
 
     def to_dict(self) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum)
         assert 1 <= state.iterations <= 3
         assert [a.iteration for a in attempts] == list(range(1, state.iterations + 1))
         assert all(
-            a.question_id == qid and a.config == "Few-Shot_Only-Paths" and a.mode == "feedback" for a in attempts
+            a.question_id == qid and a.config == "Few-Shot_Only-Paths" and a.strategy == "feedback" for a in attempts
         )
         # statuses: refine until the last attempt, which decides
         assert all(a.status == "REFINING" for a in attempts[:-1])
@@ -92,7 +92,7 @@ def test_five_questions_record_consistent_attempts(model, loop_parts, kurikulum)
     single = AgentLoop(model, chain, ctx, prompts, feedback, max_iterations=1, max_tokens=MAX_TOKENS)
     first = states[0]
     again = single.run(kurikulum.question(QUESTION_IDS[0]).question, QUESTION_IDS[0])
-    assert again.mode == "single-pass" and again.iterations == 1
+    assert again.strategy == "single-pass" and again.iterations == 1
     assert again.attempts[0].cached
     assert again.attempts[0].raw_response == first.attempts[0].raw_response
     assert again.attempts[0].prompt_hash == first.attempts[0].prompt_hash
@@ -115,7 +115,7 @@ def test_every_strategy_with_the_packaged_model_shares_the_first_attempt_and_cou
             model, chain, ctx, prompts, feedback, max_iterations=2, max_tokens=MAX_TOKENS, strategy=strategy
         )
         states[name] = state = loop.run(item.question, item.id)
-        assert state.mode == name and state.llm_calls == len(state.attempts) >= 1
+        assert state.strategy == name and state.llm_calls == len(state.attempts) >= 1
         assert state.prompt_tokens == sum(a.prompt_tokens for a in state.attempts) > 0
         assert state.completion_tokens == sum(a.completion_tokens for a in state.attempts)
         assert 1 <= state.final_iteration <= len(state.attempts)

@@ -118,7 +118,7 @@ def test_single_pass_first_request_equals_agentic_first_request(parts):
     a = make_loop(parts, agentic).run(QUESTION, "q")
     s = make_loop(parts, single, max_iterations=1).run(QUESTION, "q")
     assert single.requests[0] == agentic.requests[0]
-    assert s.mode == "single-pass" and a.mode == "feedback"  # the thesis's "agentic" is the feedback strategy
+    assert s.strategy == "single-pass" and a.strategy == "feedback"  # the thesis's "agentic" is the feedback strategy
     assert s.iterations == 1 and s.status is AgentStatus.FAILED
     first_a, first_s = a.attempts[0].to_dict(), s.attempts[0].to_dict()
     for key in ("mode", "status", "validation_s", "validations"):

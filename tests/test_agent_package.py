@@ -18,7 +18,7 @@ OLD_NAMES = (
     "Attempt",
     "SINGLE_PASS",
     "AGENTIC",
-    "mode_name",
+    "default_strategy",
     "AgentState",
     "AgentLoop",
     "log",

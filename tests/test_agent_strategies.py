@@ -97,9 +97,9 @@ def test_agentic_is_the_feedback_strategy_and_unknown_names_list_the_valid_ones(
 def test_default_strategy_follows_max_iterations(parts):
     chain, ctx, prompts, feedback = parts
     model = ScriptedModelStandIn([])
-    assert AgentLoop(model, chain, ctx, prompts, feedback, max_iterations=1).mode == "single-pass"
-    assert AgentLoop(model, chain, ctx, prompts, feedback).mode == "feedback"
-    assert AgentLoop(model, chain, ctx, prompts, feedback, mode="agentic").mode == "feedback"
+    assert AgentLoop(model, chain, ctx, prompts, feedback, max_iterations=1).strategy.name == "single-pass"
+    assert AgentLoop(model, chain, ctx, prompts, feedback).strategy.name == "feedback"
+    assert AgentLoop(model, chain, ctx, prompts, feedback, strategy="agentic").strategy.name == "feedback"
 
 
 # --- single-pass and the retry family -----------------------------------------------------------
@@ -109,7 +109,9 @@ def test_single_pass_stops_after_one_failed_attempt(parts):
     state, model = run(parts, "single-pass", [tag(SCHEMA_BAD)])
     assert state.iterations == 1 and not state.success and state.error_type is ErrorType.SCHEMA_ERROR
     assert (
-        state.attempts[0].status == "FAILED" and state.mode == "single-pass" and state.attempts[0].mode == "single-pass"
+        state.attempts[0].status == "FAILED"
+        and state.strategy == "single-pass"
+        and state.attempts[0].strategy == "single-pass"
     )
 
 

@@ -75,7 +75,7 @@ def test_a_modification_meets_the_repeat_guard_and_fresh_repairs(kurikulum, kuri
 def test_without_options_the_chat_loop_is_the_thesis_loop(kurikulum, kurikulum_store):
     built, _ = engine(kurikulum, kurikulum_store, [])
     loop = built.loop()
-    assert built.settings.loop_options.is_default and loop.mode == "feedback"
+    assert built.settings.loop_options.is_default and loop.strategy.name == "feedback"
     assert "options" not in loop.signature()["strategy"]
 
 

@@ -88,3 +88,15 @@ def test_no_result_column_name_is_built_outside_the_spec():
         if where not in NOT_COLUMNS:
             built += [f"{where}:{line}: {text}" for line, text in _built_names(path)]
     assert not built, "column names built outside t2c_lib/metrics/columns.py:\n" + "\n".join(built)
+
+
+def test_means_follow_the_column_spec():
+    """`column_mean` summarises a column as its spec's `aggregation` says; an id or a text has no mean."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"success": [1, 0, 1, 1], "question_id": ["a", "b", "c", "d"]})
+    assert columns.column_mean(frame["success"], "success") == 0.75
+    assert columns.column_means(frame, ["success"]) == {"success": 0.75}
+    assert columns.column_mean(pd.Series([1.0, 0.0]), col("pass_at_1_final", "kg-axel")) == 0.5
+    with pytest.raises(ValueError, match="not aggregated"):
+        columns.column_mean(frame["question_id"], "question_id")

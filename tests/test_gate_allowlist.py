@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from t2c_lib.cypher.gate import Refusal, admit, judge
+from t2c_lib.cypher.gate import Refusal, admit, gate_check
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, strip_comments, tokenize
 from t2c_lib.datasets import load_dataset
 from t2c_lib.errors import QueryError, UnsafeQuery
@@ -64,7 +64,7 @@ def test_no_gold_query_or_example_is_refused_in_either_dialect(dataset: str, exp
     queries = dataset_queries(dataset)
     assert len(queries) == expected  # kurikulum: 52 gold + 7 examples + 48 conversation queries; movies: 474 + 6
     for dialect in DIALECTS:
-        refused = [(q, v.message) for q in queries if not (v := judge(q, dialect=dialect)).ok]
+        refused = [(q, v.message) for q in queries if not (v := gate_check(q, dialect=dialect)).ok]
         assert refused == [], f"{dialect.value}: {len(refused)} of {len(queries)} refused: {refused[:3]}"
     print(f"\n{dataset}: {len(queries)} gold/example/conversation queries, 0 refused in either dialect")
 
@@ -75,10 +75,10 @@ def test_no_fixture_read_is_refused() -> None:
     reads = fixture_reads()
     assert len(reads) >= 100
     refused = [
-        (where, query, dialect, judge(query, dialect=dialect))
+        (where, query, dialect, gate_check(query, dialect=dialect))
         for where, query, dialects in reads
         for dialect in dialects
-        if not judge(query, dialect=dialect).ok
+        if not gate_check(query, dialect=dialect).ok
     ]
     assert all(v.refusal is Refusal.AMBIGUOUS and "**/" in q for _, q, _, v in refused), refused
     assert {w for w, *_ in refused} == {
@@ -136,7 +136,7 @@ HOSTILE = [
 @pytest.mark.parametrize("dialect", DIALECTS, ids=[d.value for d in DIALECTS])
 @pytest.mark.parametrize("clause,query", HOSTILE, ids=[q[:60] for _, q in HOSTILE])
 def test_each_hostile_class_is_refused_with_the_clause_named(clause: str, query: str, dialect: Dialect) -> None:
-    verdict = judge(query, dialect=dialect)
+    verdict = gate_check(query, dialect=dialect)
     expected = Refusal.UNKNOWN_WORD if clause == "FOO" else Refusal.NOT_READ_ONLY  # a word no grammar knows
     assert verdict.refusal is expected, verdict.message
     assert clause.lower() in (verdict.clause or "").lower() and clause.lower() in verdict.message.lower()
@@ -165,7 +165,7 @@ ALIAS_READS = [
 @pytest.mark.parametrize("query", ALIAS_READS)
 def test_aliases_named_like_clause_words_pass_where_they_are_plainly_values(query: str, kurikulum_store) -> None:
     for dialect in DIALECTS:
-        assert judge(query, dialect=dialect).ok, (dialect, judge(query, dialect=dialect).message)
+        assert gate_check(query, dialect=dialect).ok, (dialect, gate_check(query, dialect=dialect).message)
     kurikulum_store.query(query)  # and the embedded database reads each of them as a query
 
 
@@ -181,7 +181,7 @@ def test_aliases_named_like_clause_words_pass_where_they_are_plainly_values(quer
 )
 def test_remaining_false_refusal_classes_are_known(query: str) -> None:
     """Where a DENY word could be read either way, the gate refuses (safety first); these classes are reported."""
-    assert not judge(query).ok
+    assert not gate_check(query).ok
 
 
 def test_the_walk_knows_every_read_clause_form() -> None:
@@ -209,10 +209,10 @@ def test_the_walk_knows_every_read_clause_form() -> None:
     ]
     for query in reads:
         for dialect in DIALECTS:
-            assert judge(query, dialect=dialect).ok, (query, judge(query, dialect=dialect).message)
+            assert gate_check(query, dialect=dialect).ok, (query, gate_check(query, dialect=dialect).message)
     for query in neo4j_only:
-        assert judge(query, dialect=Dialect.NEO4J).ok, (query, judge(query, dialect=Dialect.NEO4J).message)
-    assert judge("CALL table_info('MK') RETURN *", dialect=Dialect.LADYBUG).ok
+        assert gate_check(query, dialect=Dialect.NEO4J).ok, (query, gate_check(query, dialect=Dialect.NEO4J).message)
+    assert gate_check("CALL table_info('MK') RETURN *", dialect=Dialect.LADYBUG).ok
 
 
 # --- lexing per dialect ------------------------------------------------------------------------------
@@ -245,7 +245,7 @@ def test_each_dialect_ends_a_block_comment_by_its_own_rule() -> None:
 )
 def test_a_comment_the_dialects_end_differently_is_refused_for_both(query: str) -> None:
     for dialect in DIALECTS:
-        verdict = judge(query, dialect=dialect)
+        verdict = gate_check(query, dialect=dialect)
         assert verdict.refusal is Refusal.AMBIGUOUS, (dialect, verdict.message)
         assert "LadybugDB and Neo4j" in verdict.message
 
@@ -253,8 +253,8 @@ def test_a_comment_the_dialects_end_differently_is_refused_for_both(query: str) 
 def test_a_line_comment_with_a_lone_carriage_return_is_refused_for_both() -> None:
     query = "MATCH (n) RETURN n // note\rCREATE (m)"  # Neo4j ends the comment at CR; LadybugDB reads // as code
     for dialect in DIALECTS:
-        assert judge(query, dialect=dialect).refusal is Refusal.AMBIGUOUS
-    assert judge("MATCH (n) RETURN n // note\r\n", dialect=Dialect.NEO4J).ok
+        assert gate_check(query, dialect=dialect).refusal is Refusal.AMBIGUOUS
+    assert gate_check("MATCH (n) RETURN n // note\r\n", dialect=Dialect.NEO4J).ok
 
 
 def test_literals_and_names_lex_alike_in_both_dialects() -> None:
@@ -286,7 +286,7 @@ def test_the_embedded_store_refuses_the_alias_walk_before_the_database(kurikulum
 
 def rule_class(query: str, dialect: Dialect) -> str:
     """The rule class that refused `query` ("passed" if none)."""
-    verdict = judge(query, dialect=dialect)
+    verdict = gate_check(query, dialect=dialect)
     if verdict.ok:
         return "passed"
     if verdict.refusal is not Refusal.NOT_READ_ONLY:
@@ -357,7 +357,7 @@ def test_neo4j_reads_the_comments_as_its_dialect_says(neo4j_kurikulum) -> None:
         "non-read"
     )
     for text in ("MATCH (m:MK) WITH m /* **/ SET m.sks = 0 //*/", "MATCH (m:MK) WITH m // c\rSET m.sks = 0"):
-        assert not judge(text, dialect=Dialect.NEO4J).ok
+        assert not gate_check(text, dialect=Dialect.NEO4J).ok
 
 
 @pytest.mark.neo4j
@@ -369,7 +369,7 @@ def test_the_gate_never_passes_what_neo4j_reads_as_more_than_a_read(neo4j_kuriku
     outcomes: Counter[str] = Counter()
     violations = []
     for text in texts:
-        if not judge(text, dialect=Dialect.NEO4J).ok:
+        if not gate_check(text, dialect=Dialect.NEO4J).ok:
             outcomes["refused"] += 1
             continue
         reading = neo4j_reading(neo4j_kurikulum, text)
@@ -385,12 +385,12 @@ def test_the_gate_never_passes_what_neo4j_reads_as_more_than_a_read(neo4j_kuriku
 def test_a_typo_at_a_clause_position_is_refused_as_a_syntax_error_not_as_unsafe(dialect):
     """`LIMT` is refused before the database all the same, but the model hears a syntax error (as the parser
     would have said), while a write or file word stays unsafe."""
-    typo = judge("MATCH (n:Person) RETURN n.name LIMT 3", dialect=dialect)
+    typo = gate_check("MATCH (n:Person) RETURN n.name LIMT 3", dialect=dialect)
     assert typo.refusal is Refusal.UNKNOWN_WORD and typo.clause == "LIMT"
     with pytest.raises(QueryError) as raised:
         admit("MATCH (n:Person) RETURN n.name LIMT 3", dialect=dialect)
     assert raised.value.kind == "syntax"
     for hostile in ("MATCH (n) RETURN n LOAD FROM '/etc/passwd' RETURN *", "MATCH (n) DETACH DELETE n"):
-        assert judge(hostile, dialect=dialect).refusal is Refusal.NOT_READ_ONLY
+        assert gate_check(hostile, dialect=dialect).refusal is Refusal.NOT_READ_ONLY
         with pytest.raises(UnsafeQuery):
             admit(hostile, dialect=dialect)

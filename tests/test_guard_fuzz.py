@@ -20,7 +20,7 @@ from collections import Counter
 import pytest
 
 from t2c_lib.cypher.dialect import normalise
-from t2c_lib.cypher.gate import judge
+from t2c_lib.cypher.gate import gate_check
 from t2c_lib.graph.base import QueryError, QueryTimeout, UnsafeQuery
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.validation.guard import check_read_only
@@ -336,8 +336,8 @@ def test_guard_rewriter_and_database_agree_on_rewritten_texts(kurikulum_store) -
         if time.perf_counter() - started > TIME_BUDGET_S:
             break
         text = _rewriter_text(random.Random(SEED + i))
-        raw = judge(text, rewrite=False)
-        final = judge(text)
+        raw = gate_check(text, rewrite=False)
+        final = gate_check(text)
         rewritten = normalise(text)
         if rewritten.applied and check_read_only(rewritten.query).ok != final.ok:
             violations.append((text, "the guard judges the rewritten text differently from the gate"))

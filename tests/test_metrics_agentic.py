@@ -234,8 +234,9 @@ def test_a_query_the_lexer_refuses_still_compares():
 def test_vote_samples_are_not_refinements():
     run = run_of((BROKEN, False), (BROKEN, False), (BROKEN, True), mode="vote")
     assert revisions(run)[1].repeats_failed  # the fact is recorded ...
-    assert refinements(run).n_refinements == 0  # ... but independent samples revise nothing
-    assert refinements(run).refinement_repeat_rate is None
+    assert refinements(run, samples=True).n_refinements == 0  # ... but independent samples revise nothing
+    assert refinements(run, samples=True).refinement_repeat_rate is None
+    assert refinements(run).n_refinements == 2  # the declaration decides, not the name in the records
 
 
 def test_old_attempts_files_are_rescored_from_their_queries(m):

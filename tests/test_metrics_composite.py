@@ -1,4 +1,4 @@
-"""LLMetric-Q / LLMetric weights presets, the registry, the signature, and summaries."""
+"""LLMetric-Q / LLMetric weight sets, the registry, the signature, and summaries."""
 
 from __future__ import annotations
 
@@ -55,18 +55,18 @@ def test_aggregate_weights_on_means():
     assert composite.llmetric(means, "agentic-doc") == pytest.approx(0.2 + 0.15 + 0.05 + 0.12)
 
 
-@pytest.mark.parametrize("name", sorted(composite.PRESETS))
+@pytest.mark.parametrize("name", sorted(composite.WEIGHT_SETS))
 def test_weights_sum_to_one(name):
-    p = composite.PRESETS[name]
+    p = composite.WEIGHT_SETS[name]
     assert math.fsum(p.question.values()) == pytest.approx(1.0)
     assert math.fsum(p.aggregate.values()) == pytest.approx(1.0)
 
 
-def test_unknown_preset_fails_listing_the_valid_ones():
-    with pytest.raises(ValueError, match="unknown weights preset 'kg_axel' \\(valid: kg-axel, agentic-doc\\)"):
-        composite.get_preset("kg_axel")
-    with pytest.raises(ValueError, match="unknown weights preset"):
-        summarize([scores(1, 1, 1, 1, 1)], preset="thesis")
+def test_unknown_weight_set_fails_listing_the_valid_ones():
+    with pytest.raises(ValueError, match="unknown weight set 'kg_axel' \\(valid: kg-axel, agentic-doc\\)"):
+        composite.get_weights("kg_axel")
+    with pytest.raises(ValueError, match="unknown weight set"):
+        summarize([scores(1, 1, 1, 1, 1)], weights="thesis")
 
 
 def test_missing_component_is_named():
@@ -74,9 +74,9 @@ def test_missing_component_is_named():
         composite.llmetric_q({"pass_at_1": 1, "kg_valid": 1, "jaccard_output": 1}, "kg-axel")
 
 
-def test_presets_cannot_be_changed_in_place():
+def test_weight_sets_cannot_be_changed_in_place():
     with pytest.raises(TypeError):
-        composite.PRESETS["kg-axel"].question["pass_at_1"] = 1.0
+        composite.WEIGHT_SETS["kg-axel"].question["pass_at_1"] = 1.0
 
 
 QUESTIONS = [
@@ -100,9 +100,9 @@ def test_summary_means_and_llmetric_kg_axel():
     assert set(SCORE_NAMES) <= set(s)
 
 
-@pytest.mark.parametrize("name", sorted(composite.PRESETS))
+@pytest.mark.parametrize("name", sorted(composite.WEIGHT_SETS))
 def test_configuration_llmetric_is_the_mean_of_question_llmetrics(name):
-    s = summarize(QUESTIONS, preset=name)
+    s = summarize(QUESTIONS, weights=name)
     assert s["llmetric"] == pytest.approx(s["llmetric_q"])
     per_q = [composite.llmetric_q(llmetric_components(q.to_dict(), "t2c"), name) for q in QUESTIONS]
     assert s["llmetric_q"] == pytest.approx(sum(per_q) / len(per_q))

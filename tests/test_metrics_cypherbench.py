@@ -8,7 +8,7 @@ from t2c_lib.graph.base import GraphNode, GraphPath, QueryResult
 from t2c_lib.metrics import cypherbench as cb
 from t2c_lib.metrics.equivalence import ordering
 from t2c_lib.metrics.gold import decode_result
-from t2c_lib.metrics.output import Execution, pass_at_1
+from t2c_lib.metrics.output import Execution, results_match
 from tests.helpers import load_fixture
 
 CASES = load_fixture("cypherbench.yaml")["cases"]
@@ -38,7 +38,7 @@ def test_cypherbench_score_over_executions(case):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"])
 def test_t2c_verdict_on_the_same_case(case):
     gold, gen = Execution(result=result(case["gold"])), Execution(result=result(case["generated"]))
-    assert pass_at_1(gold, gen, ordering(case["gold_query"]) or False) == case["t2c"]
+    assert results_match(gold, gen, ordering(case["gold_query"]) or False) == case["t2c"]
 
 
 def test_fixtures_show_every_documented_difference():

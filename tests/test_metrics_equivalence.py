@@ -7,7 +7,7 @@ import pytest
 from t2c_lib.graph.base import GraphNode, QueryResult
 from t2c_lib.metrics import equivalence as eq
 from t2c_lib.metrics.gold import GoldCache, decode_result, decode_value, encode_result, encode_value
-from t2c_lib.metrics.output import Execution, execute, jaccard_output, pass_at_1
+from t2c_lib.metrics.output import Execution, execute, jaccard_output, results_match
 from tests.helpers import load_fixture
 
 FIXTURE = load_fixture("equivalence.yaml")
@@ -29,9 +29,9 @@ def is_ordered(case: dict) -> bool | eq.Ordering:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
-def test_pass_at_1(case):
+def test_results_match(case):
     gold, gen = as_execution(case["gold"]), as_execution(case["generated"])
-    assert pass_at_1(gold, gen, ordered=is_ordered(case)) == case["pass_at_1"]
+    assert results_match(gold, gen, ordered=is_ordered(case)) == case["pass_at_1"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -106,7 +106,7 @@ def test_empty_generated_query_is_an_error_without_touching_the_store():
     run = execute(None, "   ")  # no store is needed: nothing runs
     assert run.error == "empty query" and not run.ok
     gold = Execution(result=QueryResult(["a"], []))
-    assert pass_at_1(gold, run) == 0.0 and jaccard_output(gold, run) == 0.0
+    assert results_match(gold, run) == 0.0 and jaccard_output(gold, run) == 0.0
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

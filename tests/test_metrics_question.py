@@ -26,7 +26,7 @@ def test_every_preset_first_final_oracle_harm_and_each_attempt(kurikulum_store) 
     assert [a.pass_at_1 for a in result.attempts] == [0.0, 1.0, 0.0]
     assert result.oracle == 1.0 and result.harmed == 1  # a right attempt, a wrong final one
     for name in presets:  # the same numbers as scoring the final query alone
-        alone = score_question(GOLD, WRONG, kurikulum_store, [], preset="kg-axel", scoring=name, question_id="q1")
+        alone = score_question(GOLD, WRONG, kurikulum_store, [], weights="kg-axel", scoring=name, question_id="q1")
         assert result.presets[name].final == alone and result.presets[name].pass_at_1_first == 0.0
     chosen = score_attempts(
         GOLD, group, 2, kurikulum_store, presets=presets, weights="kg-axel", timeout_s=10.0, question_id="q1"

@@ -188,13 +188,13 @@ def test_score_question_combines_parts_under_the_preset(ds, store):
     q = ds.questions[0]  # MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks
     gen = q.cypher.replace("RETURN m.sks", "RETURN m.sks AS sks")
     a = score_question(q.cypher, gen, store, ALL_OK)
-    b = score_question(q.cypher, gen, store, ALL_OK, preset="agentic-doc")
+    b = score_question(q.cypher, gen, store, ALL_OK, weights="agentic-doc")
     assert a.pass_at_1 == 1.0 and a.kg_valid_structural == 1.0 and a.jaccard_output == 1.0 and a.bleu < 1.0
     assert a.llmetric_q == pytest.approx(0.3 + 0.4 + 0.2 + 0.1 * a.jarou)
     assert b.llmetric_q == pytest.approx(0.4 + 0.2 + 0.2 + 0.1 * b.jaro_winkler + 0.1 * b.rouge_l_f1)
     assert (a.weights, b.weights) == ("kg-axel", "agentic-doc")
-    with pytest.raises(ValueError, match="unknown weights preset 'nope'"):
-        score_question(q.cypher, gen, store, ALL_OK, preset="nope")
+    with pytest.raises(ValueError, match="unknown weight set 'nope'"):
+        score_question(q.cypher, gen, store, ALL_OK, weights="nope")
 
 
 def test_gold_results_are_cached_per_engine_fingerprint(ds, store, tmp_path, monkeypatch):

@@ -78,7 +78,7 @@ def test_missing_file_is_named(tmp_path):
 def test_strategies_replace_modes_and_the_old_key_is_mapped():
     assert params_from_dict({"modes": ["single-pass", "agentic"]}).strategies == ("single-pass", "feedback")
     assert params_from_dict({"strategies": ["agentic", "vote"]}).strategies == ("feedback", "vote")
-    assert params_from_dict({}).strategies == ("single-pass", "feedback") == params_from_dict({}).modes
+    assert params_from_dict({}).strategies == ("single-pass", "feedback")
     assert "modes" not in params_from_dict({}).to_dict()
     assert params_from_dict({}).with_overrides(modes=["agentic"]).strategies == ("feedback",)
     with pytest.raises(ParamsError, match="not both"):

@@ -23,7 +23,7 @@ import yaml
 
 from t2c_lib.agent import ErrorType
 from t2c_lib.cypher.dialect import normalise
-from t2c_lib.cypher.gate import Refusal, judge
+from t2c_lib.cypher.gate import Refusal, gate_check
 from t2c_lib.graph.base import QueryError, QueryTimeout, ResourceLimit, ResultTooLarge
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.graph.messages import safe_message
@@ -102,7 +102,7 @@ def test_each_case_is_refused_bounded_or_answered(case, sandbox, secret_env, kur
 def test_the_guard_step_and_the_store_gate_agree(sandbox) -> None:
     for case in CASES:
         text = text_of(case, sandbox)
-        verdict = judge(text)
+        verdict = gate_check(text)
         assert check_read_only(text).ok == verdict.ok
         assert verdict.ok == (case["expect"] != "gate"), case["title"]
 
@@ -112,18 +112,18 @@ def test_rewrites_grow_linearly_and_are_judged_again() -> None:
         text = "RETURN " + "substring(" * depth + "'abc'" + ", 0)" * depth
         out = normalise(text).query
         assert len(out) <= len(text) + 30 * depth  # a constant per call, never a copy of an argument
-    verdict = judge("MATCH (m:MK) RETURN substring(m.nama, 0, 3), type(m)")
+    verdict = gate_check("MATCH (m:MK) RETURN substring(m.nama, 0, 3), type(m)")
     assert verdict.ok and verdict.rewrites == ("type_function", "substring_base")
     assert "(0) + 1" in verdict.query
 
 
 def test_limits_refuse_before_parsing_with_a_resource_error() -> None:
-    deep = judge("RETURN " + "(" * 40 + "1" + ")" * 40)
+    deep = gate_check("RETURN " + "(" * 40 + "1" + ")" * 40)
     assert deep.refusal is Refusal.TOO_LARGE and "nests" in deep.message
     assert check_read_only("RETURN " + "(" * 40 + "1" + ")" * 40).error_type is ErrorType.RESOURCE_LIMIT
-    long = judge("RETURN '" + "a" * 9000 + "'")
+    long = gate_check("RETURN '" + "a" * 9000 + "'")
     assert long.refusal is Refusal.TOO_LARGE and "characters" in long.message
-    assert judge("RETURN " + "(" * 30 + "1" + ")" * 30).ok
+    assert gate_check("RETURN " + "(" * 30 + "1" + ")" * 30).ok
 
 
 def test_a_killed_query_process_is_replaced(kurikulum_store: LadybugStore) -> None:

@@ -7,7 +7,7 @@ import pytest
 from t2c_lib.agent.strategies import STRATEGIES
 from t2c_lib.errors import T2CError, UnknownName
 from t2c_lib.graph import STORES
-from t2c_lib.metrics.composite import PRESETS
+from t2c_lib.metrics.composite import WEIGHT_SETS
 from t2c_lib.metrics.registry import METRICS
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.registry import Registry
@@ -29,7 +29,7 @@ def test_a_miss_names_the_valid_choices_and_is_a_user_error():
     assert things.names() == ("one",)
 
 
-@pytest.mark.parametrize("registry", [STRATEGIES, SCORING_PRESETS, PRESETS, STORES, METRICS], ids=lambda r: r.kind)
+@pytest.mark.parametrize("registry", [STRATEGIES, SCORING_PRESETS, WEIGHT_SETS, STORES, METRICS], ids=lambda r: r.kind)
 def test_every_registry_is_one_shape(registry):
     assert isinstance(registry, Registry) and registry.names()
     with pytest.raises(UnknownName, match=f"unknown {registry.kind} 'nope' \\(valid: {registry.names()[0]}"):
@@ -39,7 +39,7 @@ def test_every_registry_is_one_shape(registry):
 def test_parameters_offer_exactly_the_registered_names():
     assert params.STRATEGIES == STRATEGIES.names()
     assert params.STORES == STORES.names()
-    assert params.WEIGHT_PRESETS == PRESETS.names()
+    assert params.WEIGHT_NAMES == WEIGHT_SETS.names()
     with pytest.raises(params.ParamsError, match=f"scoring='nope': valid: {', '.join(SCORING_PRESETS.names())}"):
         params.params_from_dict({"scoring": "nope"})
     assert STRATEGIES.get("agentic") is STRATEGIES.get("feedback")

@@ -43,10 +43,10 @@ class AskTwice:
         messages = loop.prompts.initial(state.question)
         for temperature, last in ((loop.temperature, False), (self.temperature, True)):
             completion, parsed = loop.ask(state, messages, temperature)
-            verdict = loop.judge(ctx, parsed)
-            done = last or verdict.ok
-            status = AgentStatus.SUCCESS if verdict.ok else AgentStatus.FAILED if done else AgentStatus.REFINING
-            loop.record(state, messages, completion, parsed, verdict, temperature=temperature, status=status)
+            checked = loop.validate(ctx, parsed)
+            done = last or checked.ok
+            status = AgentStatus.SUCCESS if checked.ok else AgentStatus.FAILED if done else AgentStatus.REFINING
+            loop.record(state, messages, completion, parsed, checked, temperature=temperature, status=status)
             if done:
                 return
 
@@ -126,11 +126,12 @@ def test_a_strategy_registered_later_is_a_valid_value_and_an_unregistered_one_is
     assert later not in strategy_names()
 
 
-def test_no_strategy_name_is_written_in_the_study_or_the_command_line() -> None:
-    """The study and the CLI name strategies only through the declarations (parameter files and docs may)."""
+def test_no_strategy_name_is_written_in_the_study_the_command_line_or_the_metrics() -> None:
+    """The study, the CLI and the metrics name strategies only through the declarations (parameter files and docs
+    may; metrics/ sits below agent/, so its callers pass what a declaration says, e.g. `samples`)."""
     names = set(strategy_names())
     found = []
-    for folder in ("study", "cli"):
+    for folder in ("study", "cli", "metrics"):
         for path in sorted((ROOT / "t2c_lib" / folder).glob("*.py")):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Constant) and node.value in names:

@@ -28,11 +28,11 @@ from t2c_lib.records import (
     AgentState,
     AgentStatus,
     Attempt,
+    ChainResult,
     ErrorType,
     ValidationResult,
-    Verdict,
     canonical_strategy,
-    mode_name,
+    default_strategy,
 )
 
 __all__ = [
@@ -50,12 +50,12 @@ __all__ = [
     "Strategy",
     "StrategySpec",
     "ValidationResult",
-    "Verdict",
+    "ChainResult",
     "canonical_strategy",
     "get_strategy",
     "grid_order",
     "log",
-    "mode_name",
+    "default_strategy",
     "register_strategy",
     "strategy_names",
     "strategy_spec",

@@ -81,11 +81,11 @@ def loop_strategy(strategy: str | None, max_iterations: int, options: LoopOption
     Options with a strategy that has none (single-pass, also what `max_iterations` 1 means) are a one-line error.
     """
     from t2c_lib.agent.strategies import strategy_spec
-    from t2c_lib.records import FEEDBACK, SINGLE_PASS, mode_name
+    from t2c_lib.records import FEEDBACK, SINGLE_PASS, default_strategy
 
     if options.is_default:
         return strategy
-    spec = strategy_spec(strategy or mode_name(max_iterations))
+    spec = strategy_spec(strategy or default_strategy(max_iterations))
     if not set(OPTION_KEYS) <= set(spec.options):
         raise LoopOptionsMisplaced(
             f"--repair-turns, --repeat-guard and --corrector are options of the {FEEDBACK} strategy, not of {spec.name}"

@@ -19,7 +19,7 @@ corrector sees what the feedback sees. A near name or value with a rival as near
 Neo4j-only forms (`type(r)`, `exists(n.p)`, `size((a)-->(b))`, ...): the embedded store already
 rewrites them (`cypher/dialect.normalise`) on every query just before planning, so the corrector
 never rewrites them itself (a second rewrite would shift a `substring` start twice); the patterns
-inside them are corrected like any other. The corrected text must pass the gate (`cypher/gate.judge`)
+inside them are corrected like any other. The corrected text must pass the gate (`cypher/gate.gate_check`)
 or no correction is offered, and the loop then validates it through the whole chain as an attempt.
 """
 
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from t2c_lib.cypher.gate import judge
+from t2c_lib.cypher.gate import gate_check
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, Token, tokenize
 from t2c_lib.graph.value_index import ValueIndex, fold, store_loader
 from t2c_lib.validation.names import NameSet
@@ -78,7 +78,7 @@ def correct(query: str, ctx: ValidationContext) -> Correction | None:
         except LexError:
             return None
         changes.extend(made)
-    if not changes or text == query or not judge(text, dialect=dialect).ok:
+    if not changes or text == query or not gate_check(text, dialect=dialect).ok:
         return None
     return Correction(text, tuple(changes))
 

@@ -27,10 +27,10 @@ from t2c_lib.records import (
     AgentState,
     AgentStatus,
     Attempt,
+    ChainResult,
     ErrorType,
     ValidationResult,
-    Verdict,
-    mode_name,
+    default_strategy,
     revision_of,
 )
 from t2c_lib.validation.chain import run_chain
@@ -67,7 +67,6 @@ class AgentLoop:
         refine_temperature: float = 0.1,
         max_tokens: int = 512,
         stop: Sequence[str] | None = None,
-        mode: str | None = None,
         strategy: str | Strategy | None = None,
         on_attempt: Callable[[Attempt], None] | None = None,
         on_status: Callable[[AgentState], None] | None = None,
@@ -84,9 +83,8 @@ class AgentLoop:
         self.refine_temperature = refine_temperature
         self.max_tokens = max_tokens
         self.stop = list(stop) if stop else None
-        chosen = strategy if strategy is not None else (mode or mode_name(max_iterations))
+        chosen = strategy if strategy is not None else default_strategy(max_iterations)
         self.strategy: Strategy = get_strategy(chosen) if isinstance(chosen, str) else chosen
-        self.mode = self.strategy.name
         self.on_attempt = on_attempt
         self.on_status = on_status
 
@@ -95,7 +93,7 @@ class AgentLoop:
         return {
             "model": getattr(self.model, "model_id", type(self.model).__name__),
             "config": self.prompts.config.name,
-            "mode": self.mode,
+            "mode": self.strategy.name,  # the strategy's name, under its old key
             "strategy": self.strategy.signature(self),
             "max_iterations": self.max_iterations,
             "temperature": self.temperature,
@@ -135,7 +133,7 @@ class AgentLoop:
         state.model_time_s += completion.latency_s
         return completion, parse_response(completion.text)
 
-    def judge(self, ctx: ValidationContext, parsed: ParsedResponse) -> Verdict:
+    def validate(self, ctx: ValidationContext, parsed: ParsedResponse) -> ChainResult:
         """The validator chain on a parsed answer (NO_QUERY when there is no query)."""
         started = time.perf_counter()
         ctx.result = None
@@ -147,7 +145,7 @@ class AgentLoop:
             ]
         ok = len(validations) == len(self.chain) and all(v.ok for v in validations)
         failed = next((v for v in validations if not v.ok), None)
-        return Verdict(validations, ok, failed, time.perf_counter() - started, ctx.result if ok else None)
+        return ChainResult(validations, ok, failed, time.perf_counter() - started, ctx.result if ok else None)
 
     def record(
         self,
@@ -155,7 +153,7 @@ class AgentLoop:
         messages: Sequence[Message],
         completion: Completion,
         parsed: ParsedResponse,
-        verdict: Verdict,
+        checked: ChainResult,
         *,
         temperature: float,
         status: AgentStatus,
@@ -176,18 +174,18 @@ class AgentLoop:
             prompt_hash=prompt_hash(messages),
             raw_response=completion.text,
             query=parsed.query,
-            validations=verdict.validations,
-            ok=verdict.ok,
-            error_type=None if verdict.ok or verdict.failed is None else verdict.failed.error_type,
+            validations=checked.validations,
+            ok=checked.ok,
+            error_type=None if checked.ok or checked.failed is None else checked.failed.error_type,
             feedback=feedback,
             prompt_tokens=completion.usage.prompt_tokens,
             completion_tokens=completion.usage.completion_tokens,
             model_latency_s=completion.latency_s,
-            validation_s=verdict.elapsed_s,
+            validation_s=checked.elapsed_s,
             cached=completion.cached,
             temperature=temperature,
             config=state.config,
-            mode=self.mode,
+            mode=self.strategy.name,
             parse_note=parsed.reason,
             status=status.value,
             reasoning=parsed.reasoning,
@@ -198,27 +196,27 @@ class AgentLoop:
             repeats_failed=revision.repeats_failed if revision else None,
         )
         state.attempts.append(attempt)
-        state.validation_time_s += verdict.elapsed_s
-        self.choose(state, attempt, verdict)
+        state.validation_time_s += checked.elapsed_s
+        self.choose(state, attempt, checked)
         if self.on_attempt is not None:
             self.on_attempt(attempt)
         return attempt
 
-    def choose(self, state: AgentState, attempt: Attempt, verdict: Verdict) -> None:
+    def choose(self, state: AgentState, attempt: Attempt, checked: ChainResult) -> None:
         """Make `attempt` the question's answer."""
         state.final_query = attempt.query
         state.final_iteration = attempt.iteration
         state.kg_valid = attempt.kg_valid
         state.error_type = attempt.error_type
         state.success = attempt.ok
-        state.result = verdict.result
+        state.result = checked.result
 
-    def feedback_text(self, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
-        """The thesis feedback for a failed verdict (None when it passed)."""
-        if verdict.ok or verdict.failed is None:
+    def feedback_text(self, state: AgentState, parsed: ParsedResponse, checked: ChainResult) -> str | None:
+        """The thesis feedback for a failed chain result (None when it passed)."""
+        if checked.ok or checked.failed is None:
             return None
         repeated = any(a.query == parsed.query for a in state.attempts)
-        return self.feedback.build(verdict.failed, parsed.query, repeated=repeated)
+        return self.feedback.build(checked.failed, parsed.query, repeated=repeated)
 
     # --- one question -----------------------------------------------------------------------
 
@@ -229,7 +227,7 @@ class AgentLoop:
             question=question,
             question_id=question_id,
             config=self.prompts.config.name,
-            mode=self.mode,
+            mode=self.strategy.name,
             max_iterations=self.max_iterations,
         )
         started = time.perf_counter()

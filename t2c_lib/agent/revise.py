@@ -69,13 +69,13 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
                 options, loop, state, ctx, messages, completion, parsed, temperature
             )
         loop.set_status(state, AgentStatus.VALIDATING)
-        verdict = loop.judge(ctx, parsed)
-        note = loop.feedback_text(state, parsed, verdict)
+        checked = loop.validate(ctx, parsed)
+        note = loop.feedback_text(state, parsed, checked)
         last = iteration == budget
-        correction = _correction(loop, ctx, parsed.query) if not verdict.ok and options.corrects else None
+        correction = _correction(loop, ctx, parsed.query) if not checked.ok and options.corrects else None
         status = (
             AgentStatus.SUCCESS
-            if verdict.ok
+            if checked.ok
             else (AgentStatus.FAILED if last and correction is None else AgentStatus.REFINING)
         )
         loop.record(
@@ -83,13 +83,13 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
             messages,
             completion,
             parsed,
-            verdict,
+            checked,
             temperature=temperature,
             status=status,
             feedback=note,
             seed=seed,
         )
-        if verdict.ok:
+        if checked.ok:
             return
         reply = assistant_turn(prompts, parsed.query, parsed.reasoning, completion.text)
         failed_query, told = parsed.query, note or ""
@@ -136,22 +136,22 @@ def _corrected_attempt(
     """Judge the corrector's query as an attempt of its own (no model call); (its query, its feedback, ok)."""
     loop.set_status(state, AgentStatus.VALIDATING)
     fixed = ParsedResponse(correction.query, source=QuerySource.CYPHER_TAG)
-    verdict = loop.judge(ctx, fixed)
-    note = loop.feedback_text(state, fixed, verdict)
-    status = AgentStatus.SUCCESS if verdict.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
+    checked = loop.validate(ctx, fixed)
+    note = loop.feedback_text(state, fixed, checked)
+    status = AgentStatus.SUCCESS if checked.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
     loop.record(
         state,
         [],
         NO_CALL,
         fixed,
-        verdict,
+        checked,
         temperature=0.0,
         status=status,
         feedback=note,
         kind=CORRECTOR,
         verdict_json={"changes": list(correction.changes), "corrected_from": source},
     )
-    return correction.query, note, verdict.ok
+    return correction.query, note, checked.ok
 
 
 def _guard(
@@ -179,7 +179,7 @@ def _guard(
             asked,
             completion,
             parsed,
-            loop.judge(ctx, parsed),
+            loop.validate(ctx, parsed),
             temperature=temperature,
             status=AgentStatus.REFINING,
             kind=REJECTED_REPEAT,

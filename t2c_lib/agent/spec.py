@@ -10,6 +10,9 @@ built-in ones; a notebook or a test may declare more). The spec says
   so the response cache answers it once that cell has run);
 - its options: the study parameters it reads and their defaults (`options`), and how they
   become the strategy's constructor arguments (`configure`);
+- whether its later attempts are independent samples of its first request rather than refinements
+  of earlier attempts (`samples`: vote's are); the refinement counts of `metrics.agentic` leave
+  samples out, and since `metrics/` sits below `agent/` its callers read this and pass it on;
 - where it runs in a grid (`run_order`), whether it is one of the thesis's two strategies
   (their cells' manifests record no strategy settings unless an option is on) and its role in
   the comparison (`BASELINE` or `TREATMENT`).
@@ -73,6 +76,7 @@ class StrategySpec:
     answered_by_wait: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
     configure: Callable[[OptionInputs], dict[str, Any]] | None = None
+    samples: bool = False
     run_order: int = DEFAULT_RUN_ORDER
     thesis: bool = False
     role: str = ""

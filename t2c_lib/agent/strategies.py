@@ -46,7 +46,7 @@ from t2c_lib.records import (
     AgentState,
     AgentStatus,
     Attempt,
-    Verdict,
+    ChainResult,
 )
 from t2c_lib.registry import Registry
 
@@ -71,7 +71,7 @@ class LoopSteps(Protocol):
         self, state: AgentState, messages: Sequence[Message], temperature: float, seed: int | None = None
     ) -> tuple[Completion, ParsedResponse]: ...
 
-    def judge(self, ctx: ValidationContext, parsed: ParsedResponse) -> Verdict: ...
+    def validate(self, ctx: ValidationContext, parsed: ParsedResponse) -> ChainResult: ...
 
     def record(
         self,
@@ -79,13 +79,13 @@ class LoopSteps(Protocol):
         messages: Sequence[Message],
         completion: Completion,
         parsed: ParsedResponse,
-        verdict: Verdict,
+        checked: ChainResult,
         **kwargs: Any,
     ) -> Attempt: ...
 
-    def choose(self, state: AgentState, attempt: Attempt, verdict: Verdict) -> None: ...
+    def choose(self, state: AgentState, attempt: Attempt, checked: ChainResult) -> None: ...
 
-    def feedback_text(self, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None: ...
+    def feedback_text(self, state: AgentState, parsed: ParsedResponse, checked: ChainResult) -> str | None: ...
 
 
 @runtime_checkable
@@ -123,22 +123,22 @@ class _Retry:
             loop.set_status(state, AgentStatus.GENERATING)
             completion, parsed = loop.ask(state, messages, temperature)
             loop.set_status(state, AgentStatus.VALIDATING)
-            verdict = loop.judge(ctx, parsed)
-            note = self.note(loop, state, parsed, verdict)
+            checked = loop.validate(ctx, parsed)
+            note = self.note(loop, state, parsed, checked)
             last = iteration == budget
-            status = AgentStatus.SUCCESS if verdict.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
+            status = AgentStatus.SUCCESS if checked.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
             loop.record(
-                state, messages, completion, parsed, verdict, temperature=temperature, status=status, feedback=note
+                state, messages, completion, parsed, checked, temperature=temperature, status=status, feedback=note
             )
-            if verdict.ok or last:
+            if checked.ok or last:
                 return
             loop.set_status(state, AgentStatus.REFINING)
             messages = self.retry_messages(loop, state, parsed, note or "")
             temperature = loop.refine_temperature
 
-    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
+    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, checked: ChainResult) -> str | None:
         """What a retry is told about this attempt's failure (recorded as the attempt's `feedback`)."""
-        return loop.feedback_text(state, parsed, verdict)
+        return loop.feedback_text(state, parsed, checked)
 
     def retry_messages(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, note: str) -> list:
         return loop.prompts.refinement(state.question, parsed.query, note)
@@ -190,11 +190,11 @@ class Feedback(_Retry):
         return out
 
 
-def raw_message(verdict: Verdict) -> str:
+def raw_message(checked: ChainResult) -> str:
     """The failing validator's (or the database's) own message, nothing added."""
-    if verdict.failed is None:
+    if checked.failed is None:
         return ""
-    return verdict.failed.message or (verdict.failed.error_type.value if verdict.failed.error_type else "")
+    return checked.failed.message or (checked.failed.error_type.value if checked.failed.error_type else "")
 
 
 class RawError(_Retry):
@@ -202,8 +202,8 @@ class RawError(_Retry):
 
     name = "raw-error"
 
-    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
-        return None if verdict.ok else raw_message(verdict)
+    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, checked: ChainResult) -> str | None:
+        return None if checked.ok else raw_message(checked)
 
 
 class History(_Retry):
@@ -212,11 +212,11 @@ class History(_Retry):
     name = "history"
     templates = ("history",)
 
-    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, verdict: Verdict) -> str | None:
-        if verdict.ok or verdict.failed is None:
+    def note(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, checked: ChainResult) -> str | None:
+        if checked.ok or checked.failed is None:
             return None
-        kind = verdict.failed.error_type.value if verdict.failed.error_type else verdict.failed.validator
-        return f"{kind}: {raw_message(verdict)}"
+        kind = checked.failed.error_type.value if checked.failed.error_type else checked.failed.validator
+        return f"{kind}: {raw_message(checked)}"
 
     def retry_messages(self, loop: LoopSteps, state: AgentState, parsed: ParsedResponse, note: str) -> list:
         failures = [FailedAttempt(a.query, a.feedback or "") for a in state.attempts if not a.ok]
@@ -266,14 +266,14 @@ class Verifier:
         loop.set_status(state, AgentStatus.GENERATING)
         completion, parsed = loop.ask(state, messages, loop.temperature)
         loop.set_status(state, AgentStatus.VALIDATING)
-        verdict = loop.judge(ctx, parsed)
+        checked = loop.validate(ctx, parsed)
         if not parsed.query:  # nothing to audit
             loop.record(
-                state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.FAILED
+                state, messages, completion, parsed, checked, temperature=loop.temperature, status=AgentStatus.FAILED
             )
             return
         loop.record(
-            state, messages, completion, parsed, verdict, temperature=loop.temperature, status=AgentStatus.REFINING
+            state, messages, completion, parsed, checked, temperature=loop.temperature, status=AgentStatus.REFINING
         )
         query = parsed.query
         for correction in range(1, MAX_CORRECTIONS + 1):
@@ -285,9 +285,9 @@ class Verifier:
             changes = judged["approved"] is False and corrected and corrected != query
             if changes:
                 query = corrected
-                verdict = loop.judge(ctx, ParsedResponse(query, source=QuerySource.CYPHER_TAG))
+                checked = loop.validate(ctx, ParsedResponse(query, source=QuerySource.CYPHER_TAG))
             done = not changes or correction == MAX_CORRECTIONS
-            status = (AgentStatus.SUCCESS if verdict.ok else AgentStatus.FAILED) if done else AgentStatus.REFINING
+            status = (AgentStatus.SUCCESS if checked.ok else AgentStatus.FAILED) if done else AgentStatus.REFINING
             shown = ParsedResponse(
                 query,
                 source=QuerySource.CYPHER_TAG,
@@ -300,7 +300,7 @@ class Verifier:
                 audit_messages,
                 audit,
                 shown,
-                verdict if changes else _carry(verdict),
+                checked if changes else _carry(checked),
                 temperature=loop.temperature,
                 status=status,
                 kind="verify",
@@ -317,9 +317,9 @@ class Verifier:
         }
 
 
-def _carry(verdict: Verdict) -> Verdict:
-    """The same verdict for an unchanged query, its validation time not counted twice."""
-    return replace(verdict, elapsed_s=0.0)
+def _carry(checked: ChainResult) -> ChainResult:
+    """The same chain result for an unchanged query, its validation time not counted twice."""
+    return replace(checked, elapsed_s=0.0)
 
 
 # --- vote ---------------------------------------------------------------------------------------
@@ -361,22 +361,22 @@ class Vote:
         k = self.samples(loop)
         base = _model_seed(loop.model)
         messages = loop.prompts.initial(state.question)
-        votes: dict[str, list[tuple[Attempt, Verdict]]] = {}
-        samples: list[tuple[Attempt, Verdict]] = []
+        votes: dict[str, list[tuple[Attempt, ChainResult]]] = {}
+        samples: list[tuple[Attempt, ChainResult]] = []
         for i in range(k):
             loop.set_status(state, AgentStatus.GENERATING)
             completion, parsed = loop.ask(state, messages, self.temperature, seed=base + i)
             loop.set_status(state, AgentStatus.VALIDATING)
-            verdict = loop.judge(ctx, parsed)
+            checked = loop.validate(ctx, parsed)
             last = i == k - 1
-            valid_after = bool(votes) or verdict.ok  # the last sample's status says how the vote ends
+            valid_after = bool(votes) or checked.ok  # the last sample's status says how the vote ends
             status = AgentStatus.REFINING if not last else (AgentStatus.SUCCESS if valid_after else AgentStatus.FAILED)
             attempt = loop.record(
-                state, messages, completion, parsed, verdict, temperature=self.temperature, status=status, seed=base + i
+                state, messages, completion, parsed, checked, temperature=self.temperature, status=status, seed=base + i
             )
-            samples.append((attempt, verdict))
-            if verdict.ok:
-                votes.setdefault(result_key(verdict.result), []).append((attempt, verdict))
+            samples.append((attempt, checked))
+            if checked.ok:
+                votes.setdefault(result_key(checked.result), []).append((attempt, checked))
         if votes:
             winner = max(votes.values(), key=len)  # max keeps the first of equal lengths: ties go to the earliest group
             loop.choose(state, *winner[0])
@@ -448,6 +448,7 @@ BUILT_IN: tuple[StrategySpec, ...] = (
         why="measures k from the feedback cell's mean LLM calls (or set vote_k in the parameters)",
         options={"vote_k": None, "vote_temperature": VOTE_TEMPERATURE},
         configure=_vote_options,
+        samples=True,
         run_order=60,
     ),
 )

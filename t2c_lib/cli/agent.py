@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from t2c_lib.agent import AgentState, Attempt
+from t2c_lib.agent.strategies import strategy_spec
 from t2c_lib.cli.common import (
     POSITIVE_INT,
     PROMPT_TYPE,
@@ -132,6 +133,12 @@ def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) ->
             click.echo(_indent(attempt.feedback.rstrip(), 4))
 
 
+def _samples(strategy: str) -> bool:
+    """Whether `strategy` declares its later attempts samples, not refinements (`StrategySpec.samples`); an
+    attempt recorded without a strategy refines."""
+    return bool(strategy) and strategy_spec(strategy).samples
+
+
 def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
     """`--verbose`: every validator's verdict in order, then what changed from the attempt before and whether
     the query repeats one that already failed (whitespace and a trailing semicolon aside)."""
@@ -151,9 +158,10 @@ def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
     else:
         similarity = token_similarity(earlier[-1].query, attempt.query)
         change = f"{revision.change.value} (token similarity {similarity:.2f} to attempt {before})"
+    samples = _samples(attempt.strategy)
     sampled = (
         ""
-        if is_refinement(attempt)
+        if is_refinement(attempt, samples)
         else "; the corrector's query, not a model refinement"
         if attempt.kind == "corrector"
         else "; an independent sample, not a refinement"
@@ -164,7 +172,7 @@ def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
             "; REJECTED by the repeat guard (a model reply, not an accepted refinement)"
             if attempt.kind == REJECTED_REPEAT
             else "; accepted"
-            if is_accepted_refinement(attempt)
+            if is_accepted_refinement(attempt, samples)
             else ""
         )
         click.echo(f"  REPEATS a failed query: attempt {revision.repeats_iteration}'s, which failed the chain{stood}")
@@ -189,7 +197,7 @@ class AttemptPrinter:
 def _echo_refinements(state: AgentState) -> None:
     """`--verbose`: the question's refinements (model replies, of which the repeat guard rejected some, and those
     accepted), what they changed, and both repeat rates (`columns.REPEAT_RATES`) as k/n."""
-    done = refinements(state.attempts)
+    done = refinements(state.attempts, _samples(state.strategy))
     if not done.n_refinements:
         click.echo("refinements: none")
         return
@@ -244,7 +252,7 @@ PREVIEW_ROWS = 10
 def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
     verdict = "SUCCESS" if state.success else f"FAILED ({state.error_type.value if state.error_type else '?'})"
     click.echo(
-        f"{verdict} after {state.iterations} attempt(s), {state.llm_calls} LLM call(s) [{state.config}, {state.mode}]; "
+        f"{verdict} after {state.iterations} attempt(s), {state.llm_calls} LLM call(s) [{state.config}, {state.strategy}]; "
         f"KG-valid: {'yes' if state.kg_valid else 'no'}; tokens {state.prompt_tokens}+{state.completion_tokens}; "
         f"model {state.model_time_s:.2f} s, validation {state.validation_time_s:.2f} s"
     )
@@ -418,7 +426,7 @@ def ask(
         )
         if not as_json:
             click.echo(
-                f"{config.name}, {loop.mode}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}"
+                f"{config.name}, {loop.strategy.name}, model {loop.model.model_id}, store {graph.name}, dataset {ds.name}"
             )
         state = loop.run(question)
     finally:

@@ -64,7 +64,7 @@ cell_options = [
     click.option(
         "--strategy",
         "--mode",
-        "mode",
+        "strategy",
         type=STRATEGY,
         help="only this strategy (--mode is its old name; agentic = feedback)",
     ),
@@ -92,7 +92,7 @@ def run_command(
     params_file,
     prompt_type,
     schema_format,
-    mode,
+    strategy,
     store,
     model,
     limit,
@@ -125,7 +125,7 @@ def run_command(
         corrector=corrector,
     )
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
-    cells = _cells(params, prompt_type, schema_format, mode, params_file)
+    cells = _cells(params, prompt_type, schema_format, strategy, params_file)
     choice = model_choice(params)
     choice.check()
     at_once = cells_at_once(params, len(cells))
@@ -145,7 +145,7 @@ run_id_option = click.option(
 )
 
 
-def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
+def _run_cells(params_file, run_id, prompt_type, schema_format, strategy):
     """(cell, params) pairs: from the run's own manifests with --run-id, else from the parameter file's grid."""
     if run_id:
         from t2c_lib.study.manifest import recorded_cells
@@ -155,7 +155,7 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
     else:
         params = _params(params_file)
         pairs = [(cell, params) for cell in _cells(params, None, None, None, params_file)]
-    strategy = LEGACY_STRATEGY.get(mode, mode) if mode else None
+    strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
     chosen = [
         (c, p)
         for c, p in pairs
@@ -173,11 +173,11 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, mode):
 @run_id_option
 @with_cell_options
 @friendly_errors
-def evaluate_command(params_file, run_id, prompt_type, schema_format, mode):
+def evaluate_command(params_file, run_id, prompt_type, schema_format, strategy):
     """Score finished cells: metrics.csv and summary.json per cell."""
     from t2c_lib.study.steps import evaluate
 
-    for cell, params in _run_cells(params_file, run_id, prompt_type, schema_format, mode):
+    for cell, params in _run_cells(params_file, run_id, prompt_type, schema_format, strategy):
         summary = evaluate(params, cell.prompt_type, cell.schema_format, cell.strategy)
         click.echo(summary_line(summary))
 

@@ -2,7 +2,7 @@
 
 Both stores call `admit` on every text they are asked to run, plan or inspect (generated,
 typed, gold, scored, evaluated, perturbed-copy and chat queries alike), and the guard
-validator reports the same `judge` verdict to the model. Each store names its dialect (the
+validator reports the same `gate_check` verdict to the model. Each store names its dialect (the
 embedded store's, LadybugDB, by default; the Neo4j store passes `Dialect.NEO4J`). In order:
 
 1. the text's length (before it is even read);
@@ -40,7 +40,7 @@ class Refusal(str, Enum):
 
 
 @dataclass(frozen=True)
-class Verdict:
+class GateVerdict:
     """The gate's reading of one text: the text a store would run, or why none."""
 
     query: str
@@ -55,30 +55,30 @@ class Verdict:
         return self.refusal is None
 
 
-def judge(
+def gate_check(
     text: str, rewrite: bool = True, limits: QueryLimits | None = None, dialect: Dialect = DEFAULT_DIALECT
-) -> Verdict:
+) -> GateVerdict:
     """The gate's verdict on `text` for a store of `dialect`; with `rewrite` (embedded store only), the
     Neo4j-dialect rewrite applied and judged again."""
     limits = limits or QueryLimits.from_env()
     text = text or ""
-    first = _judge_text(text, limits, "", dialect)
+    first = _check_text(text, limits, "", dialect)
     if not first.ok or not rewrite or dialect is not Dialect.LADYBUG:
         return first
     normalised = normalise(text)
     if not normalised.applied:
         return first
-    second = _judge_text(normalised.query, limits, " (after the Neo4j-dialect rewrite)", dialect)
+    second = _check_text(normalised.query, limits, " (after the Neo4j-dialect rewrite)", dialect)
     if not second.ok:
         return second
-    return Verdict(normalised.query, rewrites=normalised.applied)
+    return GateVerdict(normalised.query, rewrites=normalised.applied)
 
 
 def admit(
     text: str, rewrite: bool = True, limits: QueryLimits | None = None, dialect: Dialect = DEFAULT_DIALECT
 ) -> str:
     """The text a store of `dialect` may send to its database; raise UnsafeQuery, ResourceLimit or QueryError otherwise."""
-    verdict = judge(text, rewrite, limits, dialect)
+    verdict = gate_check(text, rewrite, limits, dialect)
     if verdict.ok:
         return verdict.query
     message = f"refused before the database: {verdict.message}"
@@ -89,22 +89,22 @@ def admit(
     raise UnsafeQuery(message)
 
 
-def _judge_text(text: str, limits: QueryLimits, where: str, dialect: Dialect) -> Verdict:
+def _check_text(text: str, limits: QueryLimits, where: str, dialect: Dialect) -> GateVerdict:
     problem = text_problem(text, limits)
     if problem:
-        return Verdict(text, Refusal.TOO_LARGE, problem + where)
+        return GateVerdict(text, Refusal.TOO_LARGE, problem + where)
     try:
         tokens = tokenize(text, dialect)
     except LexError as exc:
         if exc.ambiguous:
-            return Verdict(
+            return GateVerdict(
                 text,
                 Refusal.AMBIGUOUS,
                 f"{exc} at offset {exc.pos}{where}: the database could read this text differently from the guard, so it is refused",
                 "ambiguous text",
                 exc.pos,
             )
-        return Verdict(
+        return GateVerdict(
             text,
             Refusal.UNREADABLE,
             f"{exc} at offset {exc.pos}{where}: the query cannot be read, so it cannot be checked as read-only",
@@ -112,12 +112,12 @@ def _judge_text(text: str, limits: QueryLimits, where: str, dialect: Dialect) ->
             exc.pos,
         )
     if not tokens:
-        return Verdict(text, Refusal.EMPTY, "the query is empty")
+        return GateVerdict(text, Refusal.EMPTY, "the query is empty")
     problem = token_problem(tokens, limits)
     if problem:
-        return Verdict(text, Refusal.TOO_LARGE, problem + where)
+        return GateVerdict(text, Refusal.TOO_LARGE, problem + where)
     violation = find_violation(tokens, dialect)
     if violation is not None:
         refusal = Refusal.UNKNOWN_WORD if violation.unknown_word else Refusal.NOT_READ_ONLY
-        return Verdict(text, refusal, violation.message + where, violation.clause)
-    return Verdict(text)
+        return GateVerdict(text, refusal, violation.message + where, violation.clause)
+    return GateVerdict(text)

@@ -5,7 +5,7 @@ definitions a number follows is its scoring preset (`t2c`, `kg-axel`; `scoring.p
 """
 
 from t2c_lib.metrics.agentic import AgenticMetrics, agentic_metrics, group_attempts
-from t2c_lib.metrics.composite import DEFAULT_PRESET, PRESETS, WeightPreset, get_preset, llmetric, llmetric_q
+from t2c_lib.metrics.composite import DEFAULT_WEIGHTS, WEIGHT_SETS, WeightSet, get_weights, llmetric, llmetric_q
 from t2c_lib.metrics.equivalence import (
     EQUIVALENCE_VERSION,
     Ordering,
@@ -23,7 +23,7 @@ from t2c_lib.metrics.output import (
     jaccard_output,
     kg_valid,
     kg_valid_chain,
-    pass_at_1,
+    results_match,
 )
 from t2c_lib.metrics.registry import METRICS, get_metric, signature
 from t2c_lib.metrics.scores import QuestionScores, score_question, summarize, text_scores
@@ -40,10 +40,10 @@ __all__ = [
     "AgenticMetrics",
     "agentic_metrics",
     "group_attempts",
-    "DEFAULT_PRESET",
-    "PRESETS",
-    "WeightPreset",
-    "get_preset",
+    "DEFAULT_WEIGHTS",
+    "WEIGHT_SETS",
+    "WeightSet",
+    "get_weights",
     "llmetric",
     "llmetric_q",
     "EQUIVALENCE_VERSION",
@@ -60,7 +60,7 @@ __all__ = [
     "jaccard_output",
     "kg_valid",
     "kg_valid_chain",
-    "pass_at_1",
+    "results_match",
     "DEFAULT_SCORING",
     "SCORING_PRESETS",
     "KgValid",

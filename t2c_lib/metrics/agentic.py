@@ -56,8 +56,6 @@ from t2c_lib.records import Attempt, Change, ErrorType, revisions
 UNKNOWN_ERROR = "UNKNOWN"
 ERROR_NAMES = tuple(e.value for e in ErrorType)
 CHANGE_NAMES = tuple(c.value for c in Change)
-SAMPLING_STRATEGIES = frozenset({"vote"})
-"""Strategies whose later attempts are independent samples of the first request, not refinements."""
 REJECTED_REPEAT = "rejected_repeat"
 """The kind of a refinement the repeat guard did not accept (`agent/revise.py` records it; read here by name)."""
 EXTRA_KINDS = frozenset({REJECTED_REPEAT, "corrector"})
@@ -126,20 +124,26 @@ class Refinements:
         )
 
 
-def is_refinement(attempt: Attempt) -> bool:
-    """An attempt after the question's first one, by a strategy that refines (not `vote`'s independent samples)."""
-    return attempt.iteration > 1 and attempt.mode not in SAMPLING_STRATEGIES and attempt.kind != "corrector"
+def is_refinement(attempt: Attempt, samples: bool = False) -> bool:
+    """An attempt after the question's first one, by a strategy that refines.
+
+    `samples`: the attempt's strategy declares its later attempts independent samples of the first
+    request (`StrategySpec.samples`, vote's), so none is a refinement. The caller reads the declaration
+    (`agent.strategies.strategy_spec`): `metrics/` sits below `agent/` and names no strategy.
+    """
+    return attempt.iteration > 1 and not samples and attempt.kind != "corrector"
 
 
-def is_accepted_refinement(attempt: Attempt) -> bool:
+def is_accepted_refinement(attempt: Attempt, samples: bool = False) -> bool:
     """A refinement that stood as the loop's attempt: any refinement but one the repeat guard rejected."""
-    return is_refinement(attempt) and attempt.kind != REJECTED_REPEAT
+    return is_refinement(attempt, samples) and attempt.kind != REJECTED_REPEAT
 
 
-def refinements(run: list[Attempt]) -> Refinements:
-    """What one question's refinements did, from its attempts in iteration order (recorded queries and kinds only)."""
-    revised = [(a, r) for a, r in zip(run, revisions(run)) if r is not None and is_refinement(a)]
-    accepted = [r for a, r in revised if is_accepted_refinement(a)]
+def refinements(run: list[Attempt], samples: bool = False) -> Refinements:
+    """What one question's refinements did, from its attempts in iteration order (recorded queries and kinds only);
+    `samples` as in `is_refinement`."""
+    revised = [(a, r) for a, r in zip(run, revisions(run)) if r is not None and is_refinement(a, samples)]
+    accepted = [r for a, r in revised if is_accepted_refinement(a, samples)]
     counts = {name: 0 for name in CHANGE_NAMES}
     for _, r in revised:
         counts[r.change.value] += 1
@@ -193,8 +197,11 @@ class AgenticMetrics:
         return asdict(self)
 
 
-def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iterations: int) -> AgenticMetrics:
-    """Agentic metrics over recorded attempts (Attempt objects or attempts.jsonl dicts)."""
+def agentic_metrics(
+    records: Iterable[Attempt | Mapping[str, Any]], max_iterations: int, samples: bool = False
+) -> AgenticMetrics:
+    """Agentic metrics over recorded attempts (Attempt objects or attempts.jsonl dicts) of one strategy;
+    `samples`: its later attempts are independent samples, not refinements (see `is_refinement`)."""
     if max_iterations < 1:
         raise ValueError(f"max_iterations must be >= 1, got {max_iterations}")
     groups = group_attempts(records)
@@ -218,7 +225,7 @@ def agentic_metrics(records: Iterable[Attempt | Mapping[str, Any]], max_iteratio
     )
     first_counts = {name: sum(1 for r in initially_failed if _error_name(r[0]) == name) for name in first_names}
     first_recovered = {name: sum(1 for r in recovered if _error_name(r[0]) == name) for name in first_names}
-    per_question = [refinements(run) for run in runs]
+    per_question = [refinements(run, samples) for run in runs]
     pooled = sum(per_question, Refinements())
 
     return AgenticMetrics(

@@ -8,7 +8,9 @@ build one themselves. Each column's record says:
 - `attempt`: which attempt of a question it describes (`first`, `final`, or neither);
 - `kind`: what one question's value is: a pass/fail outcome (`binary`: shares, exact McNemar),
   a 0-1 score (`graded`: means, Wilcoxon signed-rank), a count (calls, tokens), text, or an id;
-- `aggregation`: how a table summarises it over questions (`mean`, or `none` for text and ids);
+- `aggregation`: how a table summarises it over questions (`mean`, or `none` for text and ids;
+  `column_mean` / `column_means` apply it, so the analysis, the run comparison and the figures do
+  not write their own means);
 - `higher_is_better`: the direction of a better result (None where it has none);
 - `label`: what figures and tables call it.
 
@@ -19,7 +21,7 @@ comparison (`<name>_sp`, `<name>_fb`, or a run's label), a test's fields
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
@@ -270,6 +272,28 @@ def metrics_csv(presets: Iterable[str], strata: Iterable[str], suite: bool) -> l
         *((c.name for c in SUITE) if suite else ()),
         *(c.name for c in REVIEW),
     ]
+
+
+AGGREGATIONS: dict[str, Callable[[Any], float]] = {"mean": lambda values: float(values.mean())}
+"""How a column's `aggregation` summarises its values over questions (a pandas Series, or anything with
+`.mean()`): `mean` is the plain mean, NaN for no values."""
+
+
+def column_mean(values: Any, name: str) -> float:
+    """Column `name`'s `values` over questions, summarised as its spec says (`Column.aggregation`).
+
+    `name` is a column of `metrics.csv` (a per-preset one with its `__<preset>`); one the spec does not
+    aggregate (an id, a text) is refused, so a table never averages a column that has no mean.
+    """
+    column = spec(name.split(PRESET_SEPARATOR, 1)[0])
+    if column.aggregation not in AGGREGATIONS:
+        raise ValueError(f"column {name!r} ({column.kind.value}) is not aggregated over questions")
+    return AGGREGATIONS[column.aggregation](values)
+
+
+def column_means(frame: Any, names: Iterable[str]) -> dict[str, float]:
+    """`column_mean` of each of `names`, each a column of `frame` under its own name."""
+    return {name: column_mean(frame[name], name) for name in names}
 
 
 def presets_in(columns: Iterable[str]) -> list[str]:

@@ -20,7 +20,7 @@ rules, written here from the facts (see the `kg-axel` row of the presets table i
   row i of the shorter list (gold when equally long), the most similar remaining row of the
   longer list (set Jaccard, first maximum wins) at position i. The score is the Jaccard of
   the sets of (row index, value) pairs; both empty 1.0; a failed query 0.
-- Pass@1 = output Jaccard == 1.0.
+- Pass@1 = output Jaccard == 1.0 (the `kg-axel` preset's `ScoringPreset.pass_at_1`, in `scoring.py`).
 
 A missing query counts as the empty string. Nothing here raises on odd input. Like the `t2c`
 text metrics, each reads the first `max_chars` characters of each query (`text.MAX_TEXT_CHARS`,
@@ -214,8 +214,3 @@ def output_jaccard(gold_query: str, gold: QueryResult | None, generated: QueryRe
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
-
-
-def pass_at_1(gold_query: str, gold: QueryResult | None, generated: QueryResult | None) -> float:
-    """1.0 when kg-axel's output Jaccard is exactly 1.0."""
-    return 1.0 if output_jaccard(gold_query, gold, generated) == 1.0 else 0.0

@@ -1,11 +1,11 @@
 """Execution metrics: Pass@1 and Jaccard output from running both queries, and KG-valid.
 
 Running a query (`execute`, `execute_gold`) is kept apart from judging results
-(`pass_at_1`, `jaccard_output`, which are pure, over `Execution`s; the rules are in
-`equivalence.py`). Both queries run on the same store through `GraphStore.query`, which
-is read-only and bounded by `timeout_s`. A query that errors or times out scores 0 on
-both metrics; so does every generated query when the gold query itself fails (the
-`error` then says so). `StoreUnavailable` is not a query's fault and propagates.
+(`results_match`, `jaccard_output`, which are pure, over `Execution`s; the rules are in
+`equivalence.py`; a preset's Pass@1 is `ScoringPreset.pass_at_1`). Both queries run on the
+same store through `GraphStore.query`, which is read-only and bounded by `timeout_s`. A
+query that errors or times out scores 0 on both metrics; so does every generated query when
+the gold query itself fails (the `error` then says so). `StoreUnavailable` is not a query's fault and propagates.
 """
 
 from __future__ import annotations
@@ -98,8 +98,12 @@ def execute_gold(
     return run
 
 
-def pass_at_1(gold: Execution, generated: Execution, ordered: bool | Ordering = False) -> float:
-    """1.0 when both ran and their results are equivalent (eq:v3; `ordered` as in `results_equivalent`), else 0.0."""
+def results_match(gold: Execution, generated: Execution, ordered: bool | Ordering = False) -> float:
+    """1.0 when both ran and their results are equivalent (eq:v3; `ordered` as in `results_equivalent`), else 0.0.
+
+    t2c's rule over two runs with the ordering given; the `t2c` preset's Pass@1 (`ScoringPreset.pass_at_1`)
+    is this rule with the ordering read from the gold query.
+    """
     if gold.result is None or generated.result is None:
         return 0.0
     return 1.0 if results_equivalent(gold.result, generated.result, ordered=ordered) else 0.0

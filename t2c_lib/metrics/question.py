@@ -97,8 +97,10 @@ def score_attempts(
     timeout_s: float,
     question_id: str = "",
     suite: TestSuite | None = None,
+    samples: bool = False,
 ) -> QuestionResult:
-    """Score one question's attempts under every preset (`presets[0]` is the headline; a `suite` serves it only)."""
+    """Score one question's attempts under every preset (`presets[0]` is the headline; a `suite` serves it only);
+    `samples`: the strategy's later attempts are samples, not refinements (`metrics.agentic.is_refinement`)."""
     headline = presets[0]
     first, final = chosen_attempts(group, final_iteration)
     final_query = final.query if final else ""
@@ -122,7 +124,7 @@ def score_attempts(
             final_query,
             final_pair,
             final.validations if final else [],
-            preset=weights,
+            weights=weights,
             scoring=name,
             question_id=question_id,
             suite=suite if name == headline else None,
@@ -141,7 +143,9 @@ def score_attempts(
         if attempt.query not in known:
             known[attempt.query] = _pass_at_1(gold_query, attempt, store, gold_cache, headline, timeout_s)
         per_attempt.append(AttemptScore(attempt, known[attempt.query], revision))
-    return QuestionResult(question_id, headline, first, final, scored, tuple(per_attempt), refinements(list(group)))
+    return QuestionResult(
+        question_id, headline, first, final, scored, tuple(per_attempt), refinements(list(group), samples)
+    )
 
 
 def _pass_at_1(

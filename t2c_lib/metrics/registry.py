@@ -4,7 +4,8 @@ Functions come in kinds with one call shape each:
 
 - text metrics `(gold_query, generated_query) -> float`;
 - execution metrics `(gold: Execution, generated: Execution) -> float`
-  (`pass_at_1` also takes `ordered`, see `has_order_by`);
+  (`pass_at_1` is t2c's `output.results_match`, which also takes `ordered`, see `has_order_by`;
+  each scoring preset's own Pass@1 is `ScoringPreset.pass_at_1`);
 - validation metrics `(validations: list[ValidationResult]) -> float`;
 - composites over component scores (`jarou`, `llmetric_q`, `llmetric`).
 
@@ -30,7 +31,7 @@ TEXT_METRICS: dict[str, Callable[..., float]] = {
     "jaccard_tokens": text.jaccard_tokens,
 }
 EXECUTION_METRICS: dict[str, Callable[..., float]] = {
-    "pass_at_1": output.pass_at_1,
+    "pass_at_1": output.results_match,
     "jaccard_output": output.jaccard_output,
 }
 VALIDATION_METRICS: dict[str, Callable[..., float]] = {
@@ -52,7 +53,7 @@ def get_metric(name: str) -> Callable[..., Any]:
     return METRICS.get(name)
 
 
-def signature(preset: str = composite.DEFAULT_PRESET, scoring: str = DEFAULT_SCORING) -> str:
+def signature(weights: str = composite.DEFAULT_WEIGHTS, scoring: str = DEFAULT_SCORING) -> str:
     """The settings behind a set of numbers, e.g. `t2c-metrics|scoring:t2c|weights:kg-axel|eq:v3|...|pkg:0.1.0`."""
-    p = composite.get_preset(preset)
+    p = composite.get_weights(weights)
     return "|".join(["t2c-metrics", get_scoring(scoring).signature(), f"weights:{p.name}", f"pkg:{__version__}"])

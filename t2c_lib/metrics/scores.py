@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
-from t2c_lib.metrics.composite import DEFAULT_PRESET, get_preset, llmetric, llmetric_q
+from t2c_lib.metrics.composite import DEFAULT_WEIGHTS, get_weights, llmetric, llmetric_q
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import (
     Execution,
@@ -42,7 +42,7 @@ class QuestionScores:
     jarou: float
     llmetric_q: float
     error: str | None = None
-    weights: str = DEFAULT_PRESET  # the weights preset behind llmetric_q
+    weights: str = DEFAULT_WEIGHTS  # the weight set behind llmetric_q
     scoring: str = DEFAULT_SCORING  # the definitions behind every number
     question_id: str = ""
     pass_at_1_ts: float | None = None  # test-suite Pass@1 (None: no perturbed copies were used)
@@ -103,7 +103,7 @@ def score_executed(
     pair: ExecutedPair,
     validations: Iterable[ValidationResult | Mapping[str, Any]],
     *,
-    preset: str = DEFAULT_PRESET,
+    weights: str = DEFAULT_WEIGHTS,
     scoring: str = DEFAULT_SCORING,
     question_id: str = "",
     suite: TestSuite | None = None,
@@ -113,7 +113,7 @@ def score_executed(
 
     With a `suite`, test-suite Pass@1: right under this preset on the original graph and
     equivalent (t2c's eq rules) on every perturbed copy where the gold answers."""
-    get_preset(preset)
+    get_weights(weights)
     checks = list(validations)
     parts: dict[str, float] = dict(text_scores(gold_query, generated_query, scoring))
     p, j = get_scoring(scoring).output_scores(gold_query, pair.gold.result, pair.generated.result, generated_query)
@@ -127,9 +127,9 @@ def score_executed(
         failed = verdict.failed if verdict is not None else ()
     return QuestionScores(
         **parts,
-        llmetric_q=llmetric_q(llmetric_components(parts, scoring), preset),
+        llmetric_q=llmetric_q(llmetric_components(parts, scoring), weights),
         error=pair.error,
-        weights=preset,
+        weights=weights,
         scoring=scoring,
         question_id=question_id,
         pass_at_1_ts=pass_ts,
@@ -144,7 +144,7 @@ def score_question(
     validations: Iterable[ValidationResult | Mapping[str, Any]],
     gold_cache: GoldCache | None = None,
     *,
-    preset: str = DEFAULT_PRESET,
+    weights: str = DEFAULT_WEIGHTS,
     scoring: str = DEFAULT_SCORING,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     question_id: str = "",
@@ -155,7 +155,7 @@ def score_question(
     With a `suite` of perturbed copies, also test-suite Pass@1: a prediction right on
     `store` must be right on every copy where the gold answers (`metrics/testsuite.py`).
     """
-    get_preset(preset)  # fail on an unknown preset before running anything
+    get_weights(weights)  # fail on an unknown weight set before running anything
     get_scoring(scoring)
     validations = list(validations)
     pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s, refusal=wall_refusal(validations))
@@ -164,7 +164,7 @@ def score_question(
         generated_query,
         pair,
         validations,
-        preset=preset,
+        weights=weights,
         scoring=scoring,
         question_id=question_id,
         suite=suite,
@@ -172,15 +172,15 @@ def score_question(
     )
 
 
-def summarize(scores: Sequence[QuestionScores], preset: str = DEFAULT_PRESET) -> dict[str, Any]:
+def summarize(scores: Sequence[QuestionScores], weights: str = DEFAULT_WEIGHTS) -> dict[str, Any]:
     """Per-configuration means of every metric, LLMetric, and the signature naming the settings.
 
-    `llmetric_q` is the mean of LLMetric-Q recomputed under `preset` (whatever preset
-    the per-question scores were made with); `llmetric` applies the preset's aggregate
-    weights to the means (equal to the `llmetric_q` mean for both shipped presets).
+    `llmetric_q` is the mean of LLMetric-Q recomputed under the weight set `weights` (whatever
+    weights the per-question scores were made with); `llmetric` applies the set's aggregate
+    weights to the means (equal to the `llmetric_q` mean for both shipped weight sets).
     All scores must come from one scoring preset.
     """
-    p = get_preset(preset)
+    p = get_weights(weights)
     if not scores:
         raise ValueError("no question scores to summarize")
     schemes = sorted({s.scoring for s in scores})

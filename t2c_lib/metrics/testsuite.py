@@ -16,11 +16,13 @@ from pathlib import Path
 
 from t2c_lib.datasets import Dataset
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryResult
-from t2c_lib.metrics.equivalence import ordering
-from t2c_lib.metrics.output import Execution, execute, pass_at_1
+from t2c_lib.metrics.output import Execution, execute
 from t2c_lib.metrics.perturb import copy_plan, perturb, variant_name
+from t2c_lib.metrics.scoring import get_scoring
 
 DEFAULT_COPIES = 4
+COPY_SCORING = "t2c"
+"""The scoring preset whose Pass@1 judges a prediction on each copy (t2c's eq:v3, whatever the headline preset)."""
 
 
 @dataclass(frozen=True)
@@ -68,14 +70,15 @@ class TestSuite:
 
     def check(self, gold_query: str, generated_query: str | None, timeout_s: float = DEFAULT_TIMEOUT_S) -> SuiteVerdict:
         """Run the prediction on every copy where the gold has a non-empty answer; name the copies it fails."""
-        order = ordering(gold_query) or False
+        rules = get_scoring(COPY_SCORING)
         checked, failed = [], []
         for name, store in self.copies:
             gold = self.gold(name, store, gold_query, timeout_s)
             if not _answers(gold.result):
                 continue
             checked.append(name)
-            if not pass_at_1(gold, execute(store, generated_query, timeout_s), order):
+            generated = execute(store, generated_query, timeout_s).result
+            if not rules.pass_at_1(gold_query, gold.result, generated, generated_query or ""):
                 failed.append(name)
         return SuiteVerdict(tuple(checked), tuple(failed))
 

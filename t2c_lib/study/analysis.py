@@ -47,13 +47,15 @@ TABLES = (
     "errors",
     "recovery",
     "recovery_by_strategy",
-    "mode_means",
+    "strategy_means",
     "by_scoring",
     "reference",
     "strategies",
     "transitions",
     "validator_audit",
 )
+TABLE_FILES = {"strategy_means": "mode_means"}
+"""Tables whose file keeps an older name (published runs are read and compared by file name)."""
 
 
 @dataclass
@@ -67,7 +69,7 @@ class RunTables:
     cumulative: pd.DataFrame
     errors: pd.DataFrame
     recovery: pd.DataFrame
-    mode_means: pd.DataFrame
+    strategy_means: pd.DataFrame
     weights: str
     signature: str
     scoring: str = "t2c"  # the headline scoring preset
@@ -98,7 +100,7 @@ class RunTables:
         return col(metric, scoring or self.scoring)
 
     def headline_table(self) -> pd.DataFrame:
-        """Per configuration: Pass@1 final (every preset) and KG-valid chain/structural, both modes, Holm p."""
+        """Per configuration: Pass@1 final (every preset) and KG-valid chain/structural, both strategies, Holm p."""
         if self.comparison.empty:
             return self.comparison
         names = ["configuration", "n"]
@@ -178,7 +180,7 @@ def load_per_question(run_dir: Path, folders: list[Path] | None = None) -> pd.Da
             f"{run_dir}: no {METRICS_FILE} found in the grid's cells{where}; run the evaluation step first"
         )
     data = pd.concat(frames, ignore_index=True)
-    data["mode"] = data["mode"].replace(LEGACY_NAMES)
+    data["mode"] = data["mode"].replace(LEGACY_NAMES)  # metrics.csv keeps the strategy under its old column name
     data["strategy"] = data["mode"]
     for column, fallback in (
         ("llm_calls", "model_calls"),
@@ -212,7 +214,7 @@ def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame
 
 
 def compare(per_question: pd.DataFrame) -> pd.DataFrame:
-    """One row per configuration: means of both modes, exact McNemar, Wilcoxon, bootstrap CIs, Holm.
+    """One row per configuration: means of both strategies, exact McNemar, Wilcoxon, bootstrap CIs, Holm.
 
     Every scoring preset's Pass@1 (first attempt and final) and LLMetric-Q, and both
     KG-valid kinds, each under its own column name.
@@ -230,14 +232,14 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         row: dict[str, Any] = {"configuration": configuration, "n": len(pair)}
         sp, fb = BASELINE_SIDE, TREATMENT_SIDE
         for metric in means:
-            row[side(metric, sp)] = float(pair[side(metric, sp)].mean())
-            row[side(metric, fb)] = float(pair[side(metric, fb)].mean())
+            row[side(metric, sp)] = columns.column_mean(pair[side(metric, sp)], metric)
+            row[side(metric, fb)] = columns.column_mean(pair[side(metric, fb)], metric)
         if (
             side("pass_at_1_ts", sp) in pair
         ):  # test-suite accuracy beside Pass@1 (headline preset), and the coincidental matches
             for suffix in (sp, fb):
                 ts = pair[side("pass_at_1_ts", suffix)].astype(float)
-                row[side("pass_at_1_ts", suffix)] = float(ts.mean())
+                row[side("pass_at_1_ts", suffix)] = columns.column_mean(ts, "pass_at_1_ts")
                 passed = pair[side(col("pass_at_1_final", presets[0]), suffix)] > 0.5
                 row[side("n_coincidental", suffix)] = int((passed & (ts < 0.5)).sum())
         for metric in binary:
@@ -251,7 +253,9 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
         for suffix in (sp, fb):
             tokens = pair[side("prompt_tokens", suffix)] + pair[side("completion_tokens", suffix)]
             row[side("tokens_per_question", suffix)] = float(tokens.mean())
-            row[side("model_calls_per_question", suffix)] = float(pair[side("model_calls", suffix)].mean())
+            row[side("model_calls_per_question", suffix)] = columns.column_mean(
+                pair[side("model_calls", suffix)], "model_calls"
+            )
         records.append(row)
     table = pd.DataFrame.from_records(records)
     if not table.empty:
@@ -267,13 +271,8 @@ def _kind(name: str) -> Kind:
 
 
 def _stratum_means(rows: pd.DataFrame, presets: list[str], headline: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"n": len(rows)}
-    for name in columns.cols(["pass_at_1_final"], presets):
-        out[name] = rows[name].mean()
-    for metric in KG_VALID_METRICS:
-        out[metric] = rows[metric].mean()
-    out[col("llmetric_q", headline)] = rows[col("llmetric_q", headline)].mean()
-    return out
+    names = [*columns.cols(["pass_at_1_final"], presets), *KG_VALID_METRICS, col("llmetric_q", headline)]
+    return {"n": len(rows), **columns.column_means(rows, names)}
 
 
 def strata_breakdown(
@@ -331,7 +330,7 @@ def strata_breakdown(
     return pd.DataFrame.from_records(records)
 
 
-def mode_means(per_question: pd.DataFrame) -> pd.DataFrame:
+def strategy_means(per_question: pd.DataFrame) -> pd.DataFrame:
     """Per configuration and strategy: mean Pass@1 (first/final, every preset), KG-valid (both), LLMetric-Q, with 95% CIs."""
     presets = presets_of(per_question)
     metrics = [*columns.cols(["pass_at_1_first", "pass_at_1_final", "llmetric_q"], presets), *KG_VALID_METRICS]
@@ -363,7 +362,7 @@ THESIS_COLUMNS = (
 
 
 def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]) -> pd.DataFrame:
-    """Per preset, configuration and mode, the thesis's summary columns (its run-level definitions).
+    """Per preset, configuration and strategy, the thesis's summary columns (its run-level definitions).
 
     Pass@1 is of the final query; KG-valid is the chain one; first-attempt = attempt 1
     passed the chain; recovery = later success among first failures; LLMetric in percent.
@@ -380,9 +379,11 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
         name = columns.preset_name(s)
         for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
             failed_first = rows[rows["first_attempt_ok"] == 0]
-            recovery = 100.0 * failed_first["success"].mean() if len(failed_first) else float("nan")
+            recovery = (
+                100.0 * columns.column_mean(failed_first["success"], "success") if len(failed_first) else float("nan")
+            )
             mean = {
-                metric: rows[col(metric, s)].mean()
+                metric: columns.column_mean(rows[col(metric, s)], col(metric, s))
                 for metric in (
                     "pass_at_1_final",
                     "pass_at_1_first",
@@ -400,8 +401,10 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
                     "strategy": strategy,
                     "n": len(rows),
                     "pass_at_1_final_pct": 100.0 * mean["pass_at_1_final"],
-                    "kg_valid_chain_pct": 100.0 * rows["kg_valid_chain_final"].mean(),
-                    "kg_valid_structural_pct": 100.0 * rows["kg_valid_structural_final"].mean(),
+                    "kg_valid_chain_pct": 100.0
+                    * columns.column_mean(rows["kg_valid_chain_final"], "kg_valid_chain_final"),
+                    "kg_valid_structural_pct": 100.0
+                    * columns.column_mean(rows["kg_valid_structural_final"], "kg_valid_structural_final"),
                     "pass_at_1_first_pct": 100.0 * mean["pass_at_1_first"],
                     "jaccard_output": mean["jaccard_output"],
                     "bleu": mean["bleu"],
@@ -409,8 +412,8 @@ def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]
                     "jaro_winkler": mean["jaro_winkler"],
                     "jaccard_tokens": mean["jaccard_tokens"],
                     "llmetric_pct": 100.0 * llm.get((configuration, strategy, name), float("nan")),
-                    "mean_iterations": rows["iterations"].mean(),
-                    "first_attempt_pct": 100.0 * rows["first_attempt_ok"].mean(),
+                    "mean_iterations": columns.column_mean(rows["iterations"], "iterations"),
+                    "first_attempt_pct": 100.0 * columns.column_mean(rows["first_attempt_ok"], "first_attempt_ok"),
                     "recovery_pct": recovery,
                 }
             )
@@ -450,7 +453,7 @@ def load_published(dataset_dir: Path) -> pd.DataFrame:
 
 
 def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_label: str) -> pd.DataFrame:
-    """This run's kg-axel numbers (agentic mode: the thesis ran its loop) beside the published ones, one row each.
+    """This run's kg-axel numbers (the feedback strategy: the thesis ran its loop) beside the published ones, one row each.
 
     Each published row cites its work (`citation`, from CITATION.cff: title, author, year, link, commit).
     """
@@ -786,7 +789,7 @@ def analyze_run(
         cumulative=cumulative,
         errors=errors,
         recovery=recovery,
-        mode_means=mode_means(per_question),
+        strategy_means=strategy_means(per_question),
         weights=",".join(weights),
         signature=" ; ".join(signatures) + f" ; bootstrap-seed:{BOOTSTRAP_SEED}",
         scoring=schemes[0],
@@ -804,13 +807,13 @@ def analyze_run(
 
 
 def paired_note(tables: RunTables) -> str:
-    """Why a run has no paired tests (only one mode, or no common questions), or "" when it has them."""
+    """Why a run has no paired tests (only one strategy, or no common questions), or "" when it has them."""
     if not tables.comparison.empty:
         return ""
-    modes = sorted(tables.per_question["strategy"].unique())
+    strategies = sorted(tables.per_question["strategy"].unique())
     return (
         f"paired tests need both strategies ({BASELINE} and {TREATMENT}) on the same questions; "
-        f"this run has {', '.join(modes) or 'none'}: the table shows each mode's means with bootstrap 95% CIs"
+        f"this run has {', '.join(strategies) or 'none'}: the table shows each mode's means with bootstrap 95% CIs"
     )
 
 
@@ -840,8 +843,10 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
     pass_name = f"Pass@1 ({tables.scoring})"
     rows = []
     if tables.comparison.empty:
-        rank = {name: i for i, name in enumerate(config_order(tables.mode_means["configuration"].tolist()))}
-        for r in sorted(tables.mode_means.to_dict("records"), key=lambda r: (rank[r["configuration"]], r["strategy"])):
+        rank = {name: i for i, name in enumerate(config_order(tables.strategy_means["configuration"].tolist()))}
+        for r in sorted(
+            tables.strategy_means.to_dict("records"), key=lambda r: (rank[r["configuration"]], r["strategy"])
+        ):
             row = {"configuration": r["configuration"], "strategy": r["strategy"], "n": int(r["n"])}
             for metric, name in ((pass_col, pass_name), ("kg_valid_chain_final", "KG-valid chain")):
                 row[name] = _count(r[metric], int(r["n"]))
@@ -921,9 +926,9 @@ def summary_text(tables: RunTables, run_id: str) -> str:
 
 
 def summary_view(tables: RunTables) -> pd.DataFrame:
-    """The comparison's headline columns, or each mode's means when there is nothing to pair."""
+    """The comparison's headline columns, or each strategy's means when there is nothing to pair."""
     if tables.comparison.empty:
-        means = tables.mode_means
+        means = tables.strategy_means
         wanted = {*columns.cols(["pass_at_1_final"], presets_of(tables.per_question)), *KG_VALID_METRICS}
         keep = ["configuration", "strategy", "n"] + [c for c in means.columns if c in wanted]
         return means[keep]
@@ -939,7 +944,7 @@ def write_tables(tables: RunTables, run_dir: Path) -> list[Path]:
         frame: pd.DataFrame = getattr(tables, name)
         if name == "reference" and frame.empty:
             continue
-        csv_path = out_dir / f"{name}.csv"
+        csv_path = out_dir / f"{TABLE_FILES.get(name, name)}.csv"
         csv_frame(frame).to_csv(csv_path, index=False, float_format="%.10g", lineterminator="\n")
         written.append(csv_path)
     latex_path = out_dir / "comparison.tex"
@@ -996,7 +1001,7 @@ def means_latex(tables: RunTables) -> str:
         f"Configuration & Strategy & $n$ & Pass@1 final ({tables.scoring}) & KG-valid chain \\\\",
         "\\hline",
     ]
-    for r in tables.mode_means.to_dict("records"):
+    for r in tables.strategy_means.to_dict("records"):
         n = int(r["n"])
         cells = [_tex(r["configuration"]), _tex(STRATEGY_LABELS.get(r["strategy"], r["strategy"])), str(n)]
         for metric in (pass_col, "kg_valid_chain_final"):

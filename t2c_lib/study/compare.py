@@ -152,11 +152,9 @@ def _rates(rows: pd.DataFrame, presets: list[str]) -> dict[str, float]:
     out = {
         "no_query_first": float((rows["first_error_type"] == NO_QUERY).mean()),
         "no_query_final": float((rows["final_error_type"] == NO_QUERY).mean()),
-        KG_VALID: float(rows[KG_VALID].mean()),
     }
-    out.update({name: float(rows[name].mean()) for name in columns.cols(["pass_at_1_final"], presets)})
-    out["llm_calls"] = float(rows["llm_calls"].mean())
-    out["completion_tokens"] = float(rows["completion_tokens"].mean())
+    out.update(columns.column_means(rows, [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]))
+    out.update(columns.column_means(rows, ["llm_calls", "completion_tokens"]))
     return out
 
 
@@ -168,13 +166,13 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
     presets = [p for p in presets_of(a) if p in presets_of(b)]
     if not presets:
         raise IncompatibleResults(f"{run_a} and {run_b} share no scoring preset; evaluate both with the same t2c")
-    keys = ["configuration", "mode", "question_id"]
+    keys = ["configuration", "mode", "question_id"]  # metrics.csv's `mode` column holds the strategy
     joined = a.merge(b, on=keys, suffixes=(run_suffix(label_a), run_suffix(label_b)))
     if joined.empty:
         raise IncompatibleResults(f"{run_a} and {run_b} have no (configuration, strategy, question) in common")
     records = []
-    for (configuration, mode), rows in joined.groupby(["configuration", "mode"], sort=True):
-        row: dict[str, object] = {"configuration": configuration, "strategy": mode, "n": len(rows)}
+    for (configuration, strategy), rows in joined.groupby(["configuration", "mode"], sort=True):
+        row: dict[str, object] = {"configuration": configuration, "strategy": strategy, "n": len(rows)}
         for label in (label_a, label_b):
             suffix = run_suffix(label)
             ours = rows[[c for c in rows.columns if c.endswith(suffix)]]
@@ -204,7 +202,7 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
     pass_col = col("pass_at_1_final", preset)
     records = []
     for label, frame in runs.items():
-        if not {BASELINE, TREATMENT} <= set(frame["mode"]):
+        if not {BASELINE, TREATMENT} <= set(frame["strategy"]):
             continue
         rows = []
         for configuration in sorted(frame["configuration"].unique()):
@@ -214,8 +212,8 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
             row: dict[str, object] = {"run": label, "configuration": configuration, "n": len(pair)}
             for metric in (KG_VALID, pass_col):
                 sp, fb = side(metric, BASELINE_SIDE), side(metric, TREATMENT_SIDE)
-                row[sp] = float(pair[sp].mean())
-                row[fb] = float(pair[fb].mean())
+                row[sp] = columns.column_mean(pair[sp], metric)
+                row[fb] = columns.column_mean(pair[fb], metric)
                 row[side(metric, "gain")] = row[fb] - row[sp]
                 test = mcnemar_exact(pair[sp] > 0.5, pair[fb] > 0.5)
                 row[stat(metric, "mcnemar", "b")] = test.b

@@ -20,6 +20,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.agent.strategies import strategy_spec
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import StudyError
 from t2c_lib.graph.base import GraphStore
@@ -104,6 +105,7 @@ def evaluate_cell(
     `n_coincidental`.
     """
     presets = presets_in_order(scoring)
+    samples = strategy_spec(cell.strategy).samples  # vote's later attempts are samples, not refinements
     directory = cell.directory(run_dir)
     attempts, finished = load_finished(directory, questions)
     results = [
@@ -118,6 +120,7 @@ def evaluate_cell(
             timeout_s=timeout_s,
             question_id=item.id,
             suite=suite,
+            samples=samples,
         )
         for item in questions
     ]
@@ -162,7 +165,7 @@ def metrics_row(
         "n_accepted_repeats": result.refinements.n_accepted_repeats,
         **{columns.change_column(name): count for name, count in result.refinements.changes},
         "question_id": item.id,
-        "mode": cell.mode,
+        "mode": cell.strategy,  # the strategy, under the column's old name
         "configuration": cell.configuration,
         "prompt_type": cell.prompt_type,
         "schema_format": cell.schema_format,
@@ -217,7 +220,9 @@ def cell_summary(
     }
     scoring = presets[0] if presets else ""
     headline = by_scoring.get(scoring, {})
-    agentic = agentic_metrics(cell_attempts, max_iterations=max_iterations)
+    agentic = agentic_metrics(
+        cell_attempts, max_iterations=max_iterations, samples=strategy_spec(cell.strategy).samples
+    )
     return {
         "n": len(rows),
         "scoring": scoring,
@@ -233,7 +238,7 @@ def cell_summary(
         "harm_rate": _mean([r["harmed"] for r in rows]),
         "llm_calls_per_question": _mean([r["llm_calls"] for r in rows]),
         **{rate.name: getattr(agentic, rate.name) for rate in columns.REPEAT_RATES},
-        "mode": cell.mode,
+        "mode": cell.strategy,  # the strategy, under the key's old name
         "configuration": cell.configuration,
         "prompt_type": cell.prompt_type,
         "schema_format": cell.schema_format,
@@ -263,7 +268,7 @@ def _answered_by(directory: Path) -> str:
 
 def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weights: str) -> dict[str, Any]:
     """One preset's means; Pass@1 named by attempt (first / final), KG-valid left to the cell level."""
-    s = summarize(scores, preset=weights)
+    s = summarize(scores, weights=weights)
     s["pass_at_1_final"] = s.pop("pass_at_1")
     s["pass_at_1_first"] = _mean(first_pass)
     for key in ("kg_valid_structural", "kg_valid_chain"):

@@ -95,7 +95,7 @@ def model_and_scoring(tables: RunTables) -> str:
 
 def _sizes(tables: RunTables) -> str:
     """`N = 6 questions per configuration, 2 configurations` (or the range when configurations differ)."""
-    means = tables.mode_means
+    means = tables.strategy_means
     if means.empty:
         return "No finished questions."
     sizes = sorted({int(n) for n in means["n"]})

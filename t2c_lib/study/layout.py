@@ -47,11 +47,6 @@ class Cell:
     schema_format: str
 
     @property
-    def mode(self) -> str:
-        """The old name of `strategy`."""
-        return self.strategy
-
-    @property
     def configuration(self) -> str:
         return f"{self.prompt_type}_{SchemaFormat.parse(self.schema_format).config_label}"
 

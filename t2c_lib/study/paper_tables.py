@@ -59,8 +59,10 @@ def headline_frame(tables: RunTables) -> pd.DataFrame:
     """The headline rows as numbers (`PAIRED_COLUMNS`), or each strategy's shares (`MEANS_COLUMNS`) with nothing to pair."""
     records: list[dict[str, Any]] = []
     if tables.comparison.empty:
-        rank = {c: i for i, c in enumerate(config_order(tables.mode_means["configuration"].tolist()))}
-        for r in sorted(tables.mode_means.to_dict("records"), key=lambda r: (rank[r["configuration"]], r["strategy"])):
+        rank = {c: i for i, c in enumerate(config_order(tables.strategy_means["configuration"].tolist()))}
+        for r in sorted(
+            tables.strategy_means.to_dict("records"), key=lambda r: (rank[r["configuration"]], r["strategy"])
+        ):
             n = int(r["n"])
             for column, name in measures(tables):
                 records.append(

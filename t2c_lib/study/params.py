@@ -20,7 +20,7 @@ from t2c_lib.agent.strategies import option_defaults, strategy_names
 from t2c_lib.datasets import SPLITS, TEST_SPLIT
 from t2c_lib.errors import T2CError
 from t2c_lib.graph import STORES as STORE_REGISTRY
-from t2c_lib.metrics.composite import PRESETS as WEIGHT_REGISTRY
+from t2c_lib.metrics.composite import WEIGHT_SETS
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
 from t2c_lib.records import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
@@ -30,12 +30,12 @@ PROMPT_TYPES = tuple(p.value for p in PromptType)
 THESIS_SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat if not f.per_question)
 SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat)
 RANKINGS = ("embedding", "lexical", "hybrid")  # t2c_lib.linking.Ranking (not imported here: it loads the embedder)
-MODES = (SINGLE_PASS, AGENTIC)
+LEGACY_MODES = (SINGLE_PASS, AGENTIC)
 """The thesis's names, still read from the legacy `modes` key: `agentic` is the `feedback` strategy."""
 LEGACY_STRATEGY = LEGACY_STRATEGY_NAMES
 DECODINGS = ("free", "constrained")
 STORES = STORE_REGISTRY.names()
-WEIGHT_PRESETS = WEIGHT_REGISTRY.names()
+WEIGHT_NAMES = WEIGHT_SETS.names()
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # fullmatch: `$` would let a trailing newline through
 
 
@@ -103,11 +103,6 @@ class StudyParams:
 
     def __post_init__(self) -> None:
         check_run_id(self.run_id)  # built directly too (notebooks): the id still names one folder under results/
-
-    @property
-    def modes(self) -> tuple[str, ...]:
-        """The old name of `strategies` (read-only, for code written against it)."""
-        return self.strategies
 
     def option(self, key: str) -> Any:
         """A strategy option's value (`agent.spec.StrategySpec.options`): a field of these parameters, or an option
@@ -233,7 +228,7 @@ def _check(key: str, value: Any, source: str) -> Any:
     choices = {
         "prompt_types": PROMPT_TYPES,
         "schema_formats": SCHEMA_FORMATS,
-        "modes": MODES,
+        "modes": LEGACY_MODES,
         "strategies": strategy_names(),
     }
     if key in choices:
@@ -254,8 +249,8 @@ def _check(key: str, value: Any, source: str) -> Any:
             raise fail(f"valid: {', '.join(SPLITS)} (test: the reported ground truth; dev: data/<dataset>/dev/)")
         return value
     if key == "weights":
-        if value not in WEIGHT_PRESETS:
-            raise fail(f"valid: {', '.join(WEIGHT_PRESETS)}")
+        if value not in WEIGHT_NAMES:
+            raise fail(f"valid: {', '.join(WEIGHT_NAMES)}")
         return value
     if key == "scoring":
         if value not in SCORING_PRESETS.names():

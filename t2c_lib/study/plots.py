@@ -35,8 +35,7 @@ from t2c_lib.study.figure_text import (  # noqa: E402
 
 STYLE = Path(__file__).with_name("paper.mplstyle")
 FORMATS = ("pdf", "svg", "png")
-MODE_LABELS = STRATEGY_LABELS
-MODE_COLORS = {BASELINE: "#8C8C8C", TREATMENT: "#4C72B0"}
+STRATEGY_COLORS = {BASELINE: "#8C8C8C", TREATMENT: "#4C72B0"}
 _METADATA = {
     "pdf": {"CreationDate": None, "ModDate": None},
     "svg": {"Date": None},
@@ -99,8 +98,8 @@ def _shares(
         width,
         yerr=np.nan_to_num(err),
         capsize=1.5,
-        color=MODE_COLORS[strategy],
-        label=label if label is not None else MODE_LABELS[strategy],
+        color=STRATEGY_COLORS[strategy],
+        label=label if label is not None else STRATEGY_LABELS[strategy],
         error_kw={"elinewidth": 0.6, "capthick": 0.6},
     )
     _count_labels(ax, x, values, high, n, upright=bars_in_panel <= UPRIGHT_BARS)
@@ -161,7 +160,7 @@ def skipped_figures(tables: RunTables) -> dict[str, str]:
 
 def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
     """Pass@1 and KG-valid per configuration, single-pass vs feedback, with bootstrap 95% CIs and k/N on every bar."""
-    means = tables.mode_means
+    means = tables.strategy_means
     configs = config_order(means["configuration"].tolist())
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.2), sharey=True)
     x = np.arange(len(configs))
@@ -194,23 +193,23 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
 
 
 def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
-    """Prompt type x schema format heatmaps of LLMetric, one per mode (seaborn, one shared colour bar)."""
-    means = tables.mode_means.copy()
+    """Prompt type x schema format heatmaps of LLMetric, one per strategy (seaborn, one shared colour bar)."""
+    means = tables.strategy_means.copy()
     means[["prompt", "schema"]] = means["configuration"].str.split("_", n=1, expand=True)
-    modes = _thesis_strategies(tables)
+    strategies = _thesis_strategies(tables)
     fig, axes = plt.subplots(
         1,
-        len(modes) + 1,
-        figsize=(0.4 + 3.0 * len(modes), 2.6),
-        gridspec_kw={"width_ratios": [1] * len(modes) + [0.06]},
+        len(strategies) + 1,
+        figsize=(0.4 + 3.0 * len(strategies), 2.6),
+        gridspec_kw={"width_ratios": [1] * len(strategies) + [0.06]},
         squeeze=False,
     )
     axes = list(axes[0])
     prompts = [p for p in PROMPT_ORDER if p in set(means["prompt"])]
     schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
-    for ax, mode in zip(axes[:-1], modes):
+    for ax, strategy in zip(axes[:-1], strategies):
         grid = (
-            means[means["strategy"] == mode]
+            means[means["strategy"] == strategy]
             .pivot(index="prompt", columns="schema", values=tables.col("llmetric_q"))
             .reindex(index=prompts, columns=schemas)
             .astype(float)
@@ -230,7 +229,7 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
             linewidths=0.5,
             linecolor="white",
         )
-        ax.set_title(f"{columns.label('llmetric_q')}, {MODE_LABELS[mode]}", fontsize=7)
+        ax.set_title(f"{columns.label('llmetric_q')}, {STRATEGY_LABELS[strategy]}", fontsize=7)
         ax.set_xlabel("")
         ax.set_ylabel("")
         ax.grid(False)
@@ -360,7 +359,7 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
                 np.array(sizes),
                 strategy,
                 bars_in_panel=len(drawn) * len(values),
-                label=MODE_LABELS[strategy] if ax is axes[0][0] else "_nolegend_",
+                label=STRATEGY_LABELS[strategy] if ax is axes[0][0] else "_nolegend_",
             )
         ax.set_xticks(
             x, [stratum_value(v, language) for v in values], fontsize=6, rotation=30, ha="right", rotation_mode="anchor"
@@ -412,7 +411,7 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
                 marker=SCHEMA_MARKERS.get(schema, "D"),
                 s=22,
                 alpha=0.8,
-                color=MODE_COLORS[TREATMENT]
+                color=STRATEGY_COLORS[TREATMENT]
                 if prompt == PROMPT_ORDER[0]
                 else ("#DD8452" if prompt == PROMPT_ORDER[1] else "#55A868"),
                 zorder=3,
@@ -427,7 +426,7 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     present = {part for name in order for part in name.split("_", 1)}
     handles = [
         plt.Line2D([], [], linestyle="", marker="o", color=c, label=p)
-        for p, c in zip(PROMPT_ORDER, (MODE_COLORS[TREATMENT], "#DD8452", "#55A868"))
+        for p, c in zip(PROMPT_ORDER, (STRATEGY_COLORS[TREATMENT], "#DD8452", "#55A868"))
         if p in present
     ]
     handles += [
@@ -599,7 +598,7 @@ def fig_conversations(summary: dict) -> plt.Figure:
     values = [summary.get(name) or 0.0 for name in names]
     fig, ax = plt.subplots(figsize=(4.6, 2.5))
     y = np.arange(len(names))
-    ax.barh(y, values, color=MODE_COLORS[TREATMENT])
+    ax.barh(y, values, color=STRATEGY_COLORS[TREATMENT])
     for row, (_name, count_key) in enumerate(CONVERSATION_METRICS):
         total = summary.get(count_key) if count_key else None
         count = f" ({round(values[row] * total)}/{total})" if total else ""
@@ -636,7 +635,7 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
     configs = config_order(table["configuration"].tolist())
     fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.9), sharey=True)
     x = np.arange(len(configs))
-    bars = [(label, mode) for label in (pair.label_a, pair.label_b) for mode in (BASELINE, TREATMENT)]
+    bars = [(label, strategy) for label in (pair.label_a, pair.label_b) for strategy in (BASELINE, TREATMENT)]
     width = 0.8 / len(bars)
     shades = {pair.label_a: 0.45, pair.label_b: 1.0}
     for ax, metric, title in (
@@ -644,15 +643,15 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
         (axes[1], KG_VALID, f"{columns.label(KG_VALID)} (final)"),
         (axes[2], columns.col("pass_at_1_final", headline), columns.label("pass_at_1_final", headline)),
     ):
-        for i, (label, mode) in enumerate(bars):
-            rows = table[table["strategy"] == mode].set_index("configuration").reindex(configs)
+        for i, (label, strategy) in enumerate(bars):
+            rows = table[table["strategy"] == strategy].set_index("configuration").reindex(configs)
             ax.bar(
                 x - 0.4 + width * (i + 0.5),
                 rows[side(metric, label)].to_numpy(dtype=float),
                 width,
-                color=MODE_COLORS[mode],
+                color=STRATEGY_COLORS[strategy],
                 alpha=shades[label],
-                label=f"{label}, {MODE_LABELS[mode]}",
+                label=f"{label}, {STRATEGY_LABELS[strategy]}",
             )
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)

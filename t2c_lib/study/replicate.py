@@ -122,14 +122,14 @@ def replication_report(published_dir: Path, fresh_dir: Path) -> Replication:
         raise IncompatibleResults(f"{published_dir} and {fresh_dir} have no (cell, question) in common")
     replies_a, replies_b = _replies(published_dir), _replies(fresh_dir)
     records: list[dict[str, Any]] = []
-    for (configuration, mode), rows in joined.groupby(["configuration", "mode"], sort=True):
+    for (configuration, strategy), rows in joined.groupby(["configuration", "mode"], sort=True):
         left, right = rows[f"{column}_published"] > 0.5, rows[f"{column}_fresh"] > 0.5
         flipped = sorted(str(q) for q, x, y in zip(rows["question_id"], left, right, strict=True) if x != y)
         cells = {k for k in replies_a if k[0].endswith(f"/{configuration}")} & set(replies_b)
-        cells = {k for k in cells if _strategy(k[0]) == mode}
+        cells = {k for k in cells if _strategy(k[0]) == strategy}
         records.append(
             {
-                "strategy": mode,
+                "strategy": strategy,
                 "configuration": configuration,
                 "n": len(rows),
                 "published_k": int(left.sum()),

@@ -236,12 +236,11 @@ def infer(
     progress: bool = True,
     results_dir: Path | None = None,
     model: Any = None,
-    mode: str | None = None,
     slots: CellSlots | None = None,
 ) -> CellReport:
     """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
 
-    `mode` is the old name of `strategy` (`agentic` = `feedback`). `slots` (this cell's view of
+    `strategy` is a registered name (`agentic` = `feedback`). `slots` (this cell's view of
     the run's request slots) is shared by cells that run at once (`t2c_lib.study.grid`): requests
     in flight are a budget of the whole run. Requests per minute are the endpoint's budget on this
     machine, across processes (`make_chat_model`).
@@ -249,7 +248,7 @@ def infer(
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.prompts import Configuration
 
-    cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
+    cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy))
     choice = model_choice(params)
     if choice is not None and model is None:
         choice.check()  # an endpoint in the environment and `model: local` in the file: refuse to guess
@@ -369,13 +368,10 @@ def _lane_group(chat: Any) -> Any:
     return lane_group() if callable(lane_group) else None
 
 
-def _strategy_arg(strategy: str | None, mode: str | None) -> str:
-    if strategy is not None and mode is not None and strategy != mode:
-        raise InvalidValue(f"give strategy or its old name mode, not both ({strategy!r} and {mode!r})")
-    chosen = strategy if strategy is not None else mode
-    if chosen is None:
+def _strategy_arg(strategy: str | None) -> str:
+    if strategy is None:
         raise InvalidValue(f"name a strategy ({', '.join(strategy_names())})")
-    return chosen
+    return strategy
 
 
 def resolve_params(params_file: str | Path | None = None, **overrides: Any) -> StudyParams:
@@ -418,7 +414,6 @@ def evaluate(
     strategy: str | None = None,
     *,
     results_dir: Path | None = None,
-    mode: str | None = None,
 ) -> dict[str, Any]:
     """Score one finished cell: `metrics.csv`, `attempt_scores.csv` and `summary.json` beside its attempts.
 
@@ -429,7 +424,7 @@ def evaluate(
     from t2c_lib.study.evaluation import evaluate_cell
     from t2c_lib.study.manifest import check_evaluation_settings
 
-    cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy, mode))
+    cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy))
     check_evaluation_settings(cell.directory(run_dir_for(params, results_dir)) / MANIFEST_FILE, params, cell)
     study = open_study(params, results_dir)
     from t2c_lib.metrics.testsuite import TestSuite

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from t2c_lib.cypher.gate import Refusal, judge
+from t2c_lib.cypher.gate import Refusal, gate_check
 from t2c_lib.cypher.lexer import DEFAULT_DIALECT, Dialect
 from t2c_lib.records import ErrorType, ValidationResult
 
@@ -42,7 +42,7 @@ class ReadOnlyGuard:
 
 def check_read_only(query: str, dialect: Dialect = DEFAULT_DIALECT) -> ValidationResult:
     """The gate's verdict on one query text for a store of `dialect`, as the guard step's result."""
-    verdict = judge(query or "", dialect=dialect)
+    verdict = gate_check(query or "", dialect=dialect)
     if verdict.ok:
         return ValidationResult("guard", True, None, "read-only")
     details: dict[str, object] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from t2c_lib.cypher.gate import Refusal, judge
+from t2c_lib.cypher.gate import Refusal, gate_check
 from t2c_lib.cypher.lexer import tokenize
 from t2c_lib.cypher.limits import (
     MAX_EXPRESSION_DEPTH,
@@ -63,7 +63,7 @@ ALLOWED_REGEXES = [
 
 
 def refusal(query: str) -> Refusal | None:
-    return judge(query, rewrite=False).refusal
+    return gate_check(query, rewrite=False).refusal
 
 
 def gold_queries() -> list[str]:
@@ -83,14 +83,14 @@ def gold_queries() -> list[str]:
 
 @pytest.mark.parametrize("pattern", REFUSED_REGEXES)
 def test_dangerous_or_unreadable_patterns_are_refused(pattern):
-    verdict = judge(f"RETURN {SUBJECT} =~ '{pattern}' AS m", rewrite=False)
+    verdict = gate_check(f"RETURN {SUBJECT} =~ '{pattern}' AS m", rewrite=False)
     assert verdict.refusal is Refusal.TOO_LARGE, verdict.message
     assert "regular expression" in verdict.message
 
 
 @pytest.mark.parametrize("pattern", ALLOWED_REGEXES)
 def test_ordinary_patterns_pass(pattern):
-    verdict = judge(f"MATCH (m:Movie) WHERE m.title =~ '{pattern}' RETURN m.title", rewrite=False)
+    verdict = gate_check(f"MATCH (m:Movie) WHERE m.title =~ '{pattern}' RETURN m.title", rewrite=False)
     assert verdict.ok, verdict.message
 
 
@@ -113,7 +113,7 @@ def test_the_unbounded_quantifier_cap():
     ["$pattern", "m.title", "'a' + '(b+)+$'", "'(b+)' + '+$'", "('(a+)+$')", "toString('x')", "'a' || '(b+)+'"],
 )
 def test_a_pattern_must_be_one_literal(operand):
-    verdict = judge(f"MATCH (m:Movie) WHERE m.title =~ {operand} RETURN m", rewrite=False)
+    verdict = gate_check(f"MATCH (m:Movie) WHERE m.title =~ {operand} RETURN m", rewrite=False)
     assert verdict.refusal is Refusal.TOO_LARGE and "one string literal" in verdict.message
 
 
@@ -147,13 +147,13 @@ ALLOWED_LOOPS = [
 
 @pytest.mark.parametrize("query", REFUSED_LOOPS)
 def test_nested_range_loops_are_bounded_by_their_product(query):
-    verdict = judge(query, rewrite=False)
+    verdict = gate_check(query, rewrite=False)
     assert verdict.refusal is Refusal.TOO_LARGE and "nested loops over ranges" in verdict.message, verdict.message
 
 
 @pytest.mark.parametrize("query", ALLOWED_LOOPS)
 def test_loops_within_the_bound_pass(query):
-    verdict = judge(query, rewrite=False)
+    verdict = gate_check(query, rewrite=False)
     assert verdict.ok, verdict.message
 
 
@@ -168,7 +168,7 @@ def test_loops_within_the_bound_pass(query):
     ],
 )
 def test_a_doubling_reduce_is_refused(query):
-    verdict = judge(query, rewrite=False)
+    verdict = gate_check(query, rewrite=False)
     assert verdict.refusal is Refusal.TOO_LARGE and "double" in verdict.message, verdict.message
 
 
@@ -203,7 +203,7 @@ def test_case_nesting_counts():
     ],
 )
 def test_long_operator_chains_are_refused(query):
-    verdict = judge(query, rewrite=False)
+    verdict = gate_check(query, rewrite=False)
     assert verdict.refusal is Refusal.TOO_LARGE, verdict.message
 
 
