@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.outputs import jsonl_lines
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE
 from t2c_lib.study.publish import PUBLISHER_FILES, published_run_dir, run_files
 
@@ -121,8 +122,8 @@ def _tolerated_difference(filename: str, published: bytes, rerun: bytes) -> set[
         return None
     try:
         if filename.endswith(".jsonl"):
-            left = [json.loads(line) for line in published.decode("utf-8").splitlines()]
-            right = [json.loads(line) for line in rerun.decode("utf-8").splitlines()]
+            left = [json.loads(line) for line in jsonl_lines(published.decode("utf-8"))]
+            right = [json.loads(line) for line in jsonl_lines(rerun.decode("utf-8"))]
         else:
             left, right = [json.loads(published)], [json.loads(rerun)]
     except (UnicodeDecodeError, ValueError):
