@@ -21,7 +21,11 @@ Usage:
   python benchmarks/loop_dev.py --questions data/kurikulum/dev/questions.csv \\
       [--config Few-Shot_Full] [--model local] [--limit 10] \\
       [--options thesis,conversation,guard,corrector,all] [--option 'mine:repair_turns=conversation;corrector=schema'] \\
-      [--json out.json]
+      [--json out.json] [--attempts attempts.jsonl]
+
+`--attempts` also writes every attempt of every option set (one JSON line each: the option set, the
+question id, the attempt's record as `attempts.jsonl` has it), to read what the loop did on the
+development questions, e.g. which syntax errors the first attempts make.
 """
 
 from __future__ import annotations
@@ -85,8 +89,10 @@ def parse_option(spec: str) -> tuple[str, dict[str, Any]]:
     return name, values
 
 
-def measure(name: str, values: dict[str, Any], questions, args, store, dataset, model) -> dict[str, Any]:
-    """One option set over every question: the loop's records, then the four numbers."""
+def measure(
+    name: str, values: dict[str, Any], questions, args, store, dataset, model, sink: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One option set over every question: the loop's records, then the four numbers (`sink` gains every attempt)."""
     parts = build_parts(store, dataset, Configuration.from_name(args.config), timeout_s=args.timeout)
     options = LoopOptions.from_values(values)
     attempts, passed, made_valid, first_invalid, calls = [], 0, 0, 0, 0
@@ -102,6 +108,8 @@ def measure(name: str, values: dict[str, Any], questions, args, store, dataset, 
         )
         state = loop.run(question, qid)
         attempts += state.attempts
+        if sink is not None:
+            sink.extend({"option_set": name, **a.to_dict()} for a in state.attempts)
         calls += state.llm_calls
         if not state.attempts[0].ok:
             first_invalid += 1
@@ -153,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--timeout", type=float, default=10.0)
     parser.add_argument("--json", type=Path, default=None, help="also write the rows as JSON")
+    parser.add_argument("--attempts", type=Path, default=None, help="also write every attempt as JSON lines")
     args = parser.parse_args(argv)
 
     sets = [(n, NAMED[n]) for n in filter(None, args.options.split(",")) if n in NAMED]
@@ -165,17 +174,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.questions}: no questions with a gold query")
     dataset, store = open_dataset_store(args.dataset, "ladybug")
     model = make_cached_model(args.model)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    sink: list[dict[str, Any]] | None = [] if args.attempts else None
     try:
         print(f"{len(questions)} questions from {args.questions}, {args.config}, model {model.model_id}")
         for name, values in sets:
-            row = measure(name, values, questions, args, store, dataset, model)
+            row = measure(name, values, questions, args, store, dataset, model, sink)
             rows.append(row)
             print(line(row), flush=True)
     finally:
         store.close()
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.attempts and sink is not None:
+        text = "".join(json.dumps(a, ensure_ascii=False, sort_keys=True) + "\n" for a in sink)
+        args.attempts.write_text(text, encoding="utf-8")
     return 0
 
 

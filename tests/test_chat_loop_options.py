@@ -80,7 +80,7 @@ def test_without_options_the_chat_loop_is_the_thesis_loop(kurikulum, kurikulum_s
 
 
 def test_bad_options_are_one_line_errors(kurikulum, kurikulum_store):
-    with pytest.raises(InvalidValue, match=r"^repair_turns='twice': valid: single, conversation, fresh$"):
+    with pytest.raises(InvalidValue, match=r"^repair_turns='twice': valid: single, conversation, fresh, fresh-strict$"):
         ChatSettings(repair_turns="twice")
     with pytest.raises(InvalidValue, match="repeat_guard_retries=0: a positive integer"):
         ChatSettings(repeat_guard=True, repeat_guard_retries=0)

@@ -117,6 +117,49 @@ def test_fresh_is_named_in_the_options_tag_and_signature(parts):
     assert "fresh" in str(signature)
 
 
+UNPARSABLE = "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks DESC, m.nama ORDER BY m.sks DESC"
+
+
+def test_fresh_quotes_the_failed_query_through_the_parser_message_as_it_ran_for_the_published_runs(parts):
+    model = SeededStandIn([cy(UNPARSABLE), cy(GOOD)])
+    make_loop(parts, model, repair_turns="fresh").run(QUESTION, "q")
+    assert UNPARSABLE in model.requests[1]["messages"][-1].content  # the flaw fresh-strict fixes, kept for replays
+
+
+def test_fresh_strict_takes_every_quote_of_a_failed_query_out_of_the_feedback(parts):
+    model = SeededStandIn([cy(UNPARSABLE), cy(SYNONYM), cy(GOOD)])
+    state = make_loop(parts, model, repair_turns="fresh-strict").run(QUESTION, "q")
+    assert state.success and state.llm_calls == 3
+    asked = [r["messages"][-1].content for r in model.requests[1:]]
+    assert all(UNPARSABLE not in text and "m.sks DESC, m.nama" not in text for text in asked)
+    assert "Invalid input < DESC>" in asked[0]  # what the parser said about the token stays
+    assert "^" not in asked[0] and SYNONYM not in asked[1]
+    assert state.attempts[0].feedback.strip() in asked[0]  # the record holds what the model was told
+
+
+def test_fresh_strict_with_the_syntax_corrector_repairs_a_sort_direction_without_a_model_call(parts):
+    model = SeededStandIn([cy(UNPARSABLE)])
+    state = make_loop(parts, model, repair_turns="fresh-strict", corrector="schema+syntax").run(QUESTION, "q")
+    assert state.success and state.llm_calls == 1
+    assert [a.kind for a in state.attempts] == ["generate", "corrector"]
+    assert state.final_query == "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.sks, m.nama ORDER BY m.sks DESC"
+    assert state.attempts[1].verdict["changes"] == ["sort direction `DESC` moved out of RETURN `m.sks`"]
+
+
+def test_the_schema_corrector_alone_leaves_a_syntax_error_to_the_model(parts):
+    model = SeededStandIn([cy(UNPARSABLE), cy(GOOD)])
+    state = make_loop(parts, model, repair_turns="fresh", corrector="schema").run(QUESTION, "q")
+    assert state.llm_calls == 2 and [a.kind for a in state.attempts] == ["generate", "generate"]
+
+
+def test_fresh_strict_and_the_syntax_corrector_are_named_in_the_tag_and_changed_options():
+    options = LoopOptions(repair_turns="fresh-strict", repeat_guard=True, corrector="schema+syntax")
+    assert options.fresh and options.hides_failed_queries and options.corrects_syntax
+    assert options.tag() == "fresh-strict+guard2+corr-schema+syntax"
+    assert options.changed() == {"repair_turns": "fresh-strict", "repeat_guard": True, "corrector": "schema+syntax"}
+    assert options.guard_step(1).explicit is False  # fresh's schedule: never names the repeated query
+
+
 # --- the repeat guard -----------------------------------------------------------------------------
 
 

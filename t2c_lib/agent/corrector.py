@@ -1,5 +1,7 @@
 """The schema corrector: a deterministic repair of what is mechanical in a failed query, before a model is asked.
 
+With `corrector: schema+syntax` the syntax rules of `syntax_fix.py` (clause-order slips) run first.
+
 It reads the query as the store's lexer does (`cypher/lexer.tokenize` in the store's dialect)
 and edits tokens only, never raw text; each rule changes a name or a literal only where the
 schema (or the stored values) leaves one answer:
@@ -30,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from t2c_lib.agent.syntax_fix import fix_syntax
 from t2c_lib.cypher.gate import gate_check
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, Token, tokenize
 from t2c_lib.graph.value_index import ValueIndex, fold, store_loader
@@ -62,11 +65,13 @@ Edit = tuple[int, int, str]
 """(start, end, replacement) over the query text, taken from one token's span."""
 
 
-def correct(query: str, ctx: ValidationContext) -> Correction | None:
-    """The schema corrector on `query`; None when nothing is mechanical to fix or the result would not pass the gate."""
+def correct(query: str, ctx: ValidationContext, syntax: bool = False) -> Correction | None:
+    """The schema corrector on `query` (`syntax`: the syntax rules of `syntax_fix.py` first); None when nothing is
+    mechanical to fix or the result would not pass the gate."""
     dialect = Dialect.of_store(getattr(ctx.store, "name", None))
     text, changes = query, []
     steps: tuple[Callable[[str, ValidationContext, Dialect], tuple[str, list[str]]], ...] = (
+        *((_syntax,) if syntax else ()),
         _names,
         _properties,
         _directions,
@@ -81,6 +86,10 @@ def correct(query: str, ctx: ValidationContext) -> Correction | None:
     if not changes or text == query or not gate_check(text, dialect=dialect).ok:
         return None
     return Correction(text, tuple(changes))
+
+
+def _syntax(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[str, list[str]]:
+    return fix_syntax(text, dialect)
 
 
 # --- edits over token spans -----------------------------------------------------------------------

@@ -6,10 +6,10 @@ and signature, and the strategy's settings.
 
 | option | values | what it does |
 | --- | --- | --- |
-| `repair_turns` | `single` (default), `conversation`, `fresh` | `conversation`: each failed reply stays in the messages as the model's own (assistant) turn and the feedback is the user's reply to it, turn after turn, in the chat template the instruct model was trained on; `fresh`: the first request again with the question followed by every failure's feedback, never a failed query (nothing to copy); `single`: one user message with the question, the failed query and the feedback (the thesis) |
+| `repair_turns` | `single` (default), `conversation`, `fresh`, `fresh-strict` | `conversation`: each failed reply stays in the messages as the model's own (assistant) turn and the feedback is the user's reply to it, turn after turn, in the chat template the instruct model was trained on; `fresh`: the first request again with the question followed by every failure's feedback, never the failed query written out by the loop (a database's syntax error still quotes it: measured 2026-11-29, kept as it ran for the published runs); `fresh-strict`: `fresh` with every line of the feedback that quotes a failed query taken out (`feedback/redact.py`; the attempt records the feedback so redacted, as the model read it); `single`: one user message with the question, the failed query and the feedback (the thesis) |
 | `repeat_guard` | `false` (default), `true` | a refinement whose query (normalised as `records.normalized_query`) equals a query of the question that already failed is not accepted: the model is asked again along `GUARD_SCHEDULE`, at most `repeat_guard_retries` extra calls, each recorded as an attempt of kind `rejected_repeat` and counted in the question's LLM calls |
 | `repeat_guard_retries` | integer >= 1 (default 2) | the guard's extra calls per refinement |
-| `corrector` | `none` (default), `schema` | `schema`: a failed query goes through the deterministic schema corrector (`agent/corrector.py`) before the model is asked; a changed query is validated as an attempt of its own (kind `corrector`, no model call) and the model, if still needed, is told what changed |
+| `corrector` | `none` (default), `schema`, `schema+syntax` | `schema`: a failed query goes through the deterministic schema corrector (`agent/corrector.py`) before the model is asked; a changed query is validated as an attempt of its own (kind `corrector`, no model call) and the model, if still needed, is told what changed; `schema+syntax`: the same with the corrector's syntax rules too (its table) |
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class RepairTurns(str, Enum):
     SINGLE = "single"
     CONVERSATION = "conversation"
     FRESH = "fresh"
+    FRESH_STRICT = "fresh-strict"
 
 
 class CorrectorKind(str, Enum):
@@ -34,6 +35,7 @@ class CorrectorKind(str, Enum):
 
     NONE = "none"
     SCHEMA = "schema"
+    SCHEMA_SYNTAX = "schema+syntax"
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,17 @@ class LoopOptions:
 
     @property
     def fresh(self) -> bool:
-        return self.repair_turns is RepairTurns.FRESH
+        """A refinement is the first request again with the failures' feedback (`fresh` or `fresh-strict`)."""
+        return self.repair_turns in (RepairTurns.FRESH, RepairTurns.FRESH_STRICT)
+
+    @property
+    def hides_failed_queries(self) -> bool:
+        """`fresh-strict`: the feedback loses every line that quotes a failed query."""
+        return self.repair_turns is RepairTurns.FRESH_STRICT
+
+    @property
+    def corrects_syntax(self) -> bool:
+        return self.corrector is CorrectorKind.SCHEMA_SYNTAX
 
     @property
     def corrects(self) -> bool:
@@ -128,7 +140,7 @@ class LoopOptions:
         if self.conversation:
             parts.append("conv")
         if self.fresh:
-            parts.append("fresh")
+            parts.append("fresh-strict" if self.hides_failed_queries else "fresh")
         if self.repeat_guard:
             parts.append(f"guard{self.repeat_guard_retries}")
         if self.corrects:

@@ -9,12 +9,13 @@ comes here. With any option on, a question goes:
    `repeat_guard`, recorded as an attempt of kind `rejected_repeat` and asked again along
    `GUARD_SCHEDULE` (another seed at a higher temperature, then the line "your query X failed;
    do not write it again"), at most `repeat_guard_retries` extra calls; the last answer stands;
-3. the chain judges the answer; a failure goes, with `corrector: schema`, through the schema
-   corrector, and a changed query is judged as an attempt of its own (kind `corrector`, no
+3. the chain judges the answer; a failure goes, with `corrector: schema` (or `schema+syntax`),
+   through the corrector, and a changed query is judged as an attempt of its own (kind `corrector`, no
    model call, its changes in the attempt's `verdict`);
 4. still failing, the model is asked again: with `repair_turns: conversation` each failed reply
    stays as its own assistant turn and the feedback is the user's reply; with `fresh` the first
-   request again, its question followed by every failure's feedback and never a failed query;
+   request again, its question followed by every failure's feedback and never a failed query
+   (`fresh-strict`: nor the lines of that feedback that quote one, `feedback/redact.py`);
    otherwise the thesis's single refinement message. What the corrector changed is part of the
    feedback.
 
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.corrector import Correction, correct
 from t2c_lib.agent.options import LoopOptions
+from t2c_lib.feedback.redact import without_queries
 from t2c_lib.llm.base import Completion, Message, Usage, model_attribute
 from t2c_lib.llm.parse import ParsedResponse, QuerySource
 from t2c_lib.prompts.repair import (
@@ -70,9 +72,13 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
             )
         loop.set_status(state, AgentStatus.VALIDATING)
         checked = loop.validate(ctx, parsed)
-        note = loop.feedback_text(state, parsed, checked)
+        note = _told(options, state, parsed.query, loop.feedback_text(state, parsed, checked))
         last = iteration == budget
-        correction = _correction(loop, ctx, parsed.query) if not checked.ok and options.corrects else None
+        correction = (
+            _correction(loop, ctx, parsed.query, options.corrects_syntax)
+            if not checked.ok and options.corrects
+            else None
+        )
         status = (
             AgentStatus.SUCCESS
             if checked.ok
@@ -94,7 +100,7 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
         reply = assistant_turn(prompts, parsed.query, parsed.reasoning, completion.text)
         failed_query, told = parsed.query, note or ""
         if correction is not None:
-            fixed, cnote, ok = _corrected_attempt(loop, state, ctx, correction, parsed.query, last)
+            fixed, cnote, ok = _corrected_attempt(loop, state, ctx, correction, parsed.query, last, options)
             if ok:
                 return
             failed_query = fixed
@@ -117,27 +123,40 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
         temperature = loop.refine_temperature
 
 
-def _correction(loop: Any, ctx: ValidationContext, query: str) -> Correction | None:
-    """The schema corrector on a failed query; the value index kept on the loop's context across questions."""
+def _correction(loop: Any, ctx: ValidationContext, query: str, syntax: bool = False) -> Correction | None:
+    """The corrector on a failed query (`syntax`: its syntax rules too); the value index kept on the loop's context."""
     if not query:
         return None
     shared = getattr(loop, "ctx", None)
     if ctx.values is None and shared is not None and shared.values is not None:
         ctx.values = shared.values
-    found = correct(query, ctx)
+    found = correct(query, ctx, syntax=syntax)
     if shared is not None and shared.values is None and ctx.values is not None:
         shared.values = ctx.values
     return found
 
 
+def _told(options: LoopOptions, state: AgentState, query: str, note: str | None) -> str | None:
+    """The feedback as the model will read it: with `fresh-strict`, no line quoting a failed query of the question."""
+    if not note or not options.hides_failed_queries:
+        return note
+    return without_queries(note, [*(a.query for a in state.attempts), query])
+
+
 def _corrected_attempt(
-    loop: Any, state: AgentState, ctx: ValidationContext, correction: Correction, source: str, last: bool
+    loop: Any,
+    state: AgentState,
+    ctx: ValidationContext,
+    correction: Correction,
+    source: str,
+    last: bool,
+    options: LoopOptions,
 ) -> tuple[str, str | None, bool]:
     """Judge the corrector's query as an attempt of its own (no model call); (its query, its feedback, ok)."""
     loop.set_status(state, AgentStatus.VALIDATING)
     fixed = ParsedResponse(correction.query, source=QuerySource.CYPHER_TAG)
     checked = loop.validate(ctx, fixed)
-    note = loop.feedback_text(state, fixed, checked)
+    note = _told(options, state, correction.query, loop.feedback_text(state, fixed, checked))
     status = AgentStatus.SUCCESS if checked.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
     loop.record(
         state,
