@@ -72,6 +72,24 @@ def test_a_modification_meets_the_repeat_guard_and_fresh_repairs(kurikulum, kuri
         )
 
 
+def test_the_docs_chat_example_second_turn_is_repaired_by_the_syntax_corrector_without_a_model_call(
+    kurikulum, kurikulum_store, tmp_path
+):
+    # docs/chat.md's third command: the options it prints, the reply the 1.5B gave there (DESC inside the RETURN)
+    options = {"repair_turns": "fresh-strict", "repeat_guard": True, "corrector": "schema+syntax"}
+    replies = ["EXECUTE_QUERY", f"<cypher>{GOLD1}</cypher>", "Ada {rows} mata kuliah."]
+    replies += ["REQUEST_MODIFICATION", f"<cypher>{BROKEN}</cypher>", "Ada {rows} mata kuliah."]
+    built, model = engine(kurikulum, kurikulum_store, replies, **options)
+    session = Session.start(session_id="docs", directory=tmp_path / "docs", engine=built)
+    try:
+        assert session.ask(Q1).status is TurnStatus.ANSWERED
+        second = session.ask("Urutkan dari SKS terbesar.")
+    finally:
+        session.close()
+    assert second.status is TurnStatus.ANSWERED and not model.replies
+    assert second.query == "MATCH (m:MK) WHERE m.semester = 3 RETURN m.sks, m.nama ORDER BY m.sks DESC"
+
+
 def test_without_options_the_chat_loop_is_the_thesis_loop(kurikulum, kurikulum_store):
     built, _ = engine(kurikulum, kurikulum_store, [])
     loop = built.loop()
