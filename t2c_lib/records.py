@@ -78,6 +78,10 @@ class ValidationResult:
         )
 
 
+NO_MODEL_CALL = frozenset({"corrector"})
+"""Attempt kinds that call no model (the schema corrector's edits): never a model call, never a cache hit."""
+
+
 @dataclass
 class Attempt:
     """One GENERATE+VALIDATE round, exactly as written to `attempts.jsonl`."""
@@ -112,6 +116,11 @@ class Attempt:
     def strategy(self) -> str:
         """The strategy that made this attempt (stored as `mode`, its old name)."""
         return self.mode
+
+    @property
+    def called_model(self) -> bool:
+        """The model answered this attempt (not the response cache, and not a kind that asks no model)."""
+        return not self.cached and self.kind not in NO_MODEL_CALL
 
     @property
     def kg_valid(self) -> bool:

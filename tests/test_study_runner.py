@@ -64,6 +64,26 @@ def test_every_question_is_logged_and_an_error_does_not_stop_the_run(tiny_datase
     assert len(read_jsonl(report.directory / "attempts.jsonl")) == 4
 
 
+def test_a_corrector_attempt_is_counted_as_neither_a_model_call_nor_a_cache_hit(tiny_dataset, tmp_path):
+    from dataclasses import replace
+
+    def solve(item, on_attempt):
+        on_attempt(replace(scripted_attempt(item.id, 1, False), cached=True))  # the first reply, from the cache
+        on_attempt(replace(scripted_attempt(item.id, 2, True), kind="corrector"))  # the corrector's edit: no call
+        return {
+            "status": "SUCCESS",
+            "success": True,
+            "kg_valid": True,
+            "iterations": 2,
+            "final_query": "",
+            "error": None,
+        }
+
+    cell = Cell("feedback", "Zero-Shot", "full_schema")
+    report = run_cell(cell, params_from_dict({"run_id": "t"}), tiny_dataset.questions, solve, tmp_path, progress=False)
+    assert (report.ran, report.model_calls, report.cache_hits) == (3, 0, 3)
+
+
 def test_resume_skips_finished_and_redoes_interrupted_questions(tiny_dataset, tmp_path):
     params = params_from_dict({"run_id": "t"})
     cell = Cell("feedback", "Zero-Shot", "full_schema")

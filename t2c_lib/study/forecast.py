@@ -18,10 +18,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from t2c_lib.records import NO_MODEL_CALL
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, Cell, expand_grid
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.progress import duration
-from t2c_lib.study.publish import NO_MODEL_CALL
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ from t2c_lib.llm.base import Message
 from t2c_lib.llm.cache import CacheRow, ResponseCache
 from t2c_lib.llm.published import REPLIES_FILE, PublishedReply, read_replies, write_replies
 from t2c_lib.prompts.builder import prompt_hash
+from t2c_lib.records import NO_MODEL_CALL
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE
 from t2c_lib.study.params import check_run_id
 
@@ -54,8 +55,6 @@ PUBLISHER_FILES = frozenset({INDEX_FILE, REPLIES_FILE})
 FIGURES = "figures"
 LEFT_OUT_DIRS = frozenset({"notebooks"})
 """Folders of a run that are not published: the executed notebooks and their logs carry clock times."""
-NO_MODEL_CALL = frozenset({"corrector"})
-"""Attempt kinds that call no model (the schema corrector's edits)."""
 
 
 class PublishError(StudyError):

@@ -32,7 +32,7 @@ from tqdm import tqdm
 from t2c_lib.datasets import GroundTruthItem
 from t2c_lib.llm.base import STOPS_THE_RUN
 from t2c_lib.llm.lanes import LaneGroup, split_for_lanes
-from t2c_lib.records import Attempt
+from t2c_lib.records import NO_MODEL_CALL, Attempt
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import AttemptLog
@@ -106,7 +106,10 @@ def run_cell(
     def on_attempt(attempt: Attempt) -> None:
         log.append_attempt(attempt)
         with counter_lock:
-            counters["hits" if attempt.cached else "calls"] += 1
+            if attempt.called_model:
+                counters["calls"] += 1
+            elif attempt.kind not in NO_MODEL_CALL:
+                counters["hits"] += 1
 
     def one(item: GroundTruthItem) -> None:
         try:
