@@ -255,24 +255,6 @@ class ChainResult:
     result: QueryResult | None = None  # the query's result when the whole chain passed
 
 
-SINGLE_PASS = "single-pass"
-FEEDBACK = "feedback"
-AGENTIC = "agentic"
-"""The thesis's name for the `feedback` strategy; still read from params, CLI options and old run folders."""
-
-LEGACY_STRATEGY_NAMES = {AGENTIC: FEEDBACK}
-
-
-def canonical_strategy(name: str) -> str:
-    """A strategy name with the legacy alias mapped (`agentic` -> `feedback`)."""
-    return LEGACY_STRATEGY_NAMES.get(name, name)
-
-
-def default_strategy(max_iterations: int) -> str:
-    """The default strategy for an iteration budget: `single-pass` for one, else `feedback` (was `agentic`)."""
-    return SINGLE_PASS if max_iterations == 1 else FEEDBACK
-
-
 @dataclass
 class AgentState:
     """One question through the loop: every attempt, the final query and the totals."""

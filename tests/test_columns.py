@@ -100,3 +100,69 @@ def test_means_follow_the_column_spec():
     assert columns.column_mean(pd.Series([1.0, 0.0]), col("pass_at_1_final", "kg-axel")) == 0.5
     with pytest.raises(ValueError, match="not aggregated"):
         columns.column_mean(frame["question_id"], "question_id")
+
+
+def test_a_plain_list_is_averaged_as_the_summary_writes_it():
+    """`summary.json` averages the rows it wrote: a list of numbers, the same mean as `sum / len` for counts."""
+    calls = [1, 3, 3, 2, 1, 1, 3]
+    assert columns.column_mean(calls, "llm_calls") == sum(calls) / len(calls)
+    assert columns.column_mean([1.0, 0.0, 0.0], col("pass_at_1_first", "t2c")) == 1 / 3
+    assert columns.column_mean([10, 20], columns.TOKENS) == 15.0  # a derived column: prompt + completion tokens
+    with pytest.raises(ValueError, match="not aggregated"):
+        columns.column_mean(["x"], "final_error_type")
+
+
+def test_mean_ci_is_the_bootstrap_interval_of_the_spec_mean():
+    import numpy as np
+
+    from t2c_lib.metrics.stats import paired_bootstrap_ci
+
+    values = [1, 0, 1, 1, 0, 1]
+    ci = columns.column_mean_ci(values, "kg_valid_chain_final")
+    assert ci == paired_bootstrap_ci(np.zeros(6), np.array(values, dtype=float))
+    assert ci.estimate == columns.column_mean(values, "kg_valid_chain_final") and ci.low <= ci.estimate <= ci.high
+    with pytest.raises(ValueError, match="not aggregated"):
+        columns.column_mean_ci([1, 2], "question_id")
+
+
+def test_improvement_follows_the_better_direction():
+    """`higher_is_better` decides the sign of a gain: a drop in harm or in NO_QUERY replies is an improvement."""
+    assert columns.improvement(col("pass_at_1_final", "t2c"), 0.25, 0.5) == 0.25
+    assert columns.improvement("kg_valid_chain_final", 0.5, 0.25) == -0.25
+    assert columns.improvement("harmed", 0.5, 0.25) == 0.25
+    assert columns.improvement("no_query_final", 0.25, 0.5) == -0.25
+    with pytest.raises(ValueError, match="no better direction"):
+        columns.improvement("llm_calls", 1.0, 2.0)
+
+
+# progress.py averages seconds per step (timings, not result columns).
+OWN_MEANS = {"study/progress.py"}
+
+
+def _hand_written_means(path: Path) -> list[tuple[int, str]]:
+    """`x.mean(...)` calls and `sum(x) / len(x)` quotients: a mean computed without the column spec."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        mean_call = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "mean"
+        sum_by_len = (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Div)
+            and all(
+                isinstance(side_, ast.Call) and isinstance(side_.func, ast.Name) and side_.func.id == name
+                for side_, name in ((node.left, "sum"), (node.right, "len"))
+            )
+        )
+        if mean_call or sum_by_len:
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_the_study_averages_result_columns_only_through_the_spec():
+    """Analysis, paper tables, comparison, figures, `summary.json` and the CLI take every mean from `column_mean`."""
+    written = []
+    for folder in ("study", "cli"):
+        for path in sorted((PACKAGE / folder).rglob("*.py")):
+            where = path.relative_to(PACKAGE).as_posix()
+            if where not in OWN_MEANS:
+                written += [f"{where}:{line}: {text}" for line, text in _hand_written_means(path)]
+    assert not written, "means written by hand (use metrics.columns.column_mean):\n" + "\n".join(written)

@@ -10,7 +10,6 @@ request with the same query, one the validator chain refuses.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
@@ -22,9 +21,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from t2c_lib.agent.names import SINGLE_PASS
 from t2c_lib.agent.spec import OptionInputs, StrategySpec
 from t2c_lib.agent.strategies import STRATEGIES, STRATEGY_MODULES_ENV, register_strategy, strategy_names
-from t2c_lib.records import SINGLE_PASS, AgentStatus
+from t2c_lib.records import AgentStatus
 from tests.helpers import ROOT
 
 NAME = "ask-twice"
@@ -124,19 +124,6 @@ def test_a_strategy_registered_later_is_a_valid_value_and_an_unregistered_one_is
     finally:
         STRATEGIES.unregister(later)
     assert later not in strategy_names()
-
-
-def test_no_strategy_name_is_written_in_the_study_the_command_line_or_the_metrics() -> None:
-    """The study, the CLI and the metrics name strategies only through the declarations (parameter files and docs
-    may; metrics/ sits below agent/, so its callers pass what a declaration says, e.g. `samples`)."""
-    names = set(strategy_names())
-    found = []
-    for folder in ("study", "cli", "metrics"):
-        for path in sorted((ROOT / "t2c_lib" / folder).glob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Constant) and node.value in names:
-                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
-    assert not found, found
 
 
 def test_a_module_that_cannot_be_imported_is_one_line(monkeypatch) -> None:

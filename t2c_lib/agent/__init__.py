@@ -2,7 +2,8 @@
 
 The records the loop writes (`ErrorType`, `ValidationResult`, `Attempt`, `AgentState`) live
 below every package in `t2c_lib.records`; they are re-exported here so that
-`from t2c_lib.agent import X` keeps working for every name this package exported.
+`from t2c_lib.agent import X` keeps working for every name this package exported. The strategy names
+code outside a declaration needs (`SINGLE_PASS`, `FEEDBACK`, the thesis's `AGENTIC`) are in `names`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from t2c_lib.agent.loop import AgentLoop, log
+from t2c_lib.agent.names import AGENTIC, FEEDBACK, SINGLE_PASS, canonical_strategy, default_strategy
 from t2c_lib.agent.spec import StrategySpec
 from t2c_lib.agent.strategies import (
     STRATEGIES,
@@ -21,18 +23,13 @@ from t2c_lib.agent.strategies import (
     strategy_spec,
 )
 from t2c_lib.records import (
-    AGENTIC,
-    FEEDBACK,
     KG_VALID_STEPS,
-    SINGLE_PASS,
     AgentState,
     AgentStatus,
     Attempt,
     ChainResult,
     ErrorType,
     ValidationResult,
-    canonical_strategy,
-    default_strategy,
 )
 
 __all__ = [

@@ -80,8 +80,8 @@ def loop_strategy(strategy: str | None, max_iterations: int, options: LoopOption
     With every option off the name is returned unchanged, so the thesis loop is built exactly as before.
     Options with a strategy that has none (single-pass, also what `max_iterations` 1 means) are a one-line error.
     """
+    from t2c_lib.agent.names import FEEDBACK, SINGLE_PASS, default_strategy
     from t2c_lib.agent.strategies import strategy_spec
-    from t2c_lib.records import FEEDBACK, SINGLE_PASS, default_strategy
 
     if options.is_default:
         return strategy

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from t2c_lib.agent.names import default_strategy
 from t2c_lib.agent.strategies import Strategy, get_strategy
 from t2c_lib.errors import InvalidValue
 from t2c_lib.feedback.templates import feedback_template_hashes
@@ -30,7 +31,6 @@ from t2c_lib.records import (
     ChainResult,
     ErrorType,
     ValidationResult,
-    default_strategy,
     revision_of,
 )
 from t2c_lib.validation.chain import run_chain

@@ -33,21 +33,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
 from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
 from t2c_lib.agent.spec import BASELINE, TREATMENT, OptionInputs, StrategySpec, one_attempt
 from t2c_lib.errors import InvalidValue
 from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
-from t2c_lib.records import (
-    AGENTIC,
-    FEEDBACK,
-    LEGACY_STRATEGY_NAMES,
-    SINGLE_PASS,
-    AgentState,
-    AgentStatus,
-    Attempt,
-    ChainResult,
-)
+from t2c_lib.records import AgentState, AgentStatus, Attempt, ChainResult
 from t2c_lib.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -9,10 +9,15 @@ build one themselves. Each column's record says:
 - `kind`: what one question's value is: a pass/fail outcome (`binary`: shares, exact McNemar),
   a 0-1 score (`graded`: means, Wilcoxon signed-rank), a count (calls, tokens), text, or an id;
 - `aggregation`: how a table summarises it over questions (`mean`, or `none` for text and ids;
-  `column_mean` / `column_means` apply it, so the analysis, the run comparison and the figures do
+  `column_mean` / `column_means` apply it, and `column_mean_ci` adds the bootstrap interval, so the
+  evaluation's `summary.json`, the analysis, the paper tables, the run comparison and the figures do
   not write their own means);
-- `higher_is_better`: the direction of a better result (None where it has none);
+- `higher_is_better`: the direction of a better result (None where it has none); `improvement` reads
+  it wherever a table or figure calls a difference a gain;
 - `label`: what figures and tables call it.
+
+A few per-question values are not written to `metrics.csv` but computed from its columns by the tables
+(`DERIVED`: tokens, the NO_QUERY shares); they have records here too, so they are averaged the same way.
 
 Tables derived from these columns name their columns here too: the two sides of a paired
 comparison (`<name>_sp`, `<name>_fb`, or a run's label), a test's fields
@@ -24,9 +29,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from t2c_lib.records import Change
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.metrics.stats import BootstrapCI
 
 
 class Attempt(str, Enum):
@@ -194,7 +204,17 @@ SUITE = (
 REVIEW = (_text("question"), _text("gold_query"), _text("final_query", "final query (the attempt chosen)"))
 """Last: the question, its gold query and the query scored, so a question can be reviewed from metrics.csv alone."""
 
-SPEC: dict[str, Column] = {c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE, *REVIEW)}
+TOKENS = "tokens"
+DERIVED = (
+    _count(TOKENS, "tokens (prompt + completion)"),
+    Column("no_query_first", Kind.BINARY, "NO_QUERY first reply", attempt=Attempt.FIRST, higher_is_better=False),
+    Column("no_query_final", Kind.BINARY, "NO_QUERY final", attempt=Attempt.FINAL, higher_is_better=False),
+)
+"""Per-question values the tables compute from `metrics.csv` and average, never written there: `tokens` is
+`prompt_tokens` + `completion_tokens`; `no_query_<attempt>` is 1 where that attempt's error type is NO_QUERY
+(the reply held no query)."""
+
+SPEC: dict[str, Column] = {c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE, *REVIEW, *DERIVED)}
 
 ATTEMPT_SCORES_CSV = (
     "question_id",
@@ -275,25 +295,65 @@ def metrics_csv(presets: Iterable[str], strata: Iterable[str], suite: bool) -> l
 
 
 AGGREGATIONS: dict[str, Callable[[Any], float]] = {"mean": lambda values: float(values.mean())}
-"""How a column's `aggregation` summarises its values over questions (a pandas Series, or anything with
-`.mean()`): `mean` is the plain mean, NaN for no values."""
+"""How a column's `aggregation` summarises its values over questions (a pandas Series or a numpy array):
+`mean` is the plain mean, NaN for no values."""
+
+
+def aggregated(name: str) -> Column:
+    """The record of column `name` (a per-preset one with its `__<preset>`), refused unless the spec aggregates it.
+
+    An id or a text has no mean, so a table never averages one by mistake.
+    """
+    column = spec(name.split(PRESET_SEPARATOR, 1)[0])
+    if column.aggregation not in AGGREGATIONS:
+        raise ValueError(f"column {name!r} ({column.kind.value}) is not aggregated over questions")
+    return column
 
 
 def column_mean(values: Any, name: str) -> float:
     """Column `name`'s `values` over questions, summarised as its spec says (`Column.aggregation`).
 
-    `name` is a column of `metrics.csv` (a per-preset one with its `__<preset>`); one the spec does not
-    aggregate (an id, a text) is refused, so a table never averages a column that has no mean.
+    `values` is a pandas Series or a numpy array, or a plain sequence of numbers (read as a float array:
+    `summary.json` averages the rows it has just written); `name` is a column of `metrics.csv` (a
+    per-preset one with its `__<preset>`) or a `DERIVED` one.
     """
-    column = spec(name.split(PRESET_SEPARATOR, 1)[0])
-    if column.aggregation not in AGGREGATIONS:
-        raise ValueError(f"column {name!r} ({column.kind.value}) is not aggregated over questions")
+    column = aggregated(name)
+    if not hasattr(values, "mean"):
+        values = np.asarray(values, dtype=float)
     return AGGREGATIONS[column.aggregation](values)
 
 
 def column_means(frame: Any, names: Iterable[str]) -> dict[str, float]:
     """`column_mean` of each of `names`, each a column of `frame` under its own name."""
     return {name: column_mean(frame[name], name) for name in names}
+
+
+def column_mean_ci(values: Any, name: str) -> BootstrapCI:
+    """Column `name`'s mean over questions with its bootstrap 95% CI (questions resampled, the fixed seed).
+
+    The interval is of a mean, so the spec must aggregate the column by its mean; the estimate is that mean
+    (NaN for no values, and where a value is missing: a bootstrap resamples every question).
+    """
+    from t2c_lib.metrics.stats import paired_bootstrap_ci  # here: scipy loads with it, and most readers need no CI
+
+    column = aggregated(name)
+    if column.aggregation != "mean":
+        raise ValueError(f"column {name!r} is aggregated by {column.aggregation}, not by a mean")
+    scores = np.asarray(values, dtype=float)
+    return paired_bootstrap_ci(np.zeros_like(scores), scores)
+
+
+def improvement(name: str, baseline: Any, treatment: Any) -> Any:
+    """How much better `treatment` is than `baseline` on column `name`, in the direction its spec calls better.
+
+    `treatment - baseline` where higher is better, `baseline - treatment` where lower is (harm, repeats,
+    NO_QUERY), so a positive gain is always an improvement; numbers or arrays. A column with no direction
+    (a count such as LLM calls, an id, a text) has no gain and is refused: report its difference as one.
+    """
+    better = spec(name.split(PRESET_SEPARATOR, 1)[0]).higher_is_better
+    if better is None:
+        raise ValueError(f"column {name!r} has no better direction: a difference of it is no gain")
+    return treatment - baseline if better else baseline - treatment
 
 
 def presets_in(columns: Iterable[str]) -> list[str]:

@@ -18,6 +18,8 @@ from t2c_lib.prompts.builder import PromptBuilder
 from t2c_lib.prompts.templates import TEMPLATE_DIR, check_language
 
 STRATEGY_TEMPLATES = ("history", "verify")
+"""The strategy templates' file names (`templates/<lang>/strategies/<name>.txt`), not strategy names: the files
+are named on disk and their paths are hashed into manifests, so they keep these names whatever a strategy is called."""
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from t2c_lib.agent.names import LEGACY_STRATEGY_NAMES
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import IncompatibleResults, MissingResults
 from t2c_lib.metrics import columns
@@ -33,7 +34,7 @@ from t2c_lib.metrics.agentic import UNKNOWN_ERROR
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 from t2c_lib.outputs import csv_frame
-from t2c_lib.records import LEGACY_STRATEGY_NAMES, Change
+from t2c_lib.records import Change
 from t2c_lib.study.figure_text import BASELINE, STRATEGY_LABELS, TREATMENT
 from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
 from t2c_lib.study.runlog import read_json
@@ -252,7 +253,7 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
             row.update(stat_row(metric, "diff", paired_bootstrap_ci(pair[side(metric, sp)], pair[side(metric, fb)])))
         for suffix in (sp, fb):
             tokens = pair[side("prompt_tokens", suffix)] + pair[side("completion_tokens", suffix)]
-            row[side("tokens_per_question", suffix)] = float(tokens.mean())
+            row[side("tokens_per_question", suffix)] = columns.column_mean(tokens, columns.TOKENS)
             row[side("model_calls_per_question", suffix)] = columns.column_mean(
                 pair[side("model_calls", suffix)], "model_calls"
             )
@@ -338,8 +339,7 @@ def strategy_means(per_question: pd.DataFrame) -> pd.DataFrame:
     for (configuration, strategy), rows in per_question.groupby(["configuration", "strategy"], sort=True):
         record: dict[str, Any] = {"configuration": configuration, "strategy": strategy, "n": len(rows)}
         for metric in metrics:
-            values = rows[metric].to_numpy(dtype=float)
-            ci = paired_bootstrap_ci(np.zeros_like(values), values)
+            ci = columns.column_mean_ci(rows[metric], metric)
             record.update({metric: ci.estimate, bound(metric, "low"): ci.low, bound(metric, "high"): ci.high})
         records.append(record)
     return pd.DataFrame.from_records(records)
@@ -606,17 +606,23 @@ def recovery_by_strategy(per_question: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-STRATEGY_METRICS = (
-    "pass_at_1_first",
-    "pass_at_1_final",
-    "kg_valid_structural",
-    "kg_valid_chain",
-    "oracle",
-    "harmed",
-    "llm_calls",
-    "prompt_tokens",
-    "completion_tokens",
-)
+def strategy_metrics(headline: str) -> dict[str, str]:
+    """The means of `strategy_table`, in its column order: table column -> the column it averages (Pass@1 under the
+    headline preset, KG-valid of the final query, ...; `metrics.csv`'s or a `columns.DERIVED` one)."""
+    return {
+        "pass_at_1_first": col("pass_at_1_first", headline),
+        "pass_at_1_final": col("pass_at_1_final", headline),
+        "kg_valid_structural": columns.at("kg_valid_structural", "final"),
+        "kg_valid_chain": columns.at("kg_valid_chain", "final"),
+        "llm_calls": "llm_calls",
+        "prompt_tokens": "prompt_tokens",
+        "completion_tokens": "completion_tokens",
+        "tokens": columns.TOKENS,
+        "harm_rate": "harmed",
+        "oracle_at_n": "oracle",
+    }
+
+
 STRATEGY_SUMMARY = (
     "strategy",
     "configuration",
@@ -646,22 +652,14 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
     refinements: `columns.REPEAT_RATES`) and recovery (first
     attempts failing the chain that ended passing it); each strategy against single-pass with exact McNemar,
     Holm across the grid."""
-    headline = presets_of(per_question)[0]
-    data = per_question.assign(
-        pass_at_1_first=per_question[col("pass_at_1_first", headline)],
-        pass_at_1_final=per_question[col("pass_at_1_final", headline)],
-        kg_valid_structural=per_question[columns.at("kg_valid_structural", "final")],
-        kg_valid_chain=per_question[columns.at("kg_valid_chain", "final")],
-    )
-    data["tokens"] = data["prompt_tokens"] + data["completion_tokens"]
+    means = strategy_metrics(presets_of(per_question)[0])
+    data = per_question.assign(**{columns.TOKENS: per_question["prompt_tokens"] + per_question["completion_tokens"]})
     pooled = data.assign(configuration="ALL")
     records = []
     for (strategy, configuration), rows in pd.concat([data, pooled]).groupby(["strategy", "configuration"], sort=True):
         record: dict[str, Any] = {"strategy": strategy, "configuration": configuration, "n": len(rows)}
-        for metric in (*STRATEGY_METRICS, "tokens"):
-            record[metric] = float(pd.to_numeric(rows[metric]).mean())
-        record["harm_rate"] = record.pop("harmed")
-        record["oracle_at_n"] = record.pop("oracle")
+        for name, column in means.items():
+            record[name] = columns.column_mean(pd.to_numeric(rows[column]), column)
         record.update(_loop_sums(rows))
         record.update(_recovery_sums(rows))
         if strategy != BASELINE and configuration != "ALL":
@@ -671,8 +669,9 @@ def strategy_table(per_question: pd.DataFrame) -> pd.DataFrame:
             if len(common):
                 treat = rows.set_index("question_id").loc[common]
                 for metric in ("pass_at_1_final", "kg_valid_structural", "kg_valid_chain"):
+                    column = means[metric]
                     record.update(
-                        stat_row(metric, "mcnemar", mcnemar_exact(base.loc[common, metric] > 0.5, treat[metric] > 0.5))
+                        stat_row(metric, "mcnemar", mcnemar_exact(base.loc[common, column] > 0.5, treat[column] > 0.5))
                     )
                 record["n_paired"] = len(common)
         records.append(record)

@@ -25,6 +25,8 @@ from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paire
 from t2c_lib.study.runlog import read_json
 
 NO_QUERY = "NO_QUERY"
+NO_QUERY_FIRST = columns.at("no_query", columns.Attempt.FIRST)
+NO_QUERY_FINAL = columns.at("no_query", columns.Attempt.FINAL)
 KG_VALID = columns.at("kg_valid_chain", columns.Attempt.FINAL)
 
 
@@ -83,14 +85,15 @@ class RunPair:
             f"(b: questions {a} had and {b} lost, c: questions {b} gained; p Holm-adjusted across the table). "
             "NO_QUERY: the reply held no query.",
             "",
-            f"| configuration | strategy | n | NO_QUERY first reply | NO_QUERY final | KG-valid chain | b / c, p | "
+            f"| configuration | strategy | n | {columns.label(NO_QUERY_FIRST)} | {columns.label(NO_QUERY_FINAL)} | "
+            "KG-valid chain | b / c, p | "
             f"{pass_label} | b / c, p | mean LLM calls | mean completion tokens |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for _, row in self.per_cell.iterrows():
             lines.append(
-                f"| {row['configuration']} | {row['strategy']} | {row['n']} | {arrow(row, 'no_query_first')} | "
-                f"{arrow(row, 'no_query_final')} | {arrow(row, KG_VALID)} | {p_holm(row, KG_VALID)} | "
+                f"| {row['configuration']} | {row['strategy']} | {row['n']} | {arrow(row, NO_QUERY_FIRST)} | "
+                f"{arrow(row, NO_QUERY_FINAL)} | {arrow(row, KG_VALID)} | {p_holm(row, KG_VALID)} | "
                 f"{arrow(row, pass_col)} | {p_holm(row, pass_col)} | {arrow(row, 'llm_calls', 2)} | "
                 f"{arrow(row, 'completion_tokens', 1)} |"
             )
@@ -149,9 +152,10 @@ def default_labels(run_a: Path, run_b: Path) -> tuple[str, str]:
 
 
 def _rates(rows: pd.DataFrame, presets: list[str]) -> dict[str, float]:
+    """One run's side of a (configuration, strategy): the NO_QUERY shares, KG-valid, Pass@1, LLM calls, tokens."""
     out = {
-        "no_query_first": float((rows["first_error_type"] == NO_QUERY).mean()),
-        "no_query_final": float((rows["final_error_type"] == NO_QUERY).mean()),
+        NO_QUERY_FIRST: columns.column_mean(rows["first_error_type"] == NO_QUERY, NO_QUERY_FIRST),
+        NO_QUERY_FINAL: columns.column_mean(rows["final_error_type"] == NO_QUERY, NO_QUERY_FINAL),
     }
     out.update(columns.column_means(rows, [KG_VALID, *columns.cols(["pass_at_1_final"], presets)]))
     out.update(columns.column_means(rows, ["llm_calls", "completion_tokens"]))
@@ -214,7 +218,7 @@ def _loop_gain(runs: dict[str, pd.DataFrame], preset: str) -> pd.DataFrame:
                 sp, fb = side(metric, BASELINE_SIDE), side(metric, TREATMENT_SIDE)
                 row[sp] = columns.column_mean(pair[sp], metric)
                 row[fb] = columns.column_mean(pair[fb], metric)
-                row[side(metric, "gain")] = row[fb] - row[sp]
+                row[side(metric, "gain")] = columns.improvement(metric, row[sp], row[fb])
                 test = mcnemar_exact(pair[sp] > 0.5, pair[fb] > 0.5)
                 row[stat(metric, "mcnemar", "b")] = test.b
                 row[stat(metric, "mcnemar", "c")] = test.c

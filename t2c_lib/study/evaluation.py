@@ -227,16 +227,16 @@ def cell_summary(
         "n": len(rows),
         "scoring": scoring,
         "weights": weights,
-        **{c.name: _mean([r[c.name] for r in rows]) for c in columns.KG_VALID},
+        **{c.name: _mean([r[c.name] for r in rows], c.name) for c in columns.KG_VALID},
         "pass_at_1_first": headline["pass_at_1_first"],
         "pass_at_1_final": headline["pass_at_1_final"],
         "llmetric": headline["llmetric"],
         "by_scoring": by_scoring,
         "signature": " ; ".join(by_scoring[name]["signature"] for name in presets),
         "strategy": cell.strategy,
-        "oracle": _mean([r["oracle"] for r in rows]),
-        "harm_rate": _mean([r["harmed"] for r in rows]),
-        "llm_calls_per_question": _mean([r["llm_calls"] for r in rows]),
+        "oracle": _mean([r["oracle"] for r in rows], "oracle"),
+        "harm_rate": _mean([r["harmed"] for r in rows], "harmed"),
+        "llm_calls_per_question": _mean([r["llm_calls"] for r in rows], "llm_calls"),
         **{rate.name: getattr(agentic, rate.name) for rate in columns.REPEAT_RATES},
         "mode": cell.strategy,  # the strategy, under the key's old name
         "configuration": cell.configuration,
@@ -253,8 +253,8 @@ def cell_summary(
             if suite is not None
             else {}
         ),
-        "tokens_per_question": _mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows]),
-        "model_calls_per_question": _mean([r["model_calls"] for r in rows]),
+        "tokens_per_question": _mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows], columns.TOKENS),
+        "model_calls_per_question": _mean([r["model_calls"] for r in rows], "model_calls"),
         "questions_raised": sum(1 for r in rows if r["error"]),
     }
 
@@ -270,7 +270,7 @@ def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weigh
     """One preset's means; Pass@1 named by attempt (first / final), KG-valid left to the cell level."""
     s = summarize(scores, weights=weights)
     s["pass_at_1_final"] = s.pop("pass_at_1")
-    s["pass_at_1_first"] = _mean(first_pass)
+    s["pass_at_1_first"] = _mean(first_pass, "pass_at_1_first")
     for key in ("kg_valid_structural", "kg_valid_chain"):
         s.pop(key)
     return s
@@ -352,5 +352,6 @@ def _rounded(value: Any) -> Any:
     return value
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+def _mean(values: list[float], name: str) -> float:
+    """Column `name`'s values over a cell's questions, averaged as the column spec says; 0.0 for no questions."""
+    return columns.column_mean(values, name) if values else 0.0

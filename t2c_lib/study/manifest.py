@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib import __version__, config
+from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
 from t2c_lib.agent.strategies import option_defaults, strategy_spec
 from t2c_lib.datasets import Dataset
 from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.graph.base import GraphStore
-from t2c_lib.records import canonical_strategy
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
 from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams, params_from_dict

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from t2c_lib.agent.strategies import grid_order, strategy_names
-from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side, stat
+from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, column_mean, side, stat
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
 from t2c_lib.outputs import csv_frame
 from t2c_lib.study.analysis import BASELINE, TREATMENT, RunTables, config_order
@@ -134,8 +134,8 @@ def strategies_frame(tables: RunTables) -> pd.DataFrame:
                         "n": n,
                         "k_baseline": int((b > 0.5).sum()),
                         "k_strategy": int((t > 0.5).sum()),
-                        "share_baseline": float(b.mean()),
-                        "share_strategy": float(t.mean()),
+                        "share_baseline": column_mean(b, column),
+                        "share_strategy": column_mean(t, column),
                         "diff": ci.estimate,
                         "diff_low": ci.low,
                         "diff_high": ci.high,

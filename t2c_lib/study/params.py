@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
 from t2c_lib.agent.options import OPTION_KEYS, CorrectorKind, LoopOptions, RepairTurns
 from t2c_lib.agent.strategies import option_defaults, strategy_names
 from t2c_lib.datasets import SPLITS, TEST_SPLIT
@@ -23,7 +24,6 @@ from t2c_lib.graph import STORES as STORE_REGISTRY
 from t2c_lib.metrics.composite import WEIGHT_SETS
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
-from t2c_lib.records import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
 from t2c_lib.schema import SchemaFormat
 
 PROMPT_TYPES = tuple(p.value for p in PromptType)

@@ -22,7 +22,6 @@ import seaborn as sns  # noqa: E402
 
 from t2c_lib.metrics import columns  # noqa: E402
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
-from t2c_lib.metrics.stats import paired_bootstrap_ci  # noqa: E402
 from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
 from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
 from t2c_lib.study.figure_text import (  # noqa: E402
@@ -341,10 +340,8 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
         for offset, strategy in drawn:
             shares, lows, highs, sizes = [], [], [], []
             for value in values:
-                scores = per_question[(column == value) & (per_question["strategy"] == strategy)][metric].to_numpy(
-                    dtype=float
-                )
-                ci = paired_bootstrap_ci(np.zeros_like(scores), scores)
+                scores = per_question[(column == value) & (per_question["strategy"] == strategy)][metric]
+                ci = columns.column_mean_ci(scores, metric)
                 shares.append(ci.estimate)
                 lows.append(ci.low)
                 highs.append(ci.high)
@@ -395,7 +392,8 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     comp = comp.set_index("configuration").loc[order]
     number = {name: i + 1 for i, name in enumerate(order)}
     passed = tables.col("pass_at_1_final")
-    gain = (comp[side(passed, TREATMENT_SIDE)] - comp[side(passed, BASELINE_SIDE)]).to_numpy(dtype=float)
+    gain = columns.improvement(passed, comp[side(passed, BASELINE_SIDE)], comp[side(passed, TREATMENT_SIDE)])
+    gain = gain.to_numpy(dtype=float)
     costs = (
         ("tokens_per_question", "extra tokens per question"),
         ("model_calls_per_question", "extra model calls per question"),

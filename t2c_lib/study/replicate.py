@@ -22,12 +22,12 @@ from typing import Any
 
 import pandas as pd
 
+from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.errors import IncompatibleResults
 from t2c_lib.llm.published import PublishedReply
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.stats import mcnemar_exact
 from t2c_lib.outputs import csv_frame
-from t2c_lib.records import canonical_strategy
 from t2c_lib.study.analysis import load_per_question, presets_of
 from t2c_lib.study.layout import ATTEMPTS_FILE
 from t2c_lib.study.publish import replies_used

@@ -19,6 +19,7 @@ from t2c_lib.errors import InvalidValue, StudyError
 from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.llm.stack import CellSlots, RequestSlots
+from t2c_lib.metrics import columns
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, expand_grid, run_dir_for
 from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
@@ -188,7 +189,7 @@ def waited_mean_calls(cell: Cell, run_dir: Path) -> float:
             f"{cell.strategy} {spec.why or 'needs the cell it waits for'}: run the {spec.waits_for} cell first "
             f"({twin} has no finished questions)"
         )
-    return sum(calls) / len(calls)
+    return columns.column_mean(calls, "llm_calls")
 
 
 def strategy_options(params: StudyParams, cell: Cell, run_dir: Path) -> dict[str, Any]:
