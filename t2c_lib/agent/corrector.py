@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from t2c_lib.agent.syntax_fix import fix_syntax
+from t2c_lib.agent.syntax_fix import Edit, apply_edits, fix_syntax, token_end
 from t2c_lib.cypher.gate import gate_check
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, Token, tokenize
 from t2c_lib.graph.value_index import ValueIndex, fold, store_loader
@@ -59,10 +59,6 @@ class Correction:
 
     query: str
     changes: tuple[str, ...]
-
-
-Edit = tuple[int, int, str]
-"""(start, end, replacement) over the query text, taken from one token's span."""
 
 
 def correct(query: str, ctx: ValidationContext, syntax: bool = False) -> Correction | None:
@@ -95,14 +91,8 @@ def _syntax(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[str, l
 # --- edits over token spans -----------------------------------------------------------------------
 
 
-def _apply(text: str, edits: list[Edit]) -> str:
-    for start, end, new in sorted(edits, reverse=True):
-        text = text[:start] + new + text[end:]
-    return text
-
-
 def _span(tok: Token) -> tuple[int, int]:
-    return tok.pos, tok.end if tok.end >= 0 else tok.pos + len(tok.text)
+    return tok.pos, token_end(tok)
 
 
 def _name_text(name: str, like: Token) -> str:
@@ -181,7 +171,7 @@ def _names(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[str, li
             continue
         edits.append((*_span(tok), _name_text(fixed, tok)))
         changes.append(f"{'relationship type' if rel else 'label'} `{tok.name}` -> `{fixed}`")
-    return _apply(text, edits), changes
+    return apply_edits(text, edits), changes
 
 
 def _owners(var: str, shape: QueryShape, ctx: ValidationContext) -> tuple[str, bool] | None:
@@ -263,7 +253,7 @@ def _properties(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[st
             continue
         edits.append((*_span(tok), _name_text(fixed, tok)))
         changes.append(f"property `{owner}.{tok.name}` -> `{owner}.{fixed}`")
-    return _apply(text, edits), changes
+    return apply_edits(text, edits), changes
 
 
 def _directions(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[str, list[str]]:
@@ -304,7 +294,7 @@ def _directions(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[st
         was = f"(:{left}){'-' if rel.direction == '->' else '<-'}[:{rtype}]{'->' if rel.direction == '->' else '-'}(:{right})"
         now = f"(:{left}){'<-' if turned == '<-' else '-'}[:{rtype}]{'-' if turned == '<-' else '->'}(:{right})"
         changes.append(f"direction {was} -> {now} (the schema has only (:{target})-[:{rtype}]->(:{source}))")
-    return _apply(text, edits), changes
+    return apply_edits(text, edits), changes
 
 
 def _literals(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[str, list[str]]:
@@ -331,7 +321,7 @@ def _literals(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[str,
             continue
         edits.append((*_span(lit), _string_text(fixed)))
         changes.append(f"value {value!r} -> {fixed!r} (the stored {owner}.{key} nearest to it)")
-    return _apply(text, edits), changes
+    return apply_edits(text, edits), changes
 
 
 def nearest_value(value: str, stored: list[str]) -> str | None:

@@ -44,7 +44,8 @@ class Clause:
     end: int
 
 
-def _end(tok: Token) -> int:
+def token_end(tok: Token) -> int:
+    """Index just past the token's raw text (quotes and backticks included)."""
     return tok.end if tok.end >= 0 else tok.pos + len(tok.text)
 
 
@@ -102,7 +103,8 @@ def _alias(tokens: list[Token], first: int, last: int) -> str | None:
     return None
 
 
-def _apply(text: str, edits: list[Edit]) -> str:
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """`text` with every (start, end, replacement) edit made, last first so earlier spans stay valid."""
     for start, end, new in sorted(edits, reverse=True):
         text = text[:start] + new + text[end:]
     return text
@@ -123,14 +125,16 @@ def sort_in_projection(text: str, dialect: Dialect) -> tuple[str, list[str]]:
             if last - first < 2 or word not in SORT_WORDS or tokens[last - 2].upper == "AS":
                 continue
             before = tokens[last - 2]
-            edits.append((_end(before), _end(tokens[last - 1]), ""))
-            expr = text[tokens[first].pos : _end(before)]
+            edits.append((token_end(before), token_end(tokens[last - 1]), ""))
+            expr = text[tokens[first].pos : token_end(before)]
             keys.append(f"{_alias(tokens, first, last - 1) or expr} {tokens[last - 1].text}")
             changes.append(f"sort direction `{tokens[last - 1].text}` moved out of {clause.word} `{expr}`")
         ordered = k + 1 < len(found) and found[k + 1].word == "ORDER" and found[k + 1].start == clause.end
         if keys and not ordered:
-            edits.append((_end(tokens[clause.end - 1]), _end(tokens[clause.end - 1]), " ORDER BY " + ", ".join(keys)))
-    return _apply(text, edits), changes
+            edits.append(
+                (token_end(tokens[clause.end - 1]), token_end(tokens[clause.end - 1]), " ORDER BY " + ", ".join(keys))
+            )
+    return apply_edits(text, edits), changes
 
 
 def _is_aggregate_item(tokens: list[Token], first: int, last: int) -> bool:
@@ -162,9 +166,11 @@ def order_of_one_row(text: str, dialect: Dialect) -> tuple[str, list[str]]:
     parts = items(tokens, _projection_start(tokens, ret), ret.end)
     if not parts or not all(_is_aggregate_item(tokens, a, b) for a, b in parts):
         return text, []
-    removed = text[tokens[order.start].pos : _end(tokens[order.end - 1])]
-    edit = (_end(tokens[ret.end - 1]), _end(tokens[order.end - 1]), "")
-    return _apply(text, [edit]), [f"`{removed}` dropped: the RETURN holds only aggregates, so its result is one row"]
+    removed = text[tokens[order.start].pos : token_end(tokens[order.end - 1])]
+    edit = (token_end(tokens[ret.end - 1]), token_end(tokens[order.end - 1]), "")
+    return apply_edits(text, [edit]), [
+        f"`{removed}` dropped: the RETURN holds only aggregates, so its result is one row"
+    ]
 
 
 def _condition_ok(tokens: list[Token], first: int, last: int, aliases: set[str]) -> bool:
@@ -200,15 +206,15 @@ def where_after_return(text: str, dialect: Dialect) -> tuple[str, list[str]]:
         if not before or before[-1].word not in ("MATCH", "OPTIONAL", "WITH"):
             return text, []
         existing = found[k - 1] if found[k - 1].word == "WHERE" else None
-        cond = text[tokens[where.start + 1].pos : _end(tokens[where.end - 1])]
-        edits: list[Edit] = [(_end(tokens[clause.end - 1]), _end(tokens[where.end - 1]), "")]
+        cond = text[tokens[where.start + 1].pos : token_end(tokens[where.end - 1])]
+        edits: list[Edit] = [(token_end(tokens[clause.end - 1]), token_end(tokens[where.end - 1]), "")]
         at = tokens[clause.start].pos
         if existing is None:
             edits.append((at, at, f"WHERE {cond} "))
         else:
             first_cond = tokens[existing.start + 1].pos
-            edits += [(first_cond, first_cond, "("), (_end(tokens[clause.start - 1]), at, f") AND ({cond}) ")]
-        return _apply(text, edits), [f"`WHERE {cond}` moved before the RETURN it followed"]
+            edits += [(first_cond, first_cond, "("), (token_end(tokens[clause.start - 1]), at, f") AND ({cond}) ")]
+        return apply_edits(text, edits), [f"`WHERE {cond}` moved before the RETURN it followed"]
     return text, []
 
 
