@@ -171,7 +171,7 @@ replicate: ## the study asked again (make all FRESH=1): results/<run_id>-fresh/ 
 	$(MAKE) all FRESH=1
 
 RUN ?= $(RUN_ID)
-publish: $(STAMP) ## copy a finished run into results/published/<RUN>/ (tracked): results, tables, figures, the model replies it used (CACHE=: the response cache it filled)
+publish: $(STAMP) ## copy a finished run (a grid, or RUN=conversations) into results/published/<RUN>/ (tracked): results, tables, figures, the model replies it used (CACHE=: the response cache it filled)
 	$(T2C) publish --run-id $(RUN) $(if $(CACHE),--cache $(CACHE))
 
 run: setup $(STUDY_INFERRED) ## inference only: every configuration of PARAMS (resumes)
@@ -182,10 +182,23 @@ analyze: setup $(STUDY_ANALYZED) ## comparison tables, paired tests and figures 
 
 figures: analyze ## the paper figures (same as analyze)
 
+# A conversation run under results/ is a published run like a grid's, named by its folder
+# (results/conversations -> run id `conversations`): `make conversations` first seeds the response cache with its
+# published replies (results/published/conversations/, this machine's build), and ends with how many it was
+# answered from, how many model calls it made, and its files against the published ones. FRESH=1 seeds nothing.
 CONVERSATIONS_DIR ?= results/conversations
-conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions: intent accuracy, turn Pass@1, follow-up success (results/conversations/)
+CONVERSATIONS_RUN := $(patsubst results/%,%,$(filter results/%,$(CONVERSATIONS_DIR)))
+conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions: intent accuracy, turn Pass@1, follow-up success (results/conversations/, from its published replies)
 	@mkdir -p $(CONVERSATIONS_DIR)
+ifneq ($(CONVERSATIONS_RUN),)
+ifneq ($(FRESH),1)
+	$(Q)$(T2C) study seed --run-id $(CONVERSATIONS_RUN)
+endif
+endif
 	$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p out_dir $(CONVERSATIONS_DIR)
+ifneq ($(CONVERSATIONS_RUN),)
+	$(Q)$(T2C) study reproduced --run-id $(CONVERSATIONS_RUN)
+endif
 
 decoding: setup ## the thesis grid decoded free and constrained, side by side (results/compare/thesis-constrained_vs_thesis/constrained_vs_free.*)
 	$(MAKE) all PARAMS=params/thesis.yaml

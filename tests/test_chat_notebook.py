@@ -33,3 +33,26 @@ def test_make_help_lists_conversations():
         ["make", "-n", "conversations", "PY=python", "STAMP="], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert "notebooks/04_conversations.ipynb results/conversations/04_conversations.ipynb" in dry.stdout
+
+
+def test_make_conversations_seeds_from_its_published_run_and_ends_with_the_reproduced_check():
+    """A run under results/ is named by its folder; one elsewhere, or FRESH=1, is not seeded from published replies."""
+
+    def dry(*extra: str) -> list[str]:
+        done = subprocess.run(
+            ["make", "-n", "conversations", "PY=python", "STAMP=", "T2C=t2c", *extra],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return [line for line in done.stdout.splitlines() if line.startswith("t2c ")]
+
+    assert dry() == ["t2c study seed --run-id conversations", "t2c study reproduced --run-id conversations"]
+    assert dry("CONVERSATIONS_DIR=results/conversations-rules") == [
+        "t2c study seed --run-id conversations-rules",
+        "t2c study reproduced --run-id conversations-rules",
+    ]
+    assert dry("FRESH=1") == ["t2c study reproduced --run-id conversations"]
+    assert dry("CONVERSATIONS_DIR=/tmp/elsewhere") == []

@@ -471,14 +471,14 @@ def git_tracks(path: Path) -> bool:
 
 
 def test_every_marked_table_is_the_rendering_of_its_committed_run() -> None:
-    from t2c_lib.study.readme_tables import TABLE, find_blocks, page_problems
+    from t2c_lib.study.readme_tables import TABLE, find_blocks, page_problems, table_source
 
     problems = []
     for doc in DOCS:
         text = (ROOT / doc).read_text(encoding="utf-8")
         problems += page_problems(text, doc, ROOT / "results")
         for block in find_blocks(text, doc):
-            source = ROOT / "results" / "published" / block.run_id / "analysis" / f"{block.table}.csv"
+            source = table_source(block.run_id, block.table, ROOT / "results")
             if block.kind == TABLE and (ROOT / ".git").exists() and not git_tracks(source):
                 problems.append(f"{block.where(doc)}: {source.relative_to(ROOT)} is not committed")
     assert not problems, "\n".join(problems)

@@ -18,7 +18,10 @@ time, in its own folder. Definitions:
   The rules were written beside this test set, so read it as a ceiling of the rules, not a result.
 
 Only deterministic values are written (no times), so the same model, settings and cache give
-the same `turns.csv` and `summary.json`.
+the same `turns.csv` and `summary.json`. Beside them, `model_calls.jsonl` (`llm.call_log`) lists
+every model call of the evaluation with its response-cache key, in order: what a published
+conversation run takes its replies by (`study.publish`); only its `cached` flags change when the
+evaluation runs again from a filled cache.
 
 An interactive chat turns a failed model call into a failed turn (or the router's rules, or the
 fixed answer template) and goes on. An evaluation must not: a model that is unreachable or
@@ -42,6 +45,7 @@ from t2c_lib.chat.session import Session
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import T2CError
 from t2c_lib.llm.base import ChatModel, LLMError
+from t2c_lib.llm.call_log import CALLS_FILE, CallLog, ModelCall, write_calls
 from t2c_lib.llm.stack import StopOnOutage
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
@@ -87,6 +91,7 @@ class ConversationReport:
     turns: tuple[TurnOutcome, ...]
     signature: dict[str, Any]
     scoring: str
+    calls: tuple[ModelCall, ...] = ()  # every model call, in order, with its response-cache key
 
     def summary(self) -> dict[str, Any]:
         """The headline numbers with their counts (a share over no turns is None)."""
@@ -161,22 +166,31 @@ def evaluate_conversations(
     scoring: str = DEFAULT_SCORING,
     progress: bool = False,
 ) -> ConversationReport:
-    """Play every dialogue as a fresh session on `engine` and score each turn (sessions under `out_dir/sessions/`)."""
+    """Play every dialogue as a fresh session on `engine` and score each turn (sessions under `out_dir/sessions/`).
+
+    Every model call is recorded with its response-cache key (`ConversationReport.calls`).
+    """
     get_scoring(scoring)
     dialogues = list(engine.dataset.conversations if dialogues is None else dialogues)
     if not dialogues:
         raise DatasetError(engine.dataset.path, "no conversations (conversations.yaml)")
     outcomes: list[TurnOutcome] = []
-    stopping = engine.with_models(stop_on_model_failure)
+    calls = CallLog()
+    stopping = engine.with_models(lambda model: calls.wrap(stop_on_model_failure(model)))
     for number, dialogue in enumerate(dialogues, start=1):
         if progress:
             print(f"[{number}/{len(dialogues)}] {dialogue.id}: {dialogue.title}", flush=True)
-        outcomes += play_dialogue(stopping, dialogue, out_dir, scoring)
-    return ConversationReport(tuple(outcomes), engine.signature(), scoring)
+        outcomes += play_dialogue(stopping, dialogue, out_dir, scoring, calls)
+    return ConversationReport(tuple(outcomes), engine.signature(), scoring, tuple(calls.calls))
 
 
-def play_dialogue(engine: ChatEngine, dialogue: Dialogue, out_dir: Path | None, scoring: str) -> list[TurnOutcome]:
-    """One dialogue, turn by turn, in a fresh session; each query turn scored against its gold query."""
+def play_dialogue(
+    engine: ChatEngine, dialogue: Dialogue, out_dir: Path | None, scoring: str, calls: CallLog | None = None
+) -> list[TurnOutcome]:
+    """One dialogue, turn by turn, in a fresh session; each query turn scored against its gold query.
+
+    `calls`, when given, is told the dialogue and turn before each message (its models record their calls there).
+    """
     directory = Path(out_dir) / SESSIONS_DIR / dialogue.id if out_dir is not None else _scratch(dialogue.id)
     if directory.exists():
         shutil.rmtree(directory)
@@ -185,6 +199,8 @@ def play_dialogue(engine: ChatEngine, dialogue: Dialogue, out_dir: Path | None, 
     previous_query = False
     try:
         for index, turn in enumerate(dialogue.turns, start=1):
+            if calls is not None:
+                calls.at(dialogue.id, index)
             answer = session.ask(turn.message)
             route = answer.route
             score = None
@@ -229,7 +245,7 @@ def _scratch(dialogue_id: str) -> Path:
 
 
 def write_report(report: ConversationReport, out_dir: Path) -> dict[str, Path]:
-    """`turns.csv` and `summary.json` (with the signature) under `out_dir`; same report, same bytes."""
+    """`turns.csv`, `summary.json` (with the signature) and `model_calls.jsonl` under `out_dir`; same report, same bytes."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     columns = [f.name for f in fields(TurnOutcome)]
@@ -243,7 +259,8 @@ def write_report(report: ConversationReport, out_dir: Path) -> dict[str, Path]:
     summary_path = out_dir / SUMMARY_FILE
     summary = {**report.summary(), "signature": report.signature}
     summary_path.write_text(to_json(summary, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return {"turns": turns_path, "summary": summary_path}
+    calls_path = write_calls(out_dir / CALLS_FILE, report.calls)
+    return {"turns": turns_path, "summary": summary_path, "calls": calls_path}
 
 
 def run_conversations(

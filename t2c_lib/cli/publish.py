@@ -1,7 +1,8 @@
 """`t2c publish` and the `t2c study` helpers around published runs: `seed`, `forecast`, `reproduced`, `replicate`.
 
-`make publish RUN=R` runs `t2c publish --run-id R`; `make all` runs `t2c study seed` and
-`t2c study forecast` before its first notebook and `t2c study reproduced` after the last;
+`make publish RUN=R` runs `t2c publish --run-id R` (a grid run, or a conversation run: `RUN=conversations`);
+`make all` runs `t2c study seed` and `t2c study forecast` before its first notebook and `t2c study reproduced`
+after the last, `make conversations` `t2c study seed` before its notebook and `t2c study reproduced` after it;
 `make all FRESH=1` runs `t2c study forecast --fresh` first and `t2c study replicate` at the end
 (`study.publish`, `study.forecast`, `study.replicate`, `llm.published` say what each does and why).
 """
@@ -34,7 +35,10 @@ def _cache(path: Path | None):
 @cache_option
 @friendly_errors
 def publish_command(run_id: str, cache_path: Path | None) -> None:
-    """Publish a finished run into results/published/<run_id>/ (tracked by git): results, tables, figures, replies."""
+    """Publish a finished run into results/published/<run_id>/ (tracked by git): results, tables, figures, replies.
+
+    A grid run (`make all`), or a conversation evaluation under results/ (`make conversations`: --run-id conversations).
+    """
     from t2c_lib.study.publish import publish_run
 
     click.echo(publish_run(run_id, _cache(cache_path)).line())

@@ -93,6 +93,31 @@ def request_payload(
     }
 
 
+def model_request(
+    model: ChatModel,
+    messages: Sequence[Message],
+    temperature: float,
+    max_tokens: int,
+    stop: Sequence[str] | None,
+    seed: int | None,
+) -> dict:
+    """The request payload of one call to `model`: its id, fingerprint and, unless `seed` is given, its own seed.
+
+    `CachedModel` keys its rows with it, and `llm.call_log` records the same key for a call seen from outside
+    the cache (every layer of a stack says the inner model's id, seed and fingerprint, `ModelWrapper`).
+    """
+    own_seed = getattr(model, "seed", None)
+    return request_payload(
+        model.model_id,
+        messages,
+        temperature,
+        max_tokens,
+        stop,
+        own_seed if seed is None else seed,
+        getattr(model, "fingerprint", ""),
+    )
+
+
 def cache_key(payload: dict) -> str:
     """sha256 of the canonical JSON of a request payload."""
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -309,15 +334,7 @@ class CachedModel(ModelWrapper):
         extra = seed_kwargs(seed)
         if self.cache is None:
             return self.model.complete(messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **extra)
-        payload = request_payload(
-            self.model_id,
-            messages,
-            temperature,
-            max_tokens,
-            stop,
-            self.seed if seed is None else seed,
-            self.fingerprint,
-        )
+        payload = model_request(self, messages, temperature, max_tokens, stop, seed)
         key = cache_key(payload)
         if self.mode is CacheMode.USE:
             hit = self.cache.get(key)

@@ -19,6 +19,14 @@ module publish too; every model call of the run must find its row, or publishing
 (a cleared cache cannot be published from). The same rule, against a published file instead of
 the cache, counts how many published replies a rerun was answered from (`replies_used`).
 
+A conversation evaluation (`make conversations`: `results/conversations/`, or any folder under results/
+holding its `summary.json` and `turns.csv`) publishes the same way under its folder's name
+(`t2c publish --run-id conversations`): every file of the folder but the executed notebook and logs
+(`turns.csv`, `summary.json`, the figure, each dialogue's session files, `model_calls.jsonl`), and the
+replies. It records no prompts, so its replies are found by the cache keys its `model_calls.jsonl` lists
+(`llm.call_log`): every listed key must be a row of the cache whose key is the hash of its request, or
+publishing is refused; `published.json`'s `model_attempts` counts its model calls.
+
 Publishing is all or nothing: the tree is written beside its place, its size checked against
 `PUBLISHED_CAP_BYTES` (all published runs together), and only then swapped in. The same run
 publishes the same bytes (files copied as they are; replies sorted, gzip mtime 0; no dates).
@@ -38,7 +46,8 @@ from typing import Any
 from t2c_lib import config
 from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.llm.base import Message
-from t2c_lib.llm.cache import CacheRow, ResponseCache
+from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
+from t2c_lib.llm.call_log import CALLS_FILE, CallLogError, ModelCall, read_calls
 from t2c_lib.llm.published import REPLIES_FILE, PublishedReply, read_replies, write_replies
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.records import NO_MODEL_CALL
@@ -55,6 +64,10 @@ PUBLISHER_FILES = frozenset({INDEX_FILE, REPLIES_FILE})
 FIGURES = "figures"
 LEFT_OUT_DIRS = frozenset({"notebooks"})
 """Folders of a run that are not published: the executed notebooks and their logs carry clock times."""
+CONVERSATION_FILES = ("summary.json", "turns.csv")
+"""A run folder holding both is a conversation evaluation (`chat.evaluate.write_report`), not a study grid."""
+CONVERSATION_LEFT_OUT = (".ipynb", ".log")
+"""Files of a conversation run that are not published: the executed notebook and logs carry clock times."""
 
 
 class PublishError(StudyError):
@@ -82,6 +95,11 @@ class RepliesUsed:
     model_attempts: int = 0  # attempts that asked a model (from the cache or not)
     model_calls: int = 0  # of those, the ones the model answered (not `cached`) when the run recorded them
     unmatched: list[str] = field(default_factory=list)  # `<cell> <question> #<iteration>` without a row
+
+
+def is_conversation_run(run_dir: Path) -> bool:
+    """Whether `run_dir` holds a conversation evaluation (`make conversations`) rather than a study grid."""
+    return all((Path(run_dir) / name).is_file() for name in CONVERSATION_FILES)
 
 
 def _cells(run_dir: Path) -> list[Path]:
@@ -136,7 +154,10 @@ def replies_used(run_dir: Path, rows_of: Any) -> RepliesUsed:
 
     Candidates are narrowed to the cell's build (a packaged model's manifest names it), then
     to the attempt's messages, reply text, temperature and per-call seed (module docstring).
+    A conversation run's calls are matched by the keys its `model_calls.jsonl` lists.
     """
+    if is_conversation_run(run_dir):
+        return _conversation_replies_used(run_dir, rows_of)
     used = RepliesUsed()
     groups: dict[tuple[str, str | None], list[Path]] = defaultdict(list)
     for cell in _cells(run_dir):
@@ -164,11 +185,56 @@ def replies_used(run_dir: Path, rows_of: Any) -> RepliesUsed:
     return used
 
 
+def conversation_calls(run_dir: Path) -> list[ModelCall]:
+    """The model calls a conversation run recorded (`model_calls.jsonl`); a missing or bad log is one `PublishError`."""
+    path = Path(run_dir) / CALLS_FILE
+    if not path.exists() and not path.is_symlink():
+        raise PublishError(
+            f"{run_dir}: no {CALLS_FILE}; the run was made before conversation runs recorded their model calls, "
+            "rerun it (`make conversations`)"
+        )
+    try:
+        return read_calls(path)
+    except CallLogError as exc:
+        raise PublishError(str(exc)) from None
+
+
+def _conversation_replies_used(run_dir: Path, rows_of: Any) -> RepliesUsed:
+    """Every call of a conversation run matched to the row of its key (of its model, the key its request's hash)."""
+    used = RepliesUsed()
+    by_model: dict[str, list[ModelCall]] = defaultdict(list)
+    for call in conversation_calls(run_dir):
+        by_model[call.model_id].append(call)
+    for model_id, calls in sorted(by_model.items()):
+        wanted = {call.key for call in calls}
+        rows = {row.key: row for row in rows_of(model_id) if row.key in wanted and _keyed_by_request(row)}
+        for call in calls:
+            used.model_attempts += 1
+            used.model_calls += not call.cached
+            row = rows.get(call.key)
+            if row is None:
+                used.unmatched.append(f"{call.dialogue} turn {call.turn} key {call.key[:12]}")
+            else:
+                used.rows[row.key] = row
+    return used
+
+
+def _keyed_by_request(row: CacheRow) -> bool:
+    try:
+        return cache_key(row.request) == row.key
+    except (TypeError, ValueError):
+        return False
+
+
 # --- the published tree ---------------------------------------------------------------------------
 
 
-def _files(root: Path, prefix: str) -> dict[str, Path]:
-    """Every regular file under `root` to publish, by its path in the published tree; a link is refused."""
+def _files(root: Path, prefix: str, conversation: bool = False) -> dict[str, Path]:
+    """Every regular file under `root` to publish, by its path in the published tree; a link is refused.
+
+    Left out: hidden and torn files, a grid's executed notebooks (`LEFT_OUT_DIRS`), a conversation run's
+    executed notebook and logs (`CONVERSATION_LEFT_OUT`).
+    """
     found: dict[str, Path] = {}
     if not root.is_dir():
         return found
@@ -180,6 +246,8 @@ def _files(root: Path, prefix: str) -> dict[str, Path]:
             continue
         if rel.parts[0] in LEFT_OUT_DIRS or path.name.endswith(".torn"):
             continue
+        if conversation and len(rel.parts) == 1 and path.suffix in CONVERSATION_LEFT_OUT:
+            continue
         found[f"{prefix}{rel.as_posix()}"] = path
     return found
 
@@ -190,8 +258,11 @@ def run_files(run_id: str, results_dir: Path | None = None, figures_dir: Path | 
     `results/<run_id>/<path>` becomes `<path>` (not the executed notebooks, hidden or torn files) and
     `figures/<run_id>/<path>` becomes `figures/<path>`; the publisher adds `published.json` and the replies
     (`PUBLISHER_FILES`). A rerun is checked against its published run through the same map (`study.rerun_check`).
+    A conversation run keeps its figure in its own folder (`figures/`), so its map is its folder alone.
     """
     run_dir = Path(results_dir or config.RESULTS_DIR) / check_run_id(run_id)
+    if is_conversation_run(run_dir):
+        return _files(run_dir, "", conversation=True)
     files = _files(run_dir, "")
     files.update(_files(Path(figures_dir or config.FIGURES_DIR) / run_id, f"{FIGURES}/"))
     return files
@@ -233,10 +304,14 @@ def publish_run(
     if run_id == PUBLISHED_DIR:
         raise PublishError(f"run_id {run_id!r} is the folder published runs live in; use another run id")
     run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
-    if not _cells(run_dir):
-        raise MissingResults(f"{run_dir}: no cell with attempts and a manifest; run it first (`make all`)")
+    conversation = is_conversation_run(run_dir)
+    if not conversation and not _cells(run_dir):
+        raise MissingResults(
+            f"{run_dir}: no cell with attempts and a manifest, and no conversation evaluation; "
+            "run it first (`make all`, `make conversations`)"
+        )
     files = run_files(run_id, results_dir, figures_dir)
-    if not any(name.startswith("analysis/") for name in files):
+    if not conversation and not any(name.startswith("analysis/") for name in files):
         raise PublishError(f"{run_dir}: no analysis tables; finish the run first (`make all` or `t2c analyze`)")
     used = replies_used(run_dir, lambda model_id: cache.rows(model=model_id))
     if used.unmatched:

@@ -8,7 +8,9 @@ A table that reports a run lives in a Markdown page between two marker comments:
 
 and is rendered from `results/published/<run_id>/analysis/headline.csv` (the paper's headline,
 `study.paper_tables`); `<!-- t2c:table R strategies_headline -->` renders the strategies table
-instead. Only a published run (committed under `results/published/`) is rendered: a table
+instead, and `<!-- t2c:table conversations conversations -->` a published conversation evaluation
+(`make conversations`) from its `summary.json`: each measure as k/N and share, the model and build
+from its `published.json`. Only a published run (committed under `results/published/`) is rendered: a table
 block whose run is not published is refused, so no number reaches the front door without the
 run behind it. `tests/test_readme_numbers.py` checks that every table block equals its rendering.
 
@@ -29,6 +31,7 @@ one-line `ReadmeTablesError`.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import re
@@ -40,11 +43,29 @@ from t2c_lib.errors import StudyError, T2CError
 from t2c_lib.study.analysis import BASELINE, TREATMENT
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
-from t2c_lib.study.publish import published_run_dir
+from t2c_lib.study.publish import INDEX_FILE, published_run_dir
 
 TABLE, PENDING = "table", "pending"
-TABLES = (HEADLINE, STRATEGIES_HEADLINE)
-"""The tables a block may name: `analysis/<name>.csv` of the published run."""
+CONVERSATIONS = "conversations"
+TABLES = (HEADLINE, STRATEGIES_HEADLINE, CONVERSATIONS)
+"""The tables a block may name: `analysis/<name>.csv` of the published run, or a conversation run's summary."""
+CONVERSATION_SUMMARY = "summary.json"
+CONVERSATION_ROWS = (
+    ("intent accuracy", "turns", "intent_accuracy", "turns"),
+    ("turn Pass@1", "query turns", "turn_pass_at_1", "query_turns"),
+    ("Pass@1 of new questions", "new-question turns", "new_question_pass_at_1", "new_question_turns"),
+    ("follow-up success", "follow-up turns", "follow_up_success", "follow_up_turns"),
+    (
+        "follow-up success after a right answer",
+        "follow-ups whose previous query turn passed",
+        "follow_up_success_after_right_previous",
+        "follow_up_turns_after_right_previous",
+    ),
+    ("dialogues right at every turn", "dialogues", "dialogue_success", "dialogues"),
+    ("routed by the model", "turns", "routed_by_model", "turns"),
+    ("rule intent accuracy (reference)", "turns", "rule_intent_accuracy", "turns"),
+)
+"""The conversation table's rows: measure, what it is over, the summary's share and the summary's count of N."""
 _OPEN = re.compile(r"^<!--\s*t2c:(\S+)(.*?)-->\s*$")
 _CLOSE = re.compile(r"^<!--\s*/t2c:(\S+)\s*-->\s*$")
 _ANY_MARKER = re.compile(r"<!--\s*/?t2c:")
@@ -133,10 +154,16 @@ def _opening(match: re.Match[str], doc: str, number: int) -> tuple[str, str, str
 # --- rendering -----------------------------------------------------------------------------------
 
 
+def table_source(run_id: str, table: str = HEADLINE, results_dir: Path | None = None) -> Path:
+    """The published file a table block is rendered from: `analysis/<table>.csv`, or a conversation run's summary."""
+    run_dir = published_run_dir(run_id, results_dir)
+    return run_dir / CONVERSATION_SUMMARY if table == CONVERSATIONS else run_dir / "analysis" / f"{table}.csv"
+
+
 def render_table(run_id: str, table: str = HEADLINE, results_dir: Path | None = None) -> list[str]:
     """The lines of a table block for a published run: a caption paragraph and a Markdown table."""
     run_dir = published_run_dir(run_id, results_dir)
-    source = run_dir / "analysis" / f"{table}.csv"
+    source = table_source(run_id, table, results_dir)
     if not run_dir.is_dir():
         raise ReadmeTablesError(
             f"run {run_id} is not published (no results/published/{run_id}/); publish it first "
@@ -144,6 +171,8 @@ def render_table(run_id: str, table: str = HEADLINE, results_dir: Path | None = 
         )
     if not source.is_file() or source.is_symlink():
         raise ReadmeTablesError(f"{source}: the published run {run_id} has no {table} table (a regular file)")
+    if table == CONVERSATIONS:
+        return _conversation_table(run_dir, run_id, source)
     columns, rows = _read_rows(source)
     paired = columns == PAIRED_COLUMNS
     reference = _reference(run_dir) if paired and table == HEADLINE else {}
@@ -200,6 +229,61 @@ def _caption(run_dir: Path, run_id: str, table: str, paired: bool) -> str:
         f"answered by {who}, Pass@1 under the {_code(params.get('scoring', 'unknown'))} scoring preset, "
         f"KG-valid: the final query passes the whole validator chain; {what}."
     )
+
+
+def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:
+    """A published conversation evaluation: a caption (settings, model, build, preset) and each measure as k/N."""
+    summary = _json(source)
+    signature = summary.get("signature") if isinstance(summary.get("signature"), dict) else {}
+    chat = signature.get("chat_settings") if isinstance(signature.get("chat_settings"), dict) else {}
+    loop = signature.get("loop") if isinstance(signature.get("loop"), dict) else {}
+    lines = [_row(["measure", "over", "k/N", "share"]), _row(["---"] * 4)]
+    for measure, over, share_name, count_name in CONVERSATION_ROWS:
+        n = _summary_count(summary, count_name, source)
+        share = summary.get(share_name)
+        if share is None and n == 0:
+            lines.append(_row([measure, over, "0/0", "-"]))
+            continue
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise ReadmeTablesError(f"{source}: {share_name} is not a share between 0 and 1")
+        k = round(share * n)
+        if n == 0 or abs(k / n - share) > 1e-5:
+            raise ReadmeTablesError(f"{source}: {share_name} {share!r} is no count of {count_name} {n}")
+        lines.append(_row([measure, over, f"{k}/{n}", f"{share:.2f}"]))
+    models = _json(run_dir / INDEX_FILE).get("models")
+    models = models if isinstance(models, dict) else {}
+    builds = sorted(
+        {_short_build(str(b)) for parts in models.values() if isinstance(parts, dict) for b in parts.get("builds", [])}
+    )
+    who = ", ".join(_code(m) for m in sorted(models)) or _code(loop.get("model", "unknown"))
+    if builds:
+        who += f" (llama.cpp build {', '.join(_code(b) for b in builds)})"
+    caption = (
+        f"Rendered by `{RENDER_COMMAND}` from `results/published/{run_id}/{CONVERSATION_SUMMARY}` (do not edit by "
+        f"hand): run {_code(run_id)}, dataset {_code(signature.get('dataset', 'unknown'))}, "
+        f"{_summary_count(summary, 'dialogues', source)} dialogues played as chat sessions, answered by {who}; "
+        f"configuration {_code(loop.get('config', 'unknown'))}, strategy {_code(chat.get('strategy', 'unknown'))} "
+        f"({_code('max_iterations: ' + str(chat.get('max_iterations', '?')))}), router {_code(chat.get('router', 'unknown'))}; "
+        f"a query turn is right when its final query's result equals the gold query's under the "
+        f"{_code(summary.get('scoring', 'unknown'))} scoring preset. The rule router's accuracy is a reference: the "
+        "rules were written beside these dialogues."
+    )
+    return ["", caption, "", *lines, ""]
+
+
+def _summary_count(summary: dict, name: str, source: Path) -> int:
+    value = summary.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ReadmeTablesError(f"{source}: {name} is not a count")
+    return value
+
+
+def _short_build(fingerprint: str) -> str:
+    """`0.3.36/x86-64-v3@<12 hex>` for a llama.cpp build fingerprint (`llm.build.LlamaBuild.short`), else as it is."""
+    words = fingerprint.split()
+    if len(words) < 3 or words[0] != "llama-cpp-python":
+        return fingerprint
+    return f"{words[1]}/{words[2]}@{hashlib.sha256(fingerprint.encode('utf-8')).hexdigest()[:12]}"
 
 
 def _json(path: Path) -> dict:

@@ -14,7 +14,9 @@ Some files cannot repeat byte for byte, and are not called identical when they d
   execution step's "ran in N s", `model_latency_s`) and whether a reply came from the cache
   (`cached`, true for every reply of a rerun); `questions.jsonl` records `model_time_s` and
   `validation_time_s`. A log whose lines differ only in those fields is reported as "equal but for"
-  the fields that actually differed, by name.
+  the fields that actually differed, by name. A conversation run's logs likewise: each session's
+  `analytics.jsonl` records the durations of a turn's steps, and `model_calls.jsonl` whether each
+  reply came from the cache.
 
 Any other difference, a file that does not parse, or lines added or lost, makes the file differ.
 The check never fails the run: it reports (`RerunCheck.lines`).
@@ -29,10 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.llm.call_log import CALLS_FILE
 from t2c_lib.outputs import jsonl_lines
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE
 from t2c_lib.study.publish import PUBLISHER_FILES, published_run_dir, run_files
 
+ANALYTICS_STEPS = ("route", "generate", "validate", "execute", "answer")
+"""The steps whose durations a conversation session logs per turn (`chat.log.STEPS`; study does not import chat)."""
 CLOCK_ONLY = "(clock)"
 """Marks a text field whose two values differ only in a wall time they name (`CLOCK_IN_TEXT`)."""
 COMMIT_FIELDS = frozenset({"git_commit"})
@@ -42,6 +47,8 @@ RUN_TIME_FIELDS: dict[str, frozenset[str]] = {
         {"validation_s", "model_latency_s", "cached", "validations[].elapsed_s", f"validations[].message{CLOCK_ONLY}"}
     ),
     "questions.jsonl": frozenset({"model_time_s", "validation_time_s"}),
+    "analytics.jsonl": frozenset(f"durations.{step}" for step in ANALYTICS_STEPS),
+    CALLS_FILE: frozenset({"cached"}),
 }
 """Per log file: the fields a rerun rewrites with its own clock (and `cached`), as `field` or `list[].field` paths;
 a message only where it differs in the time it names."""
