@@ -60,6 +60,7 @@ from t2c_lib.graph.base import (
     UnsafeQuery,
     max_result_bytes_setting,
     max_rows_setting,
+    patiently,
 )
 from t2c_lib.graph.ladybug_builder import build
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
@@ -195,8 +196,8 @@ class LadybugStore:
         return self._process
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        """Run one read statement (walls 1-5 of the module docstring), stopped after `timeout_s`."""
-        return self._run(cypher, timeout_s, self.max_rows)
+        """Run one read statement (walls 1-5 of the module docstring), stopped after `timeout_s` (each of two tries)."""
+        return patiently(lambda: self._run(cypher, timeout_s, self.max_rows))
 
     def _run(self, cypher: str, timeout_s: float, max_rows: int | None) -> QueryResult:
         """`query` with an explicit row cap (None: the store's own catalog reads, whose size the schema bounds)."""
@@ -212,16 +213,14 @@ class LadybugStore:
 
     def explain(self, cypher: str) -> None:
         """Parse, bind and plan without running; raise QueryError if it does not compile, UnsafeQuery if not a read."""
-        started = time.perf_counter()
-        plan = self._plan(admit(cypher), started)
+        plan = self._plan(admit(cypher))
         if plan["refused"] is not None:
             raise UnsafeQuery(f"refused: the database plans {plan['refused']}, which is not a read of the graph")
 
     def inspect(self, cypher: str) -> DatabaseReading:
         """What the gate and the database read in `cypher` (statement count, refusal or compile error, plan), without running it."""
-        started = time.perf_counter()
         try:
-            plan = self._plan(admit(cypher), started)
+            plan = self._plan(admit(cypher))
         except UnsafeQuery as exc:  # several statements, or a file word the query process refused before binding
             return DatabaseReading("more than one statement" in str(exc), str(exc), None)
         except (QueryError, QueryTimeout) as exc:
@@ -230,7 +229,11 @@ class LadybugStore:
             False, "", PlanVerdict(tuple(plan["operators"]), tuple(plan["functions"]), plan["refused"])
         )
 
-    def _plan(self, text: str, started: float) -> dict[str, Any]:
+    def _plan(self, text: str) -> dict[str, Any]:
+        """The database's plan of an admitted statement (two tries at the time limit, as `query`)."""
+        return patiently(lambda: self._plan_once(text, time.perf_counter()))
+
+    def _plan_once(self, text: str, started: float) -> dict[str, Any]:
         with self._lock:
             reply = self._worker().call(
                 {"op": "plan", "text": text, "max_rows": None, "max_bytes": 0}, started, DEFAULT_TIMEOUT_S
