@@ -244,8 +244,16 @@ def test_grid_progress_counts_cells_of_the_whole_grid_and_estimates_from_this_ru
     first = grid_progress("r", cells, run_dir, since=start, now=start + 30)
     assert first.line() == (
         "[grid r] 1 of 4 cells (strategy x configuration) done (1 inferred, 1 evaluated); "
-        "30 s so far, estimate after the first cell"
+        "30 s so far, estimate after the first evaluated cell"
     )
+    (cells[1] / "attempts.jsonl").write_text('{"cached": true}\n{"cached": true}\n', encoding="utf-8")
+    (cells[1] / ".inferred").touch()
+    cached = grid_progress("r", cells, run_dir, since=start, now=start + 40)
+    assert cached.line().endswith(
+        "(2 inferred, 1 evaluated); 40 s so far, estimate after the first evaluated cell "
+        "(1 of the 2 inferred answered from the cache)"
+    )
+    (cells[1] / ".inferred").unlink()
     for d in cells[1:3]:
         for stamp in (".inferred", ".evaluated"):
             (d / stamp).touch()

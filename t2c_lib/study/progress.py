@@ -47,6 +47,7 @@ class GridProgress:
     evaluated_now: int  # cells finished since this `make` started (they set the pace)
     priced_left_s: float | None = None  # the cells left priced one by one (`price_left`), when measured
     cached_left: int = 0  # of the cells left, those that will be answered from the response cache
+    inferred_cached: int = 0  # of the cells inferred, those whose every attempt came from the response cache
 
     @property
     def left_s(self) -> float | None:
@@ -68,8 +69,13 @@ class GridProgress:
         else:
             state = f"{self.inferred} inferred, {self.evaluated} evaluated"
         left = self.left_s
+        cache_note = (
+            f" ({self.inferred_cached} of the {self.inferred} inferred answered from the cache)"
+            if self.inferred_cached
+            else ""
+        )
         estimate = (
-            "estimate after the first cell"
+            f"estimate after the first evaluated cell{cache_note}"
             if left is None
             else ""
             if left == 0
@@ -109,7 +115,8 @@ def grid_progress(
         except FileNotFoundError:
             return False, False
 
-    inferred = sum(stamped(d / INFERRED)[0] for d in cell_dirs)
+    inferred_dirs = [d for d in cell_dirs if stamped(d / INFERRED)[0]]
+    inferred = len(inferred_dirs)
     evaluated = [stamped(d / EVALUATED) for d in cell_dirs]
     priced, cached_left = price_left(cell_dirs, run_dir, since, max(0.0, now - since))
     return GridProgress(
@@ -122,6 +129,7 @@ def grid_progress(
         evaluated_now=sum(n for _, n in evaluated),
         priced_left_s=priced,
         cached_left=cached_left,
+        inferred_cached=sum(bool(from_cache(d)) for d in inferred_dirs),
     )
 
 
