@@ -303,8 +303,17 @@ def test_cli_publish_and_seed_say_what_they_did(finished, tmp_path, monkeypatch)
     assert out.exit_code == 0 and "match this machine's build" in out.output, out.output
     out = runner.invoke(main, ["study", "seed", "--run-id", "../x", "--cache", str(tmp_path / "c.sqlite")])
     assert out.exit_code == 1 and out.output.startswith("t2c: error: run_id=")
+    out = runner.invoke(main, ["study", "seed", "--run-id", "nothing", "--cache", str(tmp_path / "other.sqlite")])
+    assert out.exit_code == 0 and "is not published" in out.output, out.output
+    assert (
+        "seeding from every published run's replies" in out.output
+        and "all published runs: 3 of 3 published replies match" in out.output
+    )
+    seeded = ResponseCache(tmp_path / "other.sqlite")
+    assert seeded.texts(r.row.key for r in read_published_replies("pub", root / "results"))  # pub's replies serve it
+    monkeypatch.setattr("t2c_lib.config.RESULTS_DIR", tmp_path / "empty")
     out = runner.invoke(main, ["study", "seed", "--run-id", "nothing", "--cache", str(tmp_path / "c.sqlite")])
-    assert out.exit_code == 0 and "is not published" in out.output
+    assert out.exit_code == 0 and "every reply comes from the model" in out.output, out.output
 
 
 def test_the_forecast_before_the_first_notebook(finished, tmp_path):

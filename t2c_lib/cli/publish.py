@@ -52,11 +52,21 @@ def seed_command(run_id: str, cache_path: Path | None) -> None:
     """Put the published replies of a run that this machine's llama.cpp build can be asked for into the response cache."""
     from t2c_lib.llm.build import build_fingerprint
     from t2c_lib.llm.published import seed_cache
-    from t2c_lib.study.publish import read_published_replies
+    from t2c_lib.study.publish import every_published_reply, read_published_replies
 
     replies = read_published_replies(run_id)
     if replies is None:
-        click.echo(f"run {run_id} is not published (no results/published/{run_id}/): every reply comes from the model")
+        replies = every_published_reply()
+        if not replies:
+            click.echo(
+                f"run {run_id} is not published (no results/published/{run_id}/): every reply comes from the model"
+            )
+            return
+        click.echo(
+            f"run {run_id} is not published (no results/published/{run_id}/): seeding from every published run's "
+            "replies (each answers only the request it was made for; the rest come from the model)"
+        )
+        click.echo(seed_cache(_cache(cache_path), replies, build_fingerprint()).line(None))
         return
     click.echo(seed_cache(_cache(cache_path), replies, build_fingerprint()).line(run_id))
 

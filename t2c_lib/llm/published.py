@@ -193,11 +193,13 @@ class SeedReport:
     replaced: int  # of those, rows the cache held with another text (the published reply now stands)
     other_build: int  # rows left out: another llama.cpp build's keys, never asked for here
 
-    def line(self, run_id: str) -> str:
+    def line(self, run_id: str | None) -> str:
+        """What seeding did, for run `run_id` (None: the replies of every published run together)."""
         other = f"; {self.other_build} of another llama.cpp build left out" if self.other_build else ""
         replaced = f", {self.replaced} replaced a different cached reply" if self.replaced else ""
+        source = f"published run {run_id}" if run_id else "all published runs"
         return (
-            f"published run {run_id}: {self.matching} of {self.published} published replies match this machine's build "
+            f"{source}: {self.matching} of {self.published} published replies match this machine's build "
             f"({self.added} added to the response cache{replaced}){other}"
         )
 

@@ -381,3 +381,18 @@ def read_published_replies(run_id: str, results_dir: Path | None = None) -> list
     if path.is_symlink() or not path.is_file():
         raise PublishError(f"{path}: not a regular file")
     return read_replies(path)
+
+
+def every_published_reply(results_dir: Path | None = None) -> list[PublishedReply]:
+    """The replies of every published run, each key once (the first run by name that holds it).
+
+    What a run that is not published itself (a part of a published grid, a new parameter file over the same
+    questions) seeds from: a reply is keyed by its whole request, so it only ever answers that request."""
+    root = published_root(results_dir)
+    if not root.is_dir():
+        return []
+    seen: dict[str, PublishedReply] = {}
+    for run in sorted(p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
+        for reply in read_published_replies(run, results_dir) or []:
+            seen.setdefault(reply.row.key, reply)
+    return list(seen.values())
