@@ -195,7 +195,8 @@ ifneq ($(FRESH),1)
 	$(Q)$(T2C) study seed --run-id $(CONVERSATIONS_RUN)
 endif
 endif
-	$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p out_dir $(CONVERSATIONS_DIR)
+	$(Q)$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p out_dir $(CONVERSATIONS_DIR) $(call NOTEBOOK_LOG,$(CONVERSATIONS_DIR)/04_conversations.log)
+	@echo "conversations: results in $(CONVERSATIONS_DIR)/ (summary.json, turns.csv, sessions/, the figure); the notebook's output in $(CONVERSATIONS_DIR)/04_conversations.log"
 ifneq ($(CONVERSATIONS_RUN),)
 	$(Q)$(T2C) study reproduced --run-id $(CONVERSATIONS_RUN)
 endif
