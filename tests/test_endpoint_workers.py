@@ -25,6 +25,9 @@ from tests.helpers.fault_server import free_port
 from tests.helpers.replay_server import GoldRule, Recording, RecordingRule, ReplayServer
 from tests.helpers.run_results import differences, max_in_window, run_results
 
+# runs grid cells against a local endpoint server, several at once: `make test` runs it, `make test-fast` stays under a minute
+pytestmark = pytest.mark.slow
+
 GRID = {
     "dataset": "kurikulum",
     "store": "ladybug",

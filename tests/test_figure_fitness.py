@@ -27,6 +27,9 @@ from t2c_lib.study.plots import (
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+# renders every figure of small runs: `make test` runs it, `make test-fast` stays under a minute
+pytestmark = pytest.mark.slow
+
 STRATA = {"level": ("easy", "hard")}
 LOCAL = ("local/qwen2.5-coder-1.5b-instruct",)
 

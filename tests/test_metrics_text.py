@@ -109,6 +109,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow  # seconds of scoring two huge queries: `make test` runs it
 def test_two_120_kb_queries_are_scored_within_half_a_gib():
     """A real process allowed 512 MiB more than it holds after its imports (before the cap: MemoryError in seconds)."""
     import subprocess

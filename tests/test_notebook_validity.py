@@ -139,6 +139,7 @@ def test_the_analysis_pools_the_grid_only_and_names_the_cells_outside_it(tmp_pat
     assert set(whole.per_question["configuration"]) == {"Zero-Shot_Full", "Zero-Shot_Only-Paths"}
 
 
+@pytest.mark.slow  # infers, evaluates and analyzes a small run: `make test` runs it
 def test_t2c_analyze_by_run_id_refuses_to_pool_a_cell_its_manifests_grid_lacks(
     tmp_path, tiny_dataset, tiny_store, monkeypatch
 ):

@@ -29,6 +29,9 @@ from t2c_lib.study.replicate import replication_report, reproduced_line
 from t2c_lib.study.rerun_check import check_rerun
 from t2c_lib.study.steps import analyze, evaluate, infer
 
+# runs, publishes and reruns a small study: `make test` runs it, `make test-fast` stays under a minute
+pytestmark = pytest.mark.slow
+
 SHA = "ab" * 32
 OTHER_BUILD = "llama-cpp-python 0.0.0 x86-64-v4 [AVX512]"
 

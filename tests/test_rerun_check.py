@@ -20,6 +20,9 @@ from t2c_lib.study.publish import publish_run
 from t2c_lib.study.rerun_check import check_rerun
 from tests.test_publish import make_run
 
+# runs and reruns a small study: `make test` runs it, `make test-fast` stays under a minute
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
