@@ -58,6 +58,12 @@ def _project(tmp_path: Path) -> Path:
     return project
 
 
+def _hermetic(project: Path) -> dict[str, str]:
+    """The stand-in project's own results and response cache: `make all` seeds and checks published runs, and
+    the checkout's (its published runs, its cache) must neither answer nor receive anything here."""
+    return {"T2C_RESULTS_DIR": str(project / "results"), "T2C_RESPONSE_CACHE": str(project / "cache.sqlite")}
+
+
 def _make(project: Path, *args: str, **env: str) -> list[list[str]]:
     log = project / "calls.log"
     log.unlink(missing_ok=True)
@@ -67,7 +73,7 @@ def _make(project: Path, *args: str, **env: str) -> list[list[str]]:
         for k, v in os.environ.items()
         if k not in ("JOBS", "T2C_LOCAL_THREADS", "MAKEFLAGS", "MAKELEVEL", "OMP_NUM_THREADS", "OMP_THREAD_LIMIT")
     }
-    environ.update(env, LOG=str(log))
+    environ.update(env, LOG=str(log), **_hermetic(project))
     done = subprocess.run(
         ["make", "-C", str(project), "all", "PARAMS=grid.yaml", f"PAPERMILL={project / 'record.sh'}", *args],
         env=environ,
@@ -137,6 +143,7 @@ def _chatty_make(project: Path, fail: str = "never") -> subprocess.CompletedProc
     chatty.chmod(0o755)
     shutil.rmtree(project / "results", ignore_errors=True)
     environ = {k: v for k, v in os.environ.items() if k not in ("JOBS", "MAKEFLAGS", "MAKELEVEL")}
+    environ.update(_hermetic(project))
     return subprocess.run(
         ["make", "-C", str(project), "all", "PARAMS=grid.yaml", f"PAPERMILL={chatty}", "JOBS=1", f"FAIL={fail}"],
         env=environ,
@@ -162,7 +169,9 @@ def test_make_all_shows_progress_and_the_headline_and_logs_the_notebooks_output(
         out[0]
         == "run make_parallel is not published (no results/published/make_parallel/): every reply comes from the model"
     )
-    assert out[1].startswith("[forecast make_parallel] 4 cells, none published: every reply comes from the model")
+    assert out[1].startswith(
+        "[forecast make_parallel] 4 cells, none published under this run id: replies come from the model"
+    )
     assert out[-1] == "run make_parallel: not published (no results/published/make_parallel/); 0 model calls"
     assert len(shown) <= 17, shown  # 9 progress lines, the headline, the done line, the three published-run lines
     log = project / "results" / "make_parallel" / "notebooks" / "01_inference__feedback__Few-Shot_Nodes+Paths.log"

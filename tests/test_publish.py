@@ -349,5 +349,6 @@ def test_the_forecast_before_the_first_notebook(finished, tmp_path):
     assert "2 cell(s) the published run lacks" in more.line()
     none = forecast(params, tmp_path / "nothing", build_fingerprint())
     assert none.line() == (
-        "[forecast pub] 2 cells, none published: every reply comes from the model (an estimate follows the first cell)"
+        "[forecast pub] 2 cells, none published under this run id: replies come from the model, except for requests "
+        "another published run holds (seeded above); an estimate follows the first evaluated cell"
     )

@@ -39,8 +39,9 @@ class Forecast:
     def line(self) -> str:
         if not self.published:
             return (
-                f"[forecast {self.run_id}] {self.cells} cells, none published: every reply comes from the model "
-                "(an estimate follows the first cell)"
+                f"[forecast {self.run_id}] {self.cells} cells, none published under this run id: replies come from the "
+                "model, except for requests another published run holds (seeded above); an estimate follows the first "
+                "evaluated cell"
             )
         asks = self.cells - self.from_published
         if not asks:
