@@ -40,9 +40,11 @@ DEFAULT_TIMEOUT_S = 10.0
 """Seconds a query may take, execution and fetching its rows together."""
 
 TIMEOUT_TRIES = 2
-"""Runs a statement gets before its QueryTimeout counts. The limit is wall-clock, so a busy machine (another
-job on the cores) can push a 2 s query past 10 s; one more run keeps a run's validation outcomes, and with
-them its feedback and model requests, from depending on what else the machine was doing."""
+"""Runs the embedded store gives a statement before its QueryTimeout counts. The limit is wall-clock, so a
+busy machine (another job on the cores) can push a 2 s query past 10 s; one more run keeps a run's validation
+outcomes, and with them its feedback and model requests, from depending on what else the machine was doing.
+The Neo4j store keeps one run: its deadlines cut runaway work that restarts the local server, and a second
+run would restart it again."""
 
 _T = TypeVar("_T")
 
@@ -130,7 +132,8 @@ class GraphStore(Protocol):
         """Run one read-only statement within `timeout_s` (execution and fetching) and the row cap.
 
         Raise UnsafeQuery when the database's plan is not a single read, ResultTooLarge over
-        the row cap, QueryTimeout over the time (in each of TIMEOUT_TRIES runs), QueryError otherwise."""
+        the row cap, QueryTimeout over the time (the embedded store: in each of TIMEOUT_TRIES runs), QueryError
+        otherwise."""
         ...
 
     def explain(self, cypher: str) -> None:

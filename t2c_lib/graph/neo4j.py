@@ -55,7 +55,6 @@ from t2c_lib.graph.base import (
     UnsafeQuery,
     max_result_bytes_setting,
     max_rows_setting,
-    patiently,
     value_bytes,
 )
 from t2c_lib.graph.neo4j_limits import METADATA_KEY, Watch
@@ -434,17 +433,12 @@ class Neo4jStore:
         return self.driver.session(database=self.database, default_access_mode=mode, fetch_size=FETCH_SIZE)
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
-        """Through the gate; EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`
-        (two tries at the limit: `base.TIMEOUT_TRIES`)."""
-        text = admit(cypher, rewrite=False, dialect=Dialect.NEO4J)
-        return patiently(lambda: self._read(text, timeout_s, check_plan=True))
+        """Through the gate; EXPLAIN must show a read-only plan; then run in a READ transaction limited to `timeout_s`."""
+        return self._read(admit(cypher, rewrite=False, dialect=Dialect.NEO4J), timeout_s, check_plan=True)
 
     def explain(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
-        """Through the gate; parse and plan without running (`EXPLAIN` in a READ transaction, same client deadline and tries)."""
+        """Through the gate; parse and plan without running (`EXPLAIN` in a READ transaction, same client deadline)."""
         text = admit(cypher, rewrite=False, dialect=Dialect.NEO4J)
-        patiently(lambda: self._explain_once(text, timeout_s))
-
-    def _explain_once(self, text: str, timeout_s: float) -> None:
         with self._session(neo4j.READ_ACCESS) as session, self._watch(session, timeout_s) as watch:
             try:
                 tx = session.begin_transaction(timeout=max(timeout_s, 0.001), metadata=watch.metadata)
