@@ -206,10 +206,13 @@ decoding: setup ## the thesis grid decoded free and constrained, side by side (r
 	$(MAKE) all PARAMS=params/thesis-constrained.yaml
 	$(T2C) study compare results/thesis results/thesis-constrained
 
-revise: setup ## the thesis grid with the thesis loop and with the revising loop chosen on the development set (issue 38), side by side (results/compare/thesis-revise_vs_thesis/)
+revise: setup ## the thesis grid under the thesis loop and the two revising loops chosen on the development set (issue 38), side by side (results/compare/)
 	$(MAKE) all PARAMS=params/thesis.yaml
 	$(MAKE) all PARAMS=params/thesis-revise.yaml
+	$(MAKE) all PARAMS=params/thesis-strict.yaml
 	$(T2C) study compare results/thesis results/thesis-revise
+	$(T2C) study compare results/thesis results/thesis-strict
+	$(T2C) study compare results/thesis-revise results/thesis-strict
 
 clean: ## remove results, figures and store files (keeps results/published, .venv, the models and the response cache)
 	find results -mindepth 1 -maxdepth 1 ! -name published ! -name .gitkeep -exec rm -rf {} +
