@@ -45,6 +45,7 @@ def _loaded_after(statement: str) -> set[str]:
     return set(out.stdout.split())
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_records_import_loads_no_loop_validation_or_prompts() -> None:
     loaded = _loaded_after("import t2c_lib.records")
     assert "t2c_lib.agent.loop" not in loaded
@@ -53,23 +54,27 @@ def test_records_import_loads_no_loop_validation_or_prompts() -> None:
     )
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_metrics_import_does_not_load_the_loop() -> None:
     loaded = _loaded_after("import t2c_lib.metrics")
     assert "t2c_lib.agent.loop" not in loaded
     assert "t2c_lib.agent.strategies" not in loaded
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_validation_first_then_loop_imports_cleanly() -> None:
     loaded = _loaded_after("import t2c_lib.validation.chain; from t2c_lib.agent import AgentLoop")
     assert "t2c_lib.agent.loop" in loaded
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_no_import_circles_counting_type_checking_and_function_imports() -> None:
     out = subprocess.run([sys.executable, "tools/import_cycles.py"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout
     assert ", 0 import circle(s)" in out.stdout
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_no_package_circles_counting_the_parent_packages_python_runs_first() -> None:
     """Importing `a.b.c` runs `a/__init__` and `a/b/__init__` first: no package may import one that imports it back."""
     out = subprocess.run(

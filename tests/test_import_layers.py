@@ -10,6 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
@@ -64,6 +66,7 @@ def test_the_package_has_the_layers_it_is_known_to_have() -> None:
     )
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_the_tool_prints_the_count_and_the_chain() -> None:
     done = subprocess.run(
         [sys.executable, "tools/import_layers.py", "--max", str(LAYERS)],

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from t2c_lib.llm.base import Message
 from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy
 from t2c_lib.llm.stack import PacedModel, RateLimiter, shared_limiter
@@ -37,6 +39,7 @@ def test_rate_limiter_spaces_calls():
     RateLimiter(None).acquire()  # no limit: returns at once
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_two_processes_naming_one_file_share_one_budget(tmp_path: Path) -> None:
     shared = tmp_path / "endpoint.next"
     procs = [

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 # In a fresh interpreter: score with both presets, report which SciPy modules got loaded, then
 # import SciPy's statistics (the analysis needs them after the metrics ran).
 CODE = """
@@ -19,6 +21,7 @@ print(json.dumps({"scores": scores, "scipy": loaded, "binomtest": binomtest(3, 1
 """
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_metrics_load_nltk_without_scipy_and_scipy_still_imports() -> None:
     out = json.loads(subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True).stdout)
     assert out["scipy"] == []
@@ -34,6 +37,7 @@ def test_metrics_load_nltk_without_scipy_and_scipy_still_imports() -> None:
     assert 0.0 < min(here) < max(here) < 1.0
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 def test_load_nltk_hides_nothing_already_loaded_and_restores_sys_modules() -> None:
     code = (
         "import sys, scipy.special; from t2c_lib.metrics.nltk_import import load_nltk; load_nltk(); "

@@ -122,6 +122,7 @@ def test_model_names_and_run_ids_cannot_break_the_latex(scored_run):
     assert found["label"] == "tab:run-v1-a-headline"
 
 
+@pytest.mark.slow  # runs a subprocess: `make test` runs it, `make test-fast` leaves it out
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no pdflatex: the structural tests above stand in")
 def test_headline_tex_compiles_with_a_booktabs_preamble(scored_run, tmp_path):
     tables = analyze_run(scored_run, STRATA)
