@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from t2c_lib.llm.base import Completion, Usage
 from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.steps import evaluate, infer
+
+# a study pipeline end to end (evaluate, write, publish): `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
 
 BROKEN = "<cypher>MATCH (m:MKK) RETURN m.nama</cypher>"  # a label typo the corrector fixes
 

@@ -39,6 +39,9 @@ from t2c_lib.study.readme_tables import ReadmeTablesError, render_table
 from t2c_lib.study.replicate import reproduced_line
 from t2c_lib.study.rerun_check import ANALYTICS_STEPS, check_rerun
 
+# a study pipeline end to end (evaluate, write, publish): `make test` runs it, `make test-fast` leaves it out
+pytestmark = pytest.mark.slow
+
 SHA = "cd" * 32
 RUN = "conv"
 

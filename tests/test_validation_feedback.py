@@ -75,6 +75,7 @@ def test_unsafe_and_no_query_feedback(setup):
     assert "no <cypher> tag" not in text  # the parse note is recorded, not echoed (a weak model copies it)
 
 
+@pytest.mark.slow  # waits out the store's time limit twice (the timeout retry): `make test` runs it
 def test_timeout_feedback_names_the_limit(setup):
     last = failure(setup, "MATCH p = (a)-[*1..12]-(b) RETURN count(p)")
     assert last.error_type is ErrorType.TIMEOUT
@@ -123,7 +124,9 @@ FAILING = [
     "MATCH (m:MK {nama: 'Basis Data'}) RETURN m.semster",  # PROPERTIES_ERROR
     "MATCH (s:SO) RETURN s.nama",  # PROPERTIES_ERROR (another label's)
     "MATCH (m:MK) DETACH DELETE m",  # UNSAFE_QUERY
-    "MATCH p = (a)-[*1..12]-(b) RETURN count(p)",  # TIMEOUT
+    pytest.param(  # TIMEOUT; waits out the store's time limit twice (the timeout retry): `make test` runs it
+        "MATCH p = (a)-[*1..12]-(b) RETURN count(p)", marks=pytest.mark.slow
+    ),
     "MATCH (m:MK {nama: 'Basis Data' RETURN m",  # SYNTAX_ERROR (store's parser)
     "MATCH (m:MK) WHERE m.nama = 'x RETURN m",  # SYNTAX_ERROR (guard's lexer)
 ]
