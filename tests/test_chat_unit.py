@@ -28,6 +28,7 @@ from t2c_lib.chat.session import SESSION_FILE
 from t2c_lib.chat.settings import ROUTERS
 from t2c_lib.graph.base import QueryResult
 from t2c_lib.llm.base import Completion, Usage
+from tests.helpers import konv13_replies
 
 Q1 = "Mata kuliah apa saja yang diambil pada semester 3?"
 GOLD1 = "MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama ORDER BY m.nama"
@@ -463,20 +464,7 @@ def test_conversation_metrics_on_one_dialogue(engine_for, kurikulum, tmp_path):
     from t2c_lib.chat.evaluate import evaluate_conversations, write_report
 
     dialogue = next(d for d in kurikulum.conversations if d.id == "konv-13")
-    first, second, third = (t.cypher for t in dialogue.turns)
-    engine, _ = engine_for(
-        [
-            "EXECUTE_QUERY",
-            f"<cypher>{first}</cypher>",
-            "Kodenya {m.kode}.",
-            "EXECUTE_QUERY",
-            "<cypher>MATCH (m:MK {nama: 'Pembelajaran Mesin'}) RETURN m.nama</cypher>",
-            "{m.nama}",
-            "REQUEST_MODIFICATION",
-            f"<cypher>{third}</cypher>",
-            "{m.kode}",
-        ]
-    )
+    engine, _ = engine_for(konv13_replies(dialogue))
     report = evaluate_conversations(engine, [dialogue], out_dir=tmp_path / "conv")
     summary = report.summary()
     assert [t.pass_at_1 for t in report.turns] == [1.0, 0.0, 1.0]

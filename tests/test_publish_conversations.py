@@ -38,6 +38,7 @@ from t2c_lib.study.publish import (
 from t2c_lib.study.readme_tables import ReadmeTablesError, render_table
 from t2c_lib.study.replicate import reproduced_line
 from t2c_lib.study.rerun_check import ANALYTICS_STEPS, check_rerun
+from tests.helpers import konv13_replies
 
 # a study pipeline end to end (evaluate, write, publish): `make test` runs it, `make test-fast` leaves it out
 pytestmark = pytest.mark.slow
@@ -77,19 +78,7 @@ def play(kurikulum, store, cache: ResponseCache, replies: list[str], out: Path):
 @pytest.fixture(scope="module")
 def played(kurikulum, kurikulum_store, tmp_path_factory):
     """konv-13 played once from an empty cache, the cache it filled, and the results folder it is in."""
-    dialogue = next(d for d in kurikulum.conversations if d.id == "konv-13")
-    first, _, third = (t.cypher for t in dialogue.turns)
-    replies = [
-        "EXECUTE_QUERY",
-        f"<cypher>{first}</cypher>",
-        "Kodenya {m.kode}.",
-        "EXECUTE_QUERY",
-        "<cypher>MATCH (m:MK {nama: 'Pembelajaran Mesin'}) RETURN m.nama</cypher>",
-        "{m.nama}",
-        "REQUEST_MODIFICATION",
-        f"<cypher>{third}</cypher>",
-        "{m.kode}",
-    ]
+    replies = konv13_replies(next(d for d in kurikulum.conversations if d.id == "konv-13"))
     root = tmp_path_factory.mktemp("conv")
     cache = ResponseCache(root / "cache.sqlite")
     report = play(kurikulum, kurikulum_store, cache, replies, root / "results" / RUN)

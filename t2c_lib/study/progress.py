@@ -25,9 +25,11 @@ standard library, so the line costs a few hundredths of a second of CPU instead 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,7 +120,8 @@ def grid_progress(
     inferred_dirs = [d for d in cell_dirs if stamped(d / INFERRED)[0]]
     inferred = len(inferred_dirs)
     evaluated = [stamped(d / EVALUATED) for d in cell_dirs]
-    priced, cached_left = price_left(cell_dirs, run_dir, since, max(0.0, now - since))
+    all_cached = functools.cache(from_cache)  # each cell's attempt log read once for this line
+    priced, cached_left = price_left(cell_dirs, run_dir, since, max(0.0, now - since), all_cached)
     return GridProgress(
         run_id=run_id,
         cells=len(cell_dirs),
@@ -129,7 +132,7 @@ def grid_progress(
         evaluated_now=sum(n for _, n in evaluated),
         priced_left_s=priced,
         cached_left=cached_left,
-        inferred_cached=sum(bool(from_cache(d)) for d in inferred_dirs),
+        inferred_cached=sum(bool(all_cached(d)) for d in inferred_dirs),
     )
 
 
@@ -180,7 +183,13 @@ def _answered_by(cell: Path) -> Path | None:
     return cell.parent.parent / spec.waits_for / cell.name
 
 
-def price_left(cell_dirs: list[Path], run_dir: Path, since: float, elapsed_s: float) -> tuple[float | None, int]:
+def price_left(
+    cell_dirs: list[Path],
+    run_dir: Path,
+    since: float,
+    elapsed_s: float,
+    all_cached: Callable[[Path], bool | None] | None = None,
+) -> tuple[float | None, int]:
     """(seconds left, cells left answered from the cache), from the steps this invocation ran; None when a kind
     of step the cells left need has not been measured yet."""
     notebooks = run_dir / NOTEBOOKS
@@ -189,7 +198,7 @@ def price_left(cell_dirs: list[Path], run_dir: Path, since: float, elapsed_s: fl
         tag = f"{cell.parent.name}__{cell.name}"
         inference = _step_seconds(notebooks / f"01_inference__{tag}.ipynb", since)
         if inference is not None:
-            (cached if from_cache(cell) else model).append(inference)
+            (cached if (all_cached or from_cache)(cell) else model).append(inference)
         scored = _step_seconds(notebooks / f"02_evaluation__{tag}.ipynb", since)
         if scored is not None:
             evaluation.append(scored)

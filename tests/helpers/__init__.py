@@ -5,7 +5,8 @@
 - `ScriptedModelStandIn`: an LLM stand-in that replays scripted replies, for unit tests of the
   loop only (every other test runs a real model or a real endpoint);
 - recorded runs: `recorded` and `write_cell` write the attempts a loop could have made, so the
-  evaluation and analysis run for real without a model.
+  evaluation and analysis run for real without a model;
+- `konv13_replies`: the scripted replies of the conversation tests' stand-ins for dialogue konv-13.
 
 Submodules: `fault_server` (a loopback OpenAI-compatible endpoint that fails on cue),
 `llama_server.py` (llama.cpp's server, run as a script), `neo4j` (the live-server fixtures,
@@ -119,3 +120,20 @@ def write_cell(run_dir, cell: Cell, questions, plan) -> None:
         for attempt in attempts:
             log.append_attempt(attempt)
         log.append_question({"question_id": item.id, "status": "SUCCESS" if attempts[-1].ok else "FAILED"})
+
+
+def konv13_replies(dialogue) -> list[str]:
+    """A stand-in's replies for dialogue konv-13, in call order: turn 1 right, turn 2 routed as a new question
+    (a query for another course), turn 3 answered with its gold query; router, query, answer template each turn."""
+    first, _, third = (t.cypher for t in dialogue.turns)
+    return [
+        "EXECUTE_QUERY",
+        f"<cypher>{first}</cypher>",
+        "Kodenya {m.kode}.",
+        "EXECUTE_QUERY",
+        "<cypher>MATCH (m:MK {nama: 'Pembelajaran Mesin'}) RETURN m.nama</cypher>",
+        "{m.nama}",
+        "REQUEST_MODIFICATION",
+        f"<cypher>{third}</cypher>",
+        "{m.kode}",
+    ]
