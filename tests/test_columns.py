@@ -139,18 +139,23 @@ def test_improvement_follows_the_better_direction():
 OWN_MEANS = {"study/progress.py"}
 
 
+def _called(node: ast.AST, name: str) -> bool:
+    """`node` is a call of `name` (`sum(...)`, or `math.fsum(...)` for `fsum`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == name) or (isinstance(func, ast.Attribute) and func.attr == name)
+
+
 def _hand_written_means(path: Path) -> list[tuple[int, str]]:
-    """`x.mean(...)` calls and `sum(x) / len(x)` quotients: a mean computed without the column spec."""
+    """`x.mean(...)` calls and `sum(x) / ...` or `math.fsum(x) / ...` quotients: a mean computed without the spec."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         mean_call = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "mean"
         sum_by_len = (
             isinstance(node, ast.BinOp)
             and isinstance(node.op, ast.Div)
-            and all(
-                isinstance(side_, ast.Call) and isinstance(side_.func, ast.Name) and side_.func.id == name
-                for side_, name in ((node.left, "sum"), (node.right, "len"))
-            )
+            and (_called(node.left, "sum") and _called(node.right, "len") or _called(node.left, "fsum"))
         )
         if mean_call or sum_by_len:
             found.append((node.lineno, ast.unparse(node)))
@@ -166,3 +171,26 @@ def test_the_study_averages_result_columns_only_through_the_spec():
             if where not in OWN_MEANS:
                 written += [f"{where}:{line}: {text}" for line, text in _hand_written_means(path)]
     assert not written, "means written by hand (use metrics.columns.column_mean):\n" + "\n".join(written)
+
+
+def test_question_scores_are_averaged_through_the_spec():
+    """`summarize` (a cell's `summary.json`) and `t2c score` (`pairs.means`) average every score by its spec record."""
+    from t2c_lib.metrics.pairs import STORE_COLUMNS, TEXT_COLUMNS
+    from t2c_lib.metrics.scores import SCORE_NAMES
+
+    missing = [n for n in (*SCORE_NAMES, *TEXT_COLUMNS, *STORE_COLUMNS) if n not in columns.SPEC]
+    assert not missing, f"scores without a column record: {missing}"
+    for module in ("scores.py", "pairs.py"):
+        assert _hand_written_means(PACKAGE / "metrics" / module) == []
+
+
+def test_the_mean_does_not_depend_on_the_rows_order():
+    """The exact mean (a correctly rounded sum) gives the same bits in any order, where a running sum may not."""
+    import pandas as pd
+
+    values = [0.1] * 10 + [1e16, -1e16]
+    shuffled = [1e16, *[0.1] * 5, -1e16, *[0.1] * 5]
+    assert sum(values) / 12 != sum(shuffled) / 12  # the naive mean depends on the order
+    assert columns.column_mean(values, "bleu") == columns.column_mean(shuffled, "bleu") == 1.0 / 12
+    assert columns.column_mean(pd.Series([1.0, None, 0.0]), "success") == 0.5  # a Series skips a missing value
+    assert columns.column_mean([], "success") != columns.column_mean([], "success")  # NaN for no values

@@ -26,6 +26,7 @@ comparison (`<name>_sp`, `<name>_fb`, or a run's label), a test's fields
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from enum import Enum
@@ -214,7 +215,21 @@ DERIVED = (
 `prompt_tokens` + `completion_tokens`; `no_query_<attempt>` is 1 where that attempt's error type is NO_QUERY
 (the reply held no query)."""
 
-SPEC: dict[str, Column] = {c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE, *REVIEW, *DERIVED)}
+SCORES = (
+    Column("pass_at_1", Kind.BINARY, "Pass@1", higher_is_better=True),
+    Column("kg_valid", Kind.BINARY, "KG-valid (the preset's)", higher_is_better=True),
+    Column("kg_valid_structural", Kind.BINARY, "KG-valid structural", higher_is_better=True),
+    Column("kg_valid_chain", Kind.BINARY, "KG-valid chain", higher_is_better=True),
+    Column("rouge_l_p", Kind.GRADED, "ROUGE-L precision", higher_is_better=True),
+    Column("rouge_l_r", Kind.GRADED, "ROUGE-L recall", higher_is_better=True),
+    Column("jaccard_cypher", Kind.GRADED, "Jaccard tokens", higher_is_better=True),
+)
+"""One query's scores under the names `metrics/scores.QuestionScores` and `t2c score` give them, before an attempt
+and a preset make them columns of `metrics.csv`: `summarize` and `pairs.means` average them through this spec too."""
+
+SPEC: dict[str, Column] = {
+    c.name: c for c in (*BASE, *KG_VALID, *PER_PRESET, *TAIL, *SUITE, *REVIEW, *DERIVED, *SCORES)
+}
 
 ATTEMPT_SCORES_CSV = (
     "question_id",
@@ -294,9 +309,18 @@ def metrics_csv(presets: Iterable[str], strata: Iterable[str], suite: bool) -> l
     ]
 
 
-AGGREGATIONS: dict[str, Callable[[Any], float]] = {"mean": lambda values: float(values.mean())}
-"""How a column's `aggregation` summarises its values over questions (a pandas Series or a numpy array):
-`mean` is the plain mean, NaN for no values."""
+def exact_mean(values: Any) -> float:
+    """The mean of `values` from their correctly rounded sum (`math.fsum`), so it does not depend on the rows' order
+    or on how a library pairs its additions; a pandas Series skips its missing values as pandas does; NaN for none."""
+    if hasattr(values, "dropna"):
+        values = values.dropna()
+    array = np.asarray(values, dtype=float).ravel()
+    return math.fsum(array.tolist()) / array.size if array.size else float("nan")
+
+
+AGGREGATIONS: dict[str, Callable[[Any], float]] = {"mean": exact_mean}
+"""How a column's `aggregation` summarises its values over questions (a pandas Series, a numpy array or a
+sequence of numbers): `mean` is `exact_mean`."""
 
 
 def aggregated(name: str) -> Column:
@@ -317,10 +341,7 @@ def column_mean(values: Any, name: str) -> float:
     `summary.json` averages the rows it has just written); `name` is a column of `metrics.csv` (a
     per-preset one with its `__<preset>`) or a `DERIVED` one.
     """
-    column = aggregated(name)
-    if not hasattr(values, "mean"):
-        values = np.asarray(values, dtype=float)
-    return AGGREGATIONS[column.aggregation](values)
+    return AGGREGATIONS[aggregated(name).aggregation](values)
 
 
 def column_means(frame: Any, names: Iterable[str]) -> dict[str, float]:

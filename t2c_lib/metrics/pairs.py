@@ -8,7 +8,6 @@ through the validator chain for KG-valid. Which definitions apply is the scoring
 from __future__ import annotations
 
 import csv
-import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
+from t2c_lib.metrics.columns import column_mean
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
 from t2c_lib.metrics.scores import run_pair
@@ -109,6 +109,6 @@ def score_pairs(
 
 
 def means(rows: Iterable[dict[str, Any]], columns: Iterable[str]) -> dict[str, float]:
-    """The mean of each score column over the rows (NaN for no rows)."""
+    """The mean of each score column over the rows, as the column spec aggregates it (NaN for no rows)."""
     rows = list(rows)
-    return {c: math.fsum(float(r[c]) for r in rows) / len(rows) if rows else float("nan") for c in columns}
+    return {c: column_mean([float(r[c]) for r in rows], c) for c in columns}

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore
+from t2c_lib.metrics.columns import column_mean
 from t2c_lib.metrics.composite import DEFAULT_WEIGHTS, get_weights, llmetric, llmetric_q
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import (
@@ -188,11 +188,15 @@ def summarize(scores: Sequence[QuestionScores], weights: str = DEFAULT_WEIGHTS) 
         raise ValueError(f"question scores from several scoring presets ({', '.join(schemes)}); summarize each apart")
     scoring = schemes[0]
     n = len(scores)
-    means = {name: math.fsum(getattr(s, name) for s in scores) / n for name in SCORE_NAMES if name != "llmetric_q"}
-    means["llmetric_q"] = math.fsum(llmetric_q(llmetric_components(asdict(s), scoring), p.name) for s in scores) / n
+    means = {
+        name: column_mean([getattr(s, name) for s in scores], name) for name in SCORE_NAMES if name != "llmetric_q"
+    }
+    means["llmetric_q"] = column_mean(
+        [llmetric_q(llmetric_components(asdict(s), scoring), p.name) for s in scores], "llmetric_q"
+    )
     suite = [s for s in scores if s.pass_at_1_ts is not None]
     if suite:  # test-suite accuracy beside Pass@1, and how many original-graph matches were coincidental
-        means["pass_at_1_ts"] = math.fsum(s.pass_at_1_ts or 0.0 for s in suite) / len(suite)
+        means["pass_at_1_ts"] = column_mean([s.pass_at_1_ts or 0.0 for s in suite], "pass_at_1_ts")
         means["n_coincidental"] = sum(1 for s in suite if s.pass_at_1 and not s.pass_at_1_ts)
     return {
         "n": n,
