@@ -738,6 +738,13 @@ def _too_many_bytes(limit: int) -> ResultTooLarge:
     )
 
 
+def is_timeout_error(code: str, message: str) -> bool:
+    """A Neo4j error (code and message) that says the server stopped the transaction at its time limit."""
+    return code in _TIMEOUT_CODES or (
+        code.startswith("Neo.TransientError.Transaction.") and "timed out" in message.lower()
+    )
+
+
 def _translate(exc: Exception, uri: str, timeout_s: float, elapsed_s: float | None = None) -> Exception:
     """Driver errors -> QueryError(kind) / QueryTimeout / StoreUnavailable."""
     if isinstance(exc, (nx.ServiceUnavailable, nx.SessionExpired, nx.AuthError, nx.ConnectionAcquisitionTimeoutError)):
@@ -745,9 +752,7 @@ def _translate(exc: Exception, uri: str, timeout_s: float, elapsed_s: float | No
     if isinstance(exc, nx.Neo4jError):
         code = exc.code or ""
         message = _clean_message(exc.message or str(exc))
-        if code in _TIMEOUT_CODES or (
-            code.startswith("Neo.TransientError.Transaction.") and "timed out" in message.lower()
-        ):
+        if is_timeout_error(code, message):
             took = f"after {elapsed_s:.1f} s " if elapsed_s is not None else "after "
             return QueryTimeout(f"query stopped {took}(time limit {timeout_s:g} s; the server's timeout)")
         if code in _RESOURCE_CODES:

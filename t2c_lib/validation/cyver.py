@@ -19,7 +19,8 @@ file or escape the limits. Every CyVer call (and the validators' set-up) runs un
 client deadline (`neo4j_limits.Watch`): every session CyVer opens meanwhile is watched, and
 at the time limit plus a grace their connections are cut and the server transactions
 terminated, so a query the server never answers (1,995 chained NOTs) ends as TIMEOUT; the
-driver does not retry a cut transaction. CyVer picks a random label combination when it infers unlabelled
+driver does not retry a cut transaction. Where the server's own time limit fires first, CyVer reports its error as a
+finding (a failed syntax check): that is a TIMEOUT too (`server_timed_out`), whatever the machine's load. CyVer picks a random label combination when it infers unlabelled
 variables; the global NumPy seed is fixed around each call (and restored) so verdicts
 repeat. If CyVer itself fails on a query, the step falls back to this package's own
 check and records `cyver_error`.
@@ -41,6 +42,7 @@ from neo4j import exceptions as nx
 from t2c_lib.cypher.gate import admit
 from t2c_lib.cypher.lexer import Dialect
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryTimeout, StoreUnavailable
+from t2c_lib.graph.neo4j import is_timeout_error
 from t2c_lib.graph.neo4j_limits import Watch
 from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.validation.base import ValidationContext, Validator
@@ -175,10 +177,27 @@ class CyVerSession:
             np.random.set_state(state)
         if watch.reason == "deadline":
             raise _cyver_timeout(watch)
+        if server_timed_out(result):  # the server's own limit fired first: CyVer made a finding of its error
+            raise QueryTimeout(
+                f"CyVer's check stopped after {watch.elapsed_s:.1f} s (time limit {watch.timeout_s:g} s; the server's "
+                "timeout)"
+            )
         return result
 
     def close(self) -> None:
         self.driver.close()
+
+
+def server_timed_out(result: Any) -> bool:
+    """CyVer's `(verdict, metadata)` holds the server's transaction timeout: CyVer catches the server's error and
+    reports it as a finding (a failed syntax check), so under load a query the server stopped at the time limit
+    would otherwise read as SYNTAX_ERROR instead of TIMEOUT."""
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], list)):
+        return False
+    return any(
+        isinstance(m, dict) and is_timeout_error(str(m.get("code") or ""), str(m.get("description") or ""))
+        for m in result[1]
+    )
 
 
 def _cyver_timeout(watch: Watch) -> QueryTimeout:
