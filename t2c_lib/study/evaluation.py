@@ -153,9 +153,10 @@ def metrics_row(
     """One question's row of `metrics.csv` (`metrics.columns.METRICS_CSV` names and orders its columns)."""
     group = [a.attempt for a in result.attempts]
     first, final, headline = result.first, result.final, result.headline_scores
+    calls = record.get("llm_calls", len(group))  # the loop's own count: a corrector's attempt asks no model
     row: dict[str, Any] = {
         "strategy": cell.strategy,
-        "llm_calls": len(group),
+        "llm_calls": calls,
         "final_iteration": final.iteration if final else 0,
         "oracle": result.oracle,
         "harmed": result.harmed,
@@ -173,7 +174,7 @@ def metrics_row(
         "success": int(bool(final and final.ok)),
         "first_attempt_ok": int(bool(first and first.ok)),
         "iterations": len(group),
-        "model_calls": len(group),
+        "model_calls": calls,
         "prompt_tokens": sum(a.prompt_tokens for a in group),
         "completion_tokens": sum(a.completion_tokens for a in group),
         "final_error_type": final.error_type.value if final and final.error_type else "",
