@@ -238,3 +238,35 @@ def test_the_column_spec_names_each_rate_from_two_loop_counts():
         "repeat rate, all model replies",
         "repeat rate, accepted refinements",
     ]
+
+
+def test_llm_calls_count_model_calls_not_corrector_attempts(tiny_dataset, tiny_store, tmp_path):
+    """A corrector's attempt asks no model: metrics.csv and summary.json take the loop's own count of model calls
+    (questions.jsonl `llm_calls`), while `iterations` still counts every attempt."""
+    q1, q2, q3 = tiny_dataset.questions
+    cell = Cell("feedback", "Zero-Shot", "full_schema")
+    log = AttemptLog(cell.directory(tmp_path))
+    plan = {
+        q1.id: ([recorded(q1.id, 1, BROKEN, SYNTAX), recorded(q1.id, 2, q1.cypher, kind="corrector")], 1),
+        q2.id: ([recorded(q2.id, 1, q2.cypher)], 1),
+        q3.id: (
+            [
+                recorded(q3.id, 1, BROKEN, SYNTAX),
+                recorded(q3.id, 2, BROKEN, SYNTAX, kind="corrector"),
+                recorded(q3.id, 3, q3.cypher),
+            ],
+            2,
+        ),
+    }
+    for qid, (attempts, calls) in plan.items():
+        for a in attempts:
+            a.mode = "feedback"
+            log.append_attempt(a)
+        log.append_question({"question_id": qid, "status": "x", "llm_calls": calls})
+    evaluate_cell(cell, tmp_path, tiny_dataset.questions, tiny_dataset, tiny_store, "kg-axel", 3, 10.0)
+    metrics = pd.read_csv(cell.directory(tmp_path) / "metrics.csv").set_index("question_id")
+    assert metrics.loc[[q1.id, q2.id, q3.id], "llm_calls"].tolist() == [1, 1, 2]
+    assert metrics.loc[[q1.id, q2.id, q3.id], "model_calls"].tolist() == [1, 1, 2]
+    assert metrics.loc[[q1.id, q2.id, q3.id], "iterations"].tolist() == [2, 1, 3]
+    summary = json.loads((cell.directory(tmp_path) / "summary.json").read_text())
+    assert summary["llm_calls_per_question"] == pytest.approx(4 / 3)
