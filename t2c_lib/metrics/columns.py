@@ -339,7 +339,7 @@ def column_mean(values: Any, name: str) -> float:
 
     `values` is a pandas Series or a numpy array, or a plain sequence of numbers (read as a float array:
     `summary.json` averages the rows it has just written); `name` is a column of `metrics.csv` (a
-    per-preset one with its `__<preset>`) or a `DERIVED` one.
+    per-preset one with its `__<preset>`), a `DERIVED` one or one query's score (`SCORES`).
     """
     return AGGREGATIONS[aggregated(name).aggregation](values)
 

@@ -19,9 +19,10 @@ file or escape the limits. Every CyVer call (and the validators' set-up) runs un
 client deadline (`neo4j_limits.Watch`): every session CyVer opens meanwhile is watched, and
 at the time limit plus a grace their connections are cut and the server transactions
 terminated, so a query the server never answers (1,995 chained NOTs) ends as TIMEOUT; the
-driver does not retry a cut transaction. Where the server's own time limit fires first, CyVer reports its error as a
-finding (a failed syntax check): that is a TIMEOUT too (`server_timed_out`), whatever the machine's load. CyVer picks a random label combination when it infers unlabelled
-variables; the global NumPy seed is fixed around each call (and restored) so verdicts
+driver does not retry a cut transaction. Where the server's own time limit fires first, CyVer
+reports its error as a finding (a failed syntax check): that is a TIMEOUT too
+(`server_timed_out`), whatever the machine's load. CyVer picks a random label combination when
+it infers unlabelled variables; the global NumPy seed is fixed around each call (and restored) so verdicts
 repeat. If CyVer itself fails on a query, the step falls back to this package's own
 check and records `cyver_error`.
 """
@@ -178,10 +179,7 @@ class CyVerSession:
         if watch.reason == "deadline":
             raise _cyver_timeout(watch)
         if server_timed_out(result):  # the server's own limit fired first: CyVer made a finding of its error
-            raise QueryTimeout(
-                f"CyVer's check stopped after {watch.elapsed_s:.1f} s (time limit {watch.timeout_s:g} s; the server's "
-                "timeout)"
-            )
+            raise _cyver_timeout(watch, "the server's timeout")
         return result
 
     def close(self) -> None:
@@ -200,10 +198,9 @@ def server_timed_out(result: Any) -> bool:
     )
 
 
-def _cyver_timeout(watch: Watch) -> QueryTimeout:
+def _cyver_timeout(watch: Watch, stopped_by: str = "the client cut the connection") -> QueryTimeout:
     return QueryTimeout(
-        f"CyVer's check stopped after {watch.elapsed_s:.1f} s (time limit {watch.timeout_s:g} s; the client cut "
-        "the connection)"
+        f"CyVer's check stopped after {watch.elapsed_s:.1f} s (time limit {watch.timeout_s:g} s; {stopped_by})"
     )
 
 
