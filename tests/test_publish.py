@@ -104,7 +104,7 @@ def test_publishing_twice_writes_the_same_bytes_and_every_reply_the_run_used(fin
         "replies.jsonl.gz",
         "published.json",
         "manifest.json",
-        "feedback/Zero-Shot_Full/attempts.jsonl",
+        "feedback/Zero-Shot_Full/attempts.jsonl.gz",
         "feedback/Zero-Shot_Full/questions.jsonl",
         "feedback/Zero-Shot_Full/metrics.csv",
         "single-pass/Zero-Shot_Full/manifest.json",
@@ -124,6 +124,12 @@ def test_publishing_twice_writes_the_same_bytes_and_every_reply_the_run_used(fin
         for line in (root / "results/pub" / cell / "Zero-Shot_Full/attempts.jsonl").read_text().splitlines()
     ]
     assert {r.row.text for r in replies} == {a["raw_response"] for a in attempts}
+    # the attempt logs are published gzipped (mtime 0), their content the run's log byte for byte
+    for cell in ("feedback", "single-pass"):
+        packed = (published / cell / "Zero-Shot_Full/attempts.jsonl.gz").read_bytes()
+        assert packed[4:8] == b"\0\0\0\0" and "attempts.jsonl" not in names
+        log = root / "results/pub" / cell / "Zero-Shot_Full/attempts.jsonl"
+        assert gzip.decompress(packed) == log.read_bytes() and len(packed) < log.stat().st_size
     assert all(cache.get(r.row.key).text == r.row.text for r in replies)
     assert {(r.model_id, r.model_sha256, r.build) for r in replies} == {
         ("local/scripted-stand-in", SHA, build_fingerprint())
@@ -211,7 +217,7 @@ def test_a_rerun_from_the_published_replies_calls_no_model_and_the_replication_r
     # checked file by file: the logs differ only in the rerun's clock and `cached`, and are said to
     check = check_rerun("pub", other / "results", other / "figures")
     assert not (check.differ or check.missing or check.extra) and check.identical
-    assert check.run_time_only and all(name.endswith(".jsonl") for name in check.run_time_only)
+    assert check.run_time_only and all(name.endswith((".jsonl", ".jsonl.gz")) for name in check.run_time_only)
     assert "cached" in set().union(*check.run_time_only.values())
     # every table, figure, metric and manifest is the published one byte for byte; the logs differ only in
     # what they say of this rerun (every attempt `cached`, clock times)
@@ -219,7 +225,7 @@ def test_a_rerun_from_the_published_replies_calls_no_model_and_the_replication_r
     again, before = tree(other / "results" / "published" / "pub"), tree(published_dir)
     assert set(again) == set(before)
     differ = sorted(name for name in before if again[name] != before[name])
-    assert all(name.endswith(".jsonl") or name == "published.json" for name in differ), differ
+    assert all(name.endswith((".jsonl", ".jsonl.gz")) or name == "published.json" for name in differ), differ
     assert any(name.startswith("figures/") for name in before) and "replies.jsonl.gz" not in differ
     # replicate: a fresh cache, a model that now gets the first question wrong
     first = sorted(
@@ -334,7 +340,7 @@ def test_the_forecast_before_the_first_notebook(finished, tmp_path):
     here = forecast(params, published, build_fingerprint())
     assert (here.cells, here.from_published, here.calls) == (2, 2, 0)
     assert here.line() == "[forecast pub] 2 cells, all answered from the published replies: no model call"
-    attempts = (published / "feedback/Zero-Shot_Full/attempts.jsonl").read_text().splitlines()
+    attempts = gzip.decompress((published / "feedback/Zero-Shot_Full/attempts.jsonl.gz").read_bytes()).splitlines()
     for other in (
         forecast(params, published, build_fingerprint(), fresh=True),
         forecast(params, published, OTHER_BUILD),

@@ -109,25 +109,25 @@ def test_logs_that_differ_only_in_wall_clock_fields_are_not_called_identical(run
     log = run / "results/pub/feedback/Zero-Shot_Full/attempts.jsonl"
     _rewrite_attempts(log, _clock)
     result = check(run)
-    name = "feedback/Zero-Shot_Full/attempts.jsonl"
+    name = "feedback/Zero-Shot_Full/attempts.jsonl.gz"
     assert name not in result.identical and not result.differ
     assert result.run_time_only == {
         name: {"validation_s", "cached", "validations[].elapsed_s", "validations[].message(clock)"}
     }
     first = result.lines()[0]
     assert "1 logs not byte-identical, equal but for the rerun's wall-clock and cache fields" in first
-    assert "validation_s" in first and "'ran in N s'" in first and first.endswith("attempts.jsonl x1")
+    assert "validation_s" in first and "'ran in N s'" in first and first.endswith("attempts.jsonl.gz x1")
 
 
 def test_a_log_whose_query_or_length_changed_differs(run):
     log = run / "results/pub/feedback/Zero-Shot_Full/attempts.jsonl"
     original = log.read_text()
     _rewrite_attempts(log, lambda r: (_clock(r), r.update(query=r["query"] + " LIMIT 1")))
-    assert check(run).differ == ["feedback/Zero-Shot_Full/attempts.jsonl"]
+    assert check(run).differ == ["feedback/Zero-Shot_Full/attempts.jsonl.gz"]
     log.write_text(original + original.splitlines(keepends=True)[0])
-    assert check(run).differ == ["feedback/Zero-Shot_Full/attempts.jsonl"]
+    assert check(run).differ == ["feedback/Zero-Shot_Full/attempts.jsonl.gz"]
     log.write_text("not json\n")
-    assert check(run).differ == ["feedback/Zero-Shot_Full/attempts.jsonl"]
+    assert check(run).differ == ["feedback/Zero-Shot_Full/attempts.jsonl.gz"]
 
 
 def test_the_command_make_all_ends_with_reports_and_exits_0(run, monkeypatch):
@@ -144,3 +144,18 @@ def test_the_command_make_all_ends_with_reports_and_exits_0(run, monkeypatch):
     assert out.exit_code == 0 and "differ: 1 (analysis/headline.csv)" in out.output, out.output
     out = runner.invoke(main, ["study", "reproduced", "--run-id", "nothing"])
     assert out.exit_code == 0 and out.output.count("\n") == 1 and "not published" in out.output
+
+
+def test_a_published_log_that_is_not_gzip_or_decompresses_past_its_limit_differs(run, monkeypatch):
+    name = "feedback/Zero-Shot_Full/attempts.jsonl.gz"
+    packed = run / "results/published/pub" / name
+    original = packed.read_bytes()
+    packed.write_bytes(original[: len(original) // 2])  # cut short
+    assert check(run).differ == [name]
+    packed.write_bytes(b"plain text, not gzip")
+    assert check(run).differ == [name]
+    packed.write_bytes(original)
+    assert check(run).differ == []
+    monkeypatch.setattr("t2c_lib.study.rerun_check.MAX_ATTEMPTS_BYTES", 100)  # a bomb stops at the limit
+    every_log = sorted(p.relative_to(packed.parents[2]).as_posix() for p in packed.parents[2].rglob("attempts.jsonl.gz"))
+    assert len(every_log) == 2 and check(run).differ == every_log

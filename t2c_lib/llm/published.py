@@ -20,7 +20,6 @@ the hash of its request is one clear error, raised before anything is written an
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import re
 import zlib
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2c_lib.errors import T2CError
+from t2c_lib.gzipped import gzip_bytes
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 
 REPLIES_FILE = "replies.jsonl.gz"
@@ -92,10 +92,7 @@ def write_replies(path: Path, rows: Iterable[CacheRow]) -> int:
     """Write rows (one per key) sorted by key into a deterministic gzip file; returns the number of rows."""
     unique = {r.key: r for r in rows}
     body = "".join(PublishedReply(unique[k]).to_json() + "\n" for k in sorted(unique)).encode("utf-8")
-    buffer = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as out:
-        out.write(body)
-    path.write_bytes(buffer.getvalue())
+    path.write_bytes(gzip_bytes(body))
     return len(unique)
 
 

@@ -18,8 +18,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from t2c_lib.gzipped import GzipReadError
 from t2c_lib.records import NO_MODEL_CALL
-from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, Cell, expand_grid
+from t2c_lib.study.layout import MANIFEST_FILE, Cell, attempts_text, expand_grid
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.progress import duration
 
@@ -68,8 +69,8 @@ def _cost(cell_dir: Path, seen: set[tuple[str, float, object]]) -> tuple[int, fl
     """Distinct requests of a published cell not already counted, and their recorded seconds."""
     calls, seconds = 0, 0.0
     try:
-        lines = (cell_dir / ATTEMPTS_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = attempts_text(cell_dir).splitlines()
+    except (OSError, UnicodeDecodeError, GzipReadError):
         return 0, 0.0
     for line in lines:
         try:

@@ -15,10 +15,15 @@ from pathlib import Path
 from t2c_lib import config
 from t2c_lib.agent.names import LEGACY_STRATEGY_NAMES
 from t2c_lib.agent.strategies import grid_order, strategy_spec
+from t2c_lib.gzipped import read_gzip
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.params import StudyParams
 
 ATTEMPTS_FILE = "attempts.jsonl"
+ATTEMPTS_GZ_FILE = f"{ATTEMPTS_FILE}.gz"
+"""A published cell's attempt log (`study.publish` gzips it); a run's own cells write `ATTEMPTS_FILE`."""
+MAX_ATTEMPTS_BYTES = 256 * 1024 * 1024
+"""A gzipped attempt log is refused past this decompressed (a published cell's log is well under 1 MB)."""
 QUESTIONS_FILE = "questions.jsonl"
 OUTAGES_FILE = "questions.outage.jsonl"
 MANIFEST_FILE = "manifest.json"
@@ -82,3 +87,19 @@ def expand_grid(params: StudyParams) -> list[Cell]:
 
 def run_dir_for(params: StudyParams, results_dir: Path | None = None) -> Path:
     return Path(results_dir or config.RESULTS_DIR) / params.run_id
+
+
+def attempt_log_cells(run_dir: Path) -> list[Path]:
+    """The cell folders of a run or a published run that hold an attempt log (plain or gzipped), sorted."""
+    found = {p.parent for name in (ATTEMPTS_FILE, ATTEMPTS_GZ_FILE) for p in Path(run_dir).glob(f"*/*/{name}")}
+    return sorted(found)
+
+
+def attempts_text(cell_dir: Path) -> str:
+    """A cell's attempt log: `attempts.jsonl`, else a published cell's `attempts.jsonl.gz` (read within its limit).
+
+    Raises OSError when the cell has neither, `gzipped.GzipReadError` for a bad gzip file."""
+    plain = Path(cell_dir) / ATTEMPTS_FILE
+    if plain.is_file() or not (Path(cell_dir) / ATTEMPTS_GZ_FILE).is_file():
+        return plain.read_text(encoding="utf-8")
+    return read_gzip(Path(cell_dir) / ATTEMPTS_GZ_FILE, MAX_ATTEMPTS_BYTES).decode("utf-8")

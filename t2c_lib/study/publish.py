@@ -1,7 +1,7 @@
 """A finished run, published into the repository: `results/published/<run_id>/`.
 
 `t2c publish --run-id R` (or `make publish RUN=R`) copies what a reader needs to check the run
-without a model: every cell's per-question results, attempt logs, metrics and manifests, the
+without a model: every cell's per-question results, attempt logs (gzipped: `attempts.jsonl.gz`), metrics and manifests, the
 run's analysis tables (CSV and LaTeX), its figures with their captions (`figures/`), and
 `replies.jsonl.gz`: the response-cache rows the run used (`llm.published`). `published.json`
 lists every file with its size and sha256. Left out: the executed notebooks and their logs
@@ -45,6 +45,7 @@ from typing import Any
 
 from t2c_lib import config
 from t2c_lib.errors import MissingResults, StudyError
+from t2c_lib.gzipped import gzip_bytes
 from t2c_lib.llm.base import Message
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 from t2c_lib.llm.call_log import CALLS_FILE, CallLogError, ModelCall, read_calls
@@ -62,6 +63,9 @@ INDEX_FILE = "published.json"
 PUBLISHER_FILES = frozenset({INDEX_FILE, REPLIES_FILE})
 """Files of a published run that the publisher writes itself (the index, the replies), not copied from the run."""
 FIGURES = "figures"
+GZIPPED_FILES = frozenset({ATTEMPTS_FILE})
+"""A grid's files published gzipped (`<name>.gz`, deterministic): attempt logs are half of a run's bytes and
+shrink about elevenfold; `study.layout.attempts_text` reads either form."""
 LEFT_OUT_DIRS = frozenset({"notebooks"})
 """Folders of a run that are not published: the executed notebooks and their logs carry clock times."""
 CONVERSATION_FILES = ("summary.json", "turns.csv")
@@ -256,16 +260,28 @@ def run_files(run_id: str, results_dir: Path | None = None, figures_dir: Path | 
     """The files a published run takes from the run, by their path in `results/published/<run_id>/`.
 
     `results/<run_id>/<path>` becomes `<path>` (not the executed notebooks, hidden or torn files) and
-    `figures/<run_id>/<path>` becomes `figures/<path>`; the publisher adds `published.json` and the replies
+    `figures/<run_id>/<path>` becomes `figures/<path>`; a cell's `attempts.jsonl` becomes `attempts.jsonl.gz`
+    (`GZIPPED_FILES`, written by `published_bytes`); the publisher adds `published.json` and the replies
     (`PUBLISHER_FILES`). A rerun is checked against its published run through the same map (`study.rerun_check`).
     A conversation run keeps its figure in its own folder (`figures/`), so its map is its folder alone.
     """
     run_dir = Path(results_dir or config.RESULTS_DIR) / check_run_id(run_id)
     if is_conversation_run(run_dir):
         return _files(run_dir, "", conversation=True)
-    files = _files(run_dir, "")
+    files = {_published_name(name): path for name, path in _files(run_dir, "").items()}
     files.update(_files(Path(figures_dir or config.FIGURES_DIR) / run_id, f"{FIGURES}/"))
     return files
+
+
+def _published_name(name: str) -> str:
+    """A cell's attempt log is published gzipped (`<cell>/attempts.jsonl.gz`); every other file keeps its name."""
+    return f"{name}.gz" if Path(name).name in GZIPPED_FILES else name
+
+
+def published_bytes(name: str, source: Path) -> bytes:
+    """What the published run holds at `name` for the run's file `source`: its bytes, gzipped when the name says so."""
+    data = source.read_bytes()
+    return gzip_bytes(data) if name.endswith(".gz") and not source.name.endswith(".gz") else data
 
 
 def tree_bytes(root: Path) -> int:
@@ -349,7 +365,7 @@ def _write_tree(out: Path, run_id: str, files: dict[str, Path], used: RepliesUse
     for name, source in sorted(files.items()):
         destination = out / name
         destination.parent.mkdir(parents=True, exist_ok=True)
-        destination.write_bytes(source.read_bytes())
+        destination.write_bytes(published_bytes(name, source))
     replies = write_replies(out / REPLIES_FILE, used.rows.values())
     listed = {}
     for path in sorted(p for p in out.rglob("*") if p.is_file()):

@@ -29,7 +29,7 @@ from t2c_lib.metrics import columns
 from t2c_lib.metrics.stats import mcnemar_exact
 from t2c_lib.outputs import csv_frame
 from t2c_lib.study.analysis import load_per_question, presets_of
-from t2c_lib.study.layout import ATTEMPTS_FILE
+from t2c_lib.study.layout import attempt_log_cells, attempts_text
 from t2c_lib.study.publish import replies_used
 
 FRESH_SUFFIX = "-fresh"
@@ -54,11 +54,11 @@ def reproduced_line(run_dir: Path, published: list[PublishedReply] | None) -> st
 
 
 def _replies(run_dir: Path) -> dict[tuple[str, str, int, str], str]:
-    """Every model reply of a run by (cell, question, iteration, kind)."""
+    """Every model reply of a run or a published run (gzipped logs) by (cell, question, iteration, kind)."""
     found = {}
-    for path in sorted(run_dir.glob(f"*/*/{ATTEMPTS_FILE}")):
-        cell = path.parent.relative_to(run_dir).as_posix()
-        for line in path.read_text(encoding="utf-8").splitlines():
+    for cell_dir in attempt_log_cells(run_dir):
+        cell = cell_dir.relative_to(run_dir).as_posix()
+        for line in attempts_text(cell_dir).splitlines():
             try:
                 record = json.loads(line)
             except ValueError:

@@ -4,7 +4,7 @@
 counts them); this module checks the result. Every file the published run holds, except the two the
 publisher writes itself (`published.json`, the replies), is looked up in the rerun through the map
 the publisher used (`study.publish.run_files`: `results/<run_id>/...` and `figures/<run_id>/...`)
-and compared byte for byte.
+and compared byte for byte; a cell's gzipped attempt log is compared decompressed with the rerun's log.
 
 Some files cannot repeat byte for byte, and are not called identical when they do not:
 
@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.gzipped import GzipReadError, read_gzip
 from t2c_lib.llm.call_log import CALLS_FILE
 from t2c_lib.outputs import jsonl_lines
-from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE
+from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, MAX_ATTEMPTS_BYTES
 from t2c_lib.study.publish import PUBLISHER_FILES, published_run_dir, run_files
 
 ANALYTICS_STEPS = ("route", "generate", "validate", "execute", "answer")
@@ -107,11 +108,16 @@ def check_rerun(run_id: str, results_dir: Path | None = None, figures_dir: Path 
         if ours is None:
             check.missing.append(name)
             continue
-        theirs_bytes, ours_bytes = (published / name).read_bytes(), ours.read_bytes()
+        try:
+            theirs_bytes = _published_content(published / name, ours)
+        except GzipReadError:
+            check.differ.append(name)
+            continue
+        ours_bytes = ours.read_bytes()
         if theirs_bytes == ours_bytes:
             check.identical.append(name)
             continue
-        fields = _tolerated_difference(Path(name).name, theirs_bytes, ours_bytes)
+        fields = _tolerated_difference(Path(name).name.removesuffix(".gz"), theirs_bytes, ours_bytes)
         if fields is None:
             check.differ.append(name)
         elif fields <= COMMIT_FIELDS:
@@ -120,6 +126,13 @@ def check_rerun(run_id: str, results_dir: Path | None = None, figures_dir: Path 
             check.run_time_only[name] = fields
     check.extra = sorted(set(rerun) - set(names))
     return check
+
+
+def _published_content(path: Path, rerun_file: Path) -> bytes:
+    """The published file's bytes as the rerun wrote them: a log the publisher gzipped is decompressed (within its limit)."""
+    if path.name.endswith(".gz") and not rerun_file.name.endswith(".gz"):
+        return read_gzip(path, MAX_ATTEMPTS_BYTES)
+    return path.read_bytes()
 
 
 def _tolerated_difference(filename: str, published: bytes, rerun: bytes) -> set[str] | None:
