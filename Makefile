@@ -130,8 +130,9 @@ test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` te
 	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"
 	tools/neo4j/run_tests.sh $(PY) -q
 
-test-fast: $(STAMP) ## the quick tests, under a minute: no model, no subprocess pipelines, no Neo4j, no browser
-	$(PY) -m pytest -q -m "not slow and not neo4j and not browser"
+TEST_WORKERS ?= auto
+test-fast: $(STAMP) ## the quick tests, under a minute: no model, no subprocess pipelines, no Neo4j, no browser; one pytest worker per core (TEST_WORKERS=1: in one process)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not slow and not neo4j and not browser"
 
 lint: $(STAMP) ## ruff check and ruff format --check (rules in pyproject.toml; `ruff format` fixes the layout)
 	$(PY) -m ruff check .
