@@ -157,5 +157,7 @@ def test_a_published_log_that_is_not_gzip_or_decompresses_past_its_limit_differs
     packed.write_bytes(original)
     assert check(run).differ == []
     monkeypatch.setattr("t2c_lib.study.rerun_check.MAX_ATTEMPTS_BYTES", 100)  # a bomb stops at the limit
-    every_log = sorted(p.relative_to(packed.parents[2]).as_posix() for p in packed.parents[2].rglob("attempts.jsonl.gz"))
+    every_log = sorted(
+        p.relative_to(packed.parents[2]).as_posix() for p in packed.parents[2].rglob("attempts.jsonl.gz")
+    )
     assert len(every_log) == 2 and check(run).differ == every_log
