@@ -278,10 +278,15 @@ def _published_name(name: str) -> str:
     return f"{name}.gz" if Path(name).name in GZIPPED_FILES else name
 
 
+def is_gzipped_copy(name: str, source: Path) -> bool:
+    """Whether the published file `name` is the run's file `source` gzipped by the publisher (`GZIPPED_FILES`)."""
+    return name.endswith(".gz") and not source.name.endswith(".gz")
+
+
 def published_bytes(name: str, source: Path) -> bytes:
     """What the published run holds at `name` for the run's file `source`: its bytes, gzipped when the name says so."""
     data = source.read_bytes()
-    return gzip_bytes(data) if name.endswith(".gz") and not source.name.endswith(".gz") else data
+    return gzip_bytes(data) if is_gzipped_copy(name, source) else data
 
 
 def tree_bytes(root: Path) -> int:

@@ -35,7 +35,7 @@ from t2c_lib.gzipped import GzipReadError, read_gzip
 from t2c_lib.llm.call_log import CALLS_FILE
 from t2c_lib.outputs import jsonl_lines
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, MAX_ATTEMPTS_BYTES
-from t2c_lib.study.publish import PUBLISHER_FILES, published_run_dir, run_files
+from t2c_lib.study.publish import PUBLISHER_FILES, is_gzipped_copy, published_run_dir, run_files
 
 ANALYTICS_STEPS = ("route", "generate", "validate", "execute", "answer")
 """The steps whose durations a conversation session logs per turn (`chat.log.STEPS`; study does not import chat)."""
@@ -130,7 +130,7 @@ def check_rerun(run_id: str, results_dir: Path | None = None, figures_dir: Path 
 
 def _published_content(path: Path, rerun_file: Path) -> bytes:
     """The published file's bytes as the rerun wrote them: a log the publisher gzipped is decompressed (within its limit)."""
-    if path.name.endswith(".gz") and not rerun_file.name.endswith(".gz"):
+    if is_gzipped_copy(path.name, rerun_file):
         return read_gzip(path, MAX_ATTEMPTS_BYTES)
     return path.read_bytes()
 
