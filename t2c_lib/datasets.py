@@ -16,14 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from t2c_lib import config
 from t2c_lib.config import LANGUAGES
 from t2c_lib.errors import InvalidValue
 from t2c_lib.schema import PropType
+from t2c_lib.yaml_file import YamlFileError, check_size, parse_yaml
 
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built in: the same data, parsed ~10x faster
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
 NODE_ID_COLUMN = "id"
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -695,11 +693,10 @@ def _read_yaml(path: Path, required: bool) -> Any:
             raise DatasetError(path, "file is missing")
         return None
     try:
-        return yaml.load(read_text(path), Loader=_SAFE_LOADER)
-    except yaml.YAMLError as exc:
-        from t2c_lib.errors import describe_yaml_error
-
-        raise DatasetError(path, f"not valid YAML at {describe_yaml_error(exc)}") from None
+        check_size(path)
+        return parse_yaml(read_text(path), path)
+    except YamlFileError as exc:
+        raise DatasetError(path, exc.reason) from None
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:

@@ -47,3 +47,45 @@ def read_gzip(path: Path, limit: int) -> bytes:
     except (OSError, EOFError, zlib.error) as exc:  # not gzip, truncated, unreadable
         raise GzipReadError(f"{path}: not a readable gzip file ({type(exc).__name__})") from None
     return b"".join(parts)
+
+
+class Inflater:
+    """Gzip or zlib data fed in pieces (an HTTP body), decompressed to at most `limit` bytes.
+
+    Each piece is inflated with zlib's `max_length`, so a bomb is refused once its output passes the
+    limit, holding no more than the limit in memory (`read_gzip` does the same for a file)."""
+
+    def __init__(self, limit: int, what: str = "gzip data") -> None:
+        self._inflate = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, told apart by zlib
+        self._limit = limit
+        self._what = what
+        self.total = 0
+
+    def feed(self, data: bytes) -> bytes:
+        """The decompressed bytes of this piece; `GzipReadError` past the limit or on data that is not gzip."""
+        parts: list[bytes] = []
+        try:
+            while data and not self._inflate.eof:
+                part = self._inflate.decompress(data, self._limit - self.total + 1)
+                self._count(part)
+                parts.append(part)
+                data = self._inflate.unconsumed_tail
+        except zlib.error:
+            raise GzipReadError(f"{self._what}: not readable gzip data") from None
+        return b"".join(parts)
+
+    def finish(self) -> bytes:
+        """What is left once the input ends; `GzipReadError` if the data stopped short."""
+        try:
+            rest = self._inflate.flush()
+        except zlib.error:  # pragma: no cover - flush raises only on a broken stream
+            raise GzipReadError(f"{self._what}: not readable gzip data") from None
+        self._count(rest)
+        if not self._inflate.eof:
+            raise GzipReadError(f"{self._what}: gzip data cut short")
+        return rest
+
+    def _count(self, part: bytes) -> None:
+        self.total += len(part)
+        if self.total > self._limit:
+            raise GzipReadError(f"{self._what}: more than {self._limit} bytes decompressed; refused")

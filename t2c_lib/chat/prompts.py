@@ -12,9 +12,8 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-import yaml
-
 from t2c_lib.config import check_language
+from t2c_lib.yaml_file import read_yaml
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAMES = ("router", "router_user", "rewrite", "answer", "answer_user")
@@ -36,7 +35,7 @@ def load_examples(lang: str, name: str) -> tuple[dict[str, Any], ...]:
     check_language(lang, "chat templates")
     if name not in EXAMPLE_NAMES:
         raise ValueError(f"no chat examples {name!r} (valid: {', '.join(EXAMPLE_NAMES)})")
-    data = yaml.safe_load((TEMPLATE_DIR / lang / f"{name}.yaml").read_text(encoding="utf-8")) or []
+    data = read_yaml(TEMPLATE_DIR / lang / f"{name}.yaml") or []
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise ValueError(f"{TEMPLATE_DIR / lang / name}.yaml: expected a list of mappings")
     return tuple(data)

@@ -7,11 +7,10 @@ from functools import cache
 from pathlib import Path
 from string import Template
 
-import yaml
-
 from t2c_lib.config import check_language
 from t2c_lib.errors import TemplateMissing
 from t2c_lib.records import ErrorType
+from t2c_lib.yaml_file import read_yaml
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 
@@ -33,7 +32,7 @@ def load_feedback_template(lang: str, error_type: ErrorType) -> Template:
 def load_phrases(lang: str) -> dict[str, str]:
     """The supporting sentences of `templates/<lang>/_phrases.yaml`."""
     path = TEMPLATE_DIR / _check_language(lang) / "_phrases.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of phrase names to text")
     return {str(k): str(v) for k, v in data.items()}

@@ -5,7 +5,9 @@ dropped connections and malformed bodies with exponential backoff and full jitte
 `Retry-After` / `retry-after-ms`, and gives up when attempts or the total wait budget run
 out, with an `LLMUnavailableError` naming the endpoint and the last status (a refused
 connection asks "is the server running?"): an outage, which a study never records as an
-answer. The API key lives only in the SDK client: it is not in `repr`, error messages or
+answer. Every reply is read within bounds (`bounded_body`: one deadline, `timeout_s`, for the
+whole request; a size cap, gzip inflated within it; JSON without NaN or deep nesting): a reply
+past them is a timeout or a malformed body like any other. The API key lives only in the SDK client: it is not in `repr`, error messages or
 logs (messages are redacted).
 """
 
@@ -329,6 +331,8 @@ class OpenAICompatModel:
         seed: int | None = None,
     ) -> Completion:
         """One HTTP request; transient problems become `_Retryable`, permanent ones `LLMError`."""
+        from t2c_lib.llm.bounded_body import ReplyRefused
+
         openai = self._openai
         body: dict[str, Any] = {
             "model": self.model,
@@ -351,6 +355,9 @@ class OpenAICompatModel:
         except openai.APITimeoutError:
             raise _Retryable(f"no response within {self.retry.timeout_s:g}s (timeout)") from None
         except openai.APIConnectionError as exc:
+            refused_reply = _cause(exc, ReplyRefused)
+            if refused_reply is not None:
+                raise _Retryable(f"malformed response body: {_short(refused_reply)}", 200) from None
             if _refused(exc):
                 raise _Retryable(f"connection refused: is the server running at {self.endpoint.base_url}?") from None
             raise _Retryable(f"connection failed: {_short(exc)}") from None
@@ -361,6 +368,8 @@ class OpenAICompatModel:
                 raise _Retryable(detail, status, parse_retry_after(exc.response.headers)) from None
             raise self._fail(detail, status, 1, config_error_hint(status, detail)) from None
         except (openai.APIResponseValidationError, ValueError) as exc:
+            raise _Retryable(f"malformed response body: {_short(exc)}", 200) from None
+        except ReplyRefused as exc:  # the SDK passed the reply's refusal on unwrapped
             raise _Retryable(f"malformed response body: {_short(exc)}", 200) from None
         latency = time.perf_counter() - t0
         return self._to_completion(response, latency)
@@ -380,8 +389,8 @@ class OpenAICompatModel:
         if reasoning and "<think>" not in text:
             text = f"<think>{reasoning}</think>\n{text}"
         usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0) if usage else 0
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0) if usage else 0
+        prompt_tokens = _token_count(usage, "prompt_tokens")
+        completion_tokens = _token_count(usage, "completion_tokens")
         return Completion(
             text=text,
             usage=Usage(prompt_tokens, completion_tokens),
@@ -406,6 +415,8 @@ def _shared_client(endpoint: Endpoint, timeout_s: float) -> Any:
 
     import openai
 
+    from t2c_lib.llm.bounded_body import ReplyBounds, bound_replies
+
     key = (endpoint.base_url, hashlib.sha256(endpoint.api_key.encode("utf-8")).hexdigest(), float(timeout_s))
     with _CLIENTS_LOCK:
         client = _CLIENTS.get(key)
@@ -415,9 +426,35 @@ def _shared_client(endpoint: Endpoint, timeout_s: float) -> Any:
                 api_key=endpoint.api_key or "not-needed",
                 max_retries=0,  # our retries are the only ones
                 timeout=timeout_s,
+                http_client=bound_replies(openai.DefaultHttpxClient(timeout=timeout_s), ReplyBounds(timeout_s)),
             )
             _CLIENTS[key] = client
         return client
+
+
+MAX_TOKEN_COUNT = 10**9
+
+
+def _token_count(usage: Any, name: str) -> int:
+    """A usage count of the reply: a whole number from 0 to `MAX_TOKEN_COUNT` (0 when absent), else a malformed body."""
+    value = getattr(usage, name, None) if usage else None
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKEN_COUNT:
+        raise _Retryable(f"malformed response body: usage {name} is {str(value)[:40]!r}, not a token count", 200)
+    return int(value)
+
+
+def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The exception of `kind` that `exc` is or was raised from (its cause or context chain), or None."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _refused(exc: BaseException) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from t2c_lib.errors import InvalidValue, T2CError
+from t2c_lib.study.param_bounds import BOUNDS, bound_problem
 
 PARAMETERS_MARK = "# Parameters (papermill"
 """The first line of every notebook's `parameters` cell starts with this."""
@@ -26,6 +27,10 @@ INJECTED_MARK = "# Parameters"
 
 class UnknownParameter(InvalidValue):
     """A papermill parameter the notebook does not take: it would be ignored and the file's value used."""
+
+
+class ParameterOutOfRange(InvalidValue):
+    """A papermill value of a numeric parameter outside its range (`param_bounds.BOUNDS`)."""
 
 
 def assigned_names(source: str) -> list[str]:
@@ -60,8 +65,38 @@ def unknown_parameters(history: Sequence[str]) -> tuple[list[str], list[str]]:
     return [name for name in assigned_names(injected) if name not in taken], taken
 
 
+def injected_values(history: Sequence[str]) -> dict[str, Any]:
+    """The literal values papermill injected, by name (a value that is not a plain literal is left out)."""
+    injected = _last(history, lambda line: line == INJECTED_MARK)
+    try:
+        tree = ast.parse(injected or "")
+    except SyntaxError:
+        return {}
+    values: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+    return values
+
+
+def out_of_range(values: dict[str, Any]) -> list[str]:
+    """`name=value: the range` for every numeric value outside its range (`limit` may also be 'all' or None)."""
+    problems = []
+    for name, value in values.items():
+        if name not in BOUNDS or value is None or (name == "limit" and value == "all"):
+            continue
+        why = bound_problem(name, value)
+        if why is not None:
+            problems.append(f"{name}={str(value)[:40]!s}: {why}")
+    return problems
+
+
 def check_parameters(history: Sequence[str] | None = None) -> None:
-    """Refuse, in one line, a papermill parameter the notebook does not take; show t2c's errors as one line from here on.
+    """Refuse, in one line, a papermill parameter the notebook does not take or a number outside its range; show
+    t2c's errors as one line from here on.
 
     `history` is the notebook's `In` (IPython's input history); by default the running kernel's own.
     """
@@ -78,6 +113,9 @@ def check_parameters(history: Sequence[str] | None = None) -> None:
             f"unknown notebook parameter(s) {', '.join(hints)}: papermill would ignore it and use the parameter "
             f"file's value; this notebook takes {', '.join(taken)}"
         )
+    problems = out_of_range(injected_values(history))
+    if problems:
+        raise ParameterOutOfRange("notebook parameter " + "; ".join(problems))
 
 
 def _kernel_history() -> Sequence[str]:

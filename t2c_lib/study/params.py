@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
 from t2c_lib.agent.options import OPTION_KEYS, CorrectorKind, LoopOptions, RepairTurns
 from t2c_lib.agent.strategies import option_defaults, strategy_names
@@ -25,6 +23,8 @@ from t2c_lib.metrics.composite import WEIGHT_SETS
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
 from t2c_lib.schema import SchemaFormat
+from t2c_lib.study.param_bounds import BOUNDS, bound_problem
+from t2c_lib.yaml_file import YamlFileError, read_yaml
 
 PROMPT_TYPES = tuple(p.value for p in PromptType)
 THESIS_SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat if not f.per_question)
@@ -170,11 +170,9 @@ def load_params(path: str | Path) -> StudyParams:
     if not path.is_file():
         raise ParamsError(f"{path}: parameter file not found")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        from t2c_lib.errors import describe_yaml_error
-
-        raise ParamsError(f"{path}: not valid YAML at {describe_yaml_error(exc)}") from None
+        raw = read_yaml(path) or {}
+    except YamlFileError as exc:
+        raise ParamsError(str(exc)) from None
     if not isinstance(raw, dict):
         raise ParamsError(f"{path}: expected a mapping of parameters")
     return params_from_dict(raw, source=str(path))
@@ -267,8 +265,8 @@ def _check(key: str, value: Any, source: str) -> Any:
     if key == "limit":
         if value in (None, "all"):
             return "all"
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise fail("a positive integer or 'all'")
+        if bound_problem("limit", value) is not None:
+            raise fail(f"a positive integer or 'all' (at most {BOUNDS['limit'].high:g})")
         return value
     if key == "repair_turns":
         if value not in tuple(m.value for m in RepairTurns):
@@ -277,10 +275,6 @@ def _check(key: str, value: Any, source: str) -> Any:
     if key == "corrector":
         if value not in tuple(m.value for m in CorrectorKind):
             raise fail(f"valid: {', '.join(m.value for m in CorrectorKind)}")
-        return value
-    if key == "repeat_guard_retries":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise fail("a positive integer (extra model calls per refinement)")
         return value
     if key in ("schema_descriptions", "value_hints", "repeat_guard"):
         if not isinstance(value, bool):
@@ -298,45 +292,11 @@ def _check(key: str, value: Any, source: str) -> Any:
 
 
 def _check_number(key: str, value: Any, fail: Callable[[str], ParamsError]) -> Any:
-    """The numeric parameters' checks (counts, seeds, temperatures, seconds, rates)."""
-    if key == "linking_rel_k":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise fail("a non-negative integer")
-        return value
-    if key == "vote_k":
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise fail("a positive integer, or null for feedback's measured mean LLM calls rounded up")
-        return value
-    if key == "vote_temperature":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value <= 2.0:
-            raise fail("a number above 0 and at most 2 (vote samples need randomness)")
-        return float(value)
-    if key in ("max_iterations", "max_tokens", "workers", "linking_k"):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise fail("a positive integer")
-        return value
-    if key == "test_suite_copies":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise fail("a non-negative integer (0: no test-suite accuracy)")
-        return value
-    if key in ("seed", "sample_seed"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise fail("an integer")
-        return value
-    if key in ("temperature_first", "temperature_refine"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 2.0:
-            raise fail("a number between 0 and 2")
-        return float(value)
-    if key == "query_timeout_s":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise fail("a positive number of seconds")
-        return float(value)
-    if key == "requests_per_minute":
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise fail("a positive number, or null for no limit")
-        return float(value)
+    """The numeric parameters' checks (counts, seeds, temperatures, seconds, rates): each within its range
+    (`param_bounds.BOUNDS`), floats finite."""
+    if key in BOUNDS:
+        why = bound_problem(key, value)
+        if why is not None:
+            raise fail(why)
+        return float(value) if value is not None and not BOUNDS[key].integer else value
     raise fail("not checked")  # pragma: no cover - VALID_KEYS and _check cover the same keys

@@ -21,13 +21,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted answer: kind is ok / status / malformed / empty_choices / hang / drop."""
+    """One scripted answer: kind is ok / status / malformed / empty_choices / hang / drop / raw / endless / stall."""
 
     kind: str
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: str | None = None
     seconds: float = 0.0
+    payload: bytes = b""
 
 
 def ok(text: str | None = None) -> Fault:
@@ -52,6 +53,21 @@ def hang(seconds: float) -> Fault:
 
 def drop() -> Fault:
     return Fault("drop")
+
+
+def raw(payload: bytes, **headers: str) -> Fault:
+    """HTTP 200 with exactly these body bytes (a gzip bomb with `Content_Encoding="gzip"`, JSON with NaN, ...)."""
+    return Fault("raw", payload=payload, headers={k.replace("_", "-"): v for k, v in headers.items()})
+
+
+def endless(interval_s: float = 0.01) -> Fault:
+    """HTTP 200 with a chunked body that never ends: a chunk of spaces every `interval_s` until the client goes."""
+    return Fault("endless", seconds=interval_s)
+
+
+def stall(seconds: float, after_s: float = 0.0) -> Fault:
+    """HTTP 200 that promises a body, sends its first bytes `after_s` after the headers, then says nothing for `seconds`."""
+    return Fault("stall", seconds=seconds, body=str(after_s))
 
 
 @dataclass
@@ -178,6 +194,29 @@ class FaultServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
+            def _misbehave(self, fault: Fault) -> None:
+                """An endless chunked body, or a body that stops after its first bytes."""
+                self.close_connection = True
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                chunked = fault.kind == "endless"
+                self.send_header(*(("Transfer-Encoding", "chunked") if chunked else ("Content-Length", "1000")))
+                self.end_headers()
+                try:
+                    if not chunked:
+                        self.wfile.flush()
+                        server._stop.wait(float(fault.body or 0))
+                        self.wfile.write(b'{"id": "x", ')
+                        self.wfile.flush()
+                        server._stop.wait(fault.seconds)
+                        return
+                    self.wfile.write(b"1\r\n{\r\n")
+                    while not server._stop.wait(fault.seconds):
+                        self.wfile.write(b"40\r\n" + b" " * 64 + b"\r\n")
+                        self.wfile.flush()
+                except OSError:
+                    pass  # the client went away: what it should do
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -219,6 +258,10 @@ class FaultServer:
                 elif fault.kind == "drop":
                     self.close_connection = True
                     self.connection.shutdown(2)
+                elif fault.kind == "raw":
+                    self._send(200, fault.payload, fault.headers)
+                elif fault.kind in ("endless", "stall"):
+                    self._misbehave(fault)
                 else:  # pragma: no cover - a typo in a test
                     self._send(500, b"unknown fault kind")
 
