@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from t2c_lib import config
+from t2c_lib.yaml_file import read_yaml
 
 CITATION_FILE = "CITATION.cff"
 MISSING = "TODO"
@@ -42,7 +41,7 @@ def load_references(path: Path | None = None) -> list[Reference]:
     path = path or config.PROJECT_ROOT / CITATION_FILE
     if not path.is_file():
         return []
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = read_yaml(path) or {}
     found = []
     for entry in data.get("references") or []:
         authors = tuple(
