@@ -73,15 +73,24 @@ def test_the_database_wall_alone_refuses_each_bypass(case: dict, sandbox, kuriku
         kurikulum_store._worker().call(
             {"op": "run", "text": query, "max_rows": 100, "max_bytes": 1 << 20}, time.perf_counter(), 5.0
         )
-    with pytest.raises(QueryError) as caught:  # gate and word check skipped: prepare and plan alone
+    with pytest.raises(QueryError) as caught:  # gate, word check and session skipped: prepare and plan alone
         kurikulum_store._worker().call(
-            {"op": "run", "text": query, "max_rows": 100, "max_bytes": 1 << 20, "word_check": False},
+            {
+                "op": "run",
+                "text": query,
+                "max_rows": 100,
+                "max_bytes": 1 << 20,
+                "word_check": False,
+                "session_check": False,
+            },
             time.perf_counter(),
             5.0,
         )
     if case["db"] in ("several", "plan"):
         assert isinstance(caught.value, UnsafeQuery), str(caught.value)
-        assert ("more than one statement" if case["db"] == "several" else "not a read") in str(caught.value)
+        # a text the database's tokens cannot split (a lone CR in a comment) is refused before it is prepared
+        expected = ("more than one statement" if case["db"] == "several" else "not a read", "cannot split")
+        assert any(e in str(caught.value) for e in expected), str(caught.value)
     assert SECRET_MARKER not in str(caught.value)
     reading = kurikulum_store.inspect(query)
     assert not reading.is_one_read or reading.error

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import logging
 import re
 import shutil
 import tempfile
@@ -65,10 +66,11 @@ from t2c_lib.graph.base import (
 from t2c_lib.graph.ladybug_builder import build
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting, report_wall
-from t2c_lib.graph.ladybug_worker import MAX_DB_BYTES
+from t2c_lib.graph.ladybug_worker import MAX_DB_BYTES, OPEN_FAILED, refusal_message
 from t2c_lib.graph.oswall import WallStatus, wall_enabled
 from t2c_lib.schema import GraphSchema, PropType, RelPattern
 
+log = logging.getLogger(__name__)
 DB_FILE = "graph.lbdb"
 LOAD_BATCH = 500
 BUFFER_POOL_BYTES = 512 << 20
@@ -161,10 +163,15 @@ class LadybugStore:
         if dataset is not None and dataset.hash != self.dataset.hash:
             self.dataset = dataset
         self.close()
+        self._build(only_if_missing)
+        return self.counts()
+
+    def _build(self, only_if_missing: bool) -> None:
+        """Build this version's database in a walled builder process and swap it in (no query process running)."""
         self.root.mkdir(parents=True, exist_ok=True)
         with _file_lock(self.root / ".load.lock"):
             if only_if_missing and self.is_loaded():
-                return self.counts()
+                return
             staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
             try:
                 statements = table_statements(self.dataset) + list(row_statements(self.dataset))
@@ -179,7 +186,6 @@ class LadybugStore:
             for old in self.root.iterdir():
                 if old.is_dir() and old != self.version_dir and not old.name.startswith(".staging-"):
                     shutil.rmtree(old, ignore_errors=True)
-        return self.counts()
 
     # --- reading -----------------------------------------------------------------------
 
@@ -190,10 +196,30 @@ class LadybugStore:
                 raise StoreUnavailable(
                     f"the {self.dataset.name} graph is not loaded in {self.db_path}; run `t2c db load --dataset {self.dataset.name}`"
                 )
-            self._process = QueryProcess(
-                self.db_path, min(BUFFER_POOL_BYTES, self.memory_bytes // 2), self.memory_bytes
-            )
+            try:
+                self._process = self._start()
+            except StoreUnavailable as exc:
+                if OPEN_FAILED not in str(exc):
+                    raise
+                self._rebuild_broken(str(exc))
+                self._process = self._start()
         return self._process
+
+    def _start(self) -> QueryProcess:
+        return QueryProcess(self.db_path, min(BUFFER_POOL_BYTES, self.memory_bytes // 2), self.memory_bytes)
+
+    def _rebuild_broken(self, why: str) -> None:
+        """A database that no longer opens read-only (a write left .wal/.shadow files beside it) is built again
+        from its dataset, with a warning naming what was found, rather than left broken."""
+        left = sorted(p.name for p in self.version_dir.iterdir() if p.name != DB_FILE)
+        log.warning(
+            "the %s graph's database did not open read-only (%s; beside it: %s); rebuilding it from the dataset",
+            self.dataset.name,
+            why[:300],
+            ", ".join(left) or "nothing",
+        )
+        self._process, self._schema = None, None
+        self._build(only_if_missing=False)
 
     def query(self, cypher: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> QueryResult:
         """Run one read statement (walls 1-5 of the module docstring), stopped after `timeout_s` (each of two tries)."""
@@ -215,7 +241,7 @@ class LadybugStore:
         """Parse, bind and plan without running; raise QueryError if it does not compile, UnsafeQuery if not a read."""
         plan = self._plan(admit(cypher))
         if plan["refused"] is not None:
-            raise UnsafeQuery(f"refused: the database plans {plan['refused']}, which is not a read of the graph")
+            raise UnsafeQuery(refusal_message(plan["refused"], plan["operators"]))
 
     def inspect(self, cypher: str) -> DatabaseReading:
         """What the gate and the database read in `cypher` (statement count, refusal or compile error, plan), without running it."""

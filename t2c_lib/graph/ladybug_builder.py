@@ -4,8 +4,11 @@ A dataset is hostile input: its label and property names go into DDL, its values
 parent (`graph/ladybug.py`) reads and checks the dataset files, escapes every name and sends the
 statements with their parameters down a pipe; this process walls itself in first
 (`graph/oswall.py`: it may read the Python and system libraries and read and write its staging
-folder, nothing else; no sockets, no exec, no code mapped) and only then creates the database and
-runs the statements, each prepared alone (a text holding two statements is refused, never run).
+folder, nothing else; no sockets, no exec, no code mapped, no new process) and only then creates the database
+and runs the statements, each prepared alone (a text holding two statements is refused, never run). It runs
+with the same fixed environment and isolated interpreter as the query process (`ladybug_child.py`), and
+under the same seccomp filter: strace of a build shows it needs none of the refused calls (no chmod, chown,
+utime or xattr even in its own staging folder), so the two roles share one filter.
 
 Protocol: the request is one pickle on stdin (from the parent, trusted): `{"db": <path>,
 "statements": [(text, params | None), ...], "buffer_pool": int, "max_db": int}`; the reply is one
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.graph import oswall
-from t2c_lib.graph.ladybug_worker import cut_message, load_native, write_frame
+from t2c_lib.graph.ladybug_worker import become_subreaper, cut_message, load_native, write_frame
 
 
 class BuildFailed(Exception):
@@ -68,6 +71,7 @@ def build(
 
     Raise StoreUnavailable with the database's message (cut, made safe) when a statement is refused."""
     from t2c_lib.errors import StoreUnavailable  # the parent's side only
+    from t2c_lib.graph.ladybug_child import CHILD_ENV, child_command, kill_tree
     from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler
     from t2c_lib.graph.messages import safe_message
 
@@ -77,16 +81,14 @@ def build(
         protocol=pickle.HIGHEST_PROTOCOL,
     )
     reply_read, reply_write = os.pipe()
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPATH")}
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "t2c_lib.graph.ladybug_builder", str(db_path.parent), str(reply_write),
-             "1" if os_wall else "0"],
+            child_command("t2c_lib.graph.ladybug_builder", [str(db_path.parent), str(reply_write), "1" if os_wall else "0"]),
             pass_fds=(reply_write,),
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env=env,
+            env=dict(CHILD_ENV),
             cwd=str(db_path.parent),
             start_new_session=True,
         )  # fmt: skip
@@ -96,7 +98,7 @@ def build(
         try:
             proc.communicate(request, timeout=BUILD_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            kill_tree(proc.pid)
             proc.wait()
             raise StoreUnavailable(f"building the database took more than {BUILD_TIMEOUT_S:g} s; stopped") from None
         data = replies.read()
@@ -112,6 +114,7 @@ def main(argv: list[str]) -> int:
     staging, reply_fd, wall_on = Path(argv[1]), int(argv[2]), argv[3] != "0"
     replies = os.fdopen(reply_fd, "wb")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    become_subreaper()
     request = pickle.loads(sys.stdin.buffer.read())  # from the parent, which started this process
     import ladybug
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from t2c_lib.cypher.lexer import Kind, LexError, tokenize
+
 READ_OPERATORS = frozenset(
     {
         # scans and lookups
@@ -120,6 +122,44 @@ def read_plan(explain_text: str) -> PlanVerdict:
         if name not in READ_TABLE_FUNCTIONS:
             return _refuse(verdict, f"table function {name}")
     return verdict
+
+
+READ_CLAUSES = frozenset({"MATCH", "OPTIONAL", "UNWIND", "WITH", "RETURN", "CALL"})
+"""The words a query may start with: a read clause (CALL only as a call of a named table function)."""
+
+
+def statement_kind_problem(text: str) -> str | None:
+    """Why `text` is not a query that may be planned or run (it does not start with a read clause), or None.
+
+    EXPLAIN is no pure look: `EXPLAIN EXPORT DATABASE '<dir>'` creates the folders before any plan is
+    judged, and binding `LOAD FROM` reads its file; so a statement of any other kind (COPY, EXPORT,
+    IMPORT, ATTACH, LOAD, INSTALL, CHECKPOINT, a transaction, DDL, CALL of a setting) is refused on its
+    tokens before the database binds or plans it."""
+    try:
+        tokens = tokenize(text)
+    except LexError:
+        return "a text the store cannot split into the database's tokens"
+    words = [t.upper for t in tokens[:2]] + ["", ""]
+    if not tokens:
+        return "an empty statement"
+    if words[0] not in READ_CLAUSES or (words[0] == "OPTIONAL" and words[1] != "MATCH"):
+        first = (tokens[0].upper or tokens[0].text)[:24]
+        return f"a statement that starts with {first!r}, not a read clause (MATCH, UNWIND, WITH, RETURN, CALL)"
+    if words[0] == "CALL" and not _calls_a_function(tokens):
+        return "a CALL that is not a call of a named table function"
+    return None
+
+
+def _calls_a_function(tokens: list) -> bool:
+    """`CALL name(` or `CALL a.b(`: a table function or procedure call, not `CALL setting = value`."""
+    i = 1
+    while i < len(tokens) and tokens[i].kind in (Kind.WORD, Kind.QUOTED):
+        if i + 1 < len(tokens) and tokens[i + 1].is_punct("("):
+            return True
+        if not (i + 1 < len(tokens) and tokens[i + 1].is_punct(".")):
+            return False
+        i += 2
+    return False
 
 
 MAX_CROSS_PRODUCTS = 4

@@ -21,7 +21,6 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
 import weakref
 from pathlib import Path
@@ -36,6 +35,7 @@ from t2c_lib.errors import (
     StoreUnavailable,
     UnsafeQuery,
 )
+from t2c_lib.graph.ladybug_child import CHILD_ENV, child_command, kill_tree, tree_resident_bytes
 from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler, write_frame
 from t2c_lib.graph.messages import safe_message
 from t2c_lib.graph.oswall import WallStatus, wall_enabled
@@ -51,7 +51,8 @@ MAX_REPLY_BYTES = 512 * 1024**2
 POLL_S = 0.02
 DEFAULT_QUERY_MEMORY = 2 * 1024**3
 """Resident memory the query process may use (`T2C_QUERY_MEMORY_MB`), the database's buffer pool included."""
-_PAGE = os.sysconf("SC_PAGE_SIZE")
+WORKER_MODULE = "t2c_lib.graph.ladybug_worker"
+"""The module the query process runs (a test may name a compromised copy of it, to show what the walls hold)."""
 
 
 def query_memory_setting() -> int:
@@ -69,25 +70,15 @@ class QueryProcess:
         db_path = Path(db_path).resolve()  # the process starts in the database's folder
         parent_read, child_write = os.pipe()
         child_read, parent_write = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PYTHONPATH")}
+        args = [str(db_path), str(child_read), str(child_write), str(buffer_pool_bytes), str(memory_bytes)]
         try:
             self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "t2c_lib.graph.ladybug_worker",
-                    str(db_path),
-                    str(child_read),
-                    str(child_write),
-                    str(buffer_pool_bytes),
-                    str(memory_bytes),
-                    "1" if wall_on else "0",
-                ],
+                child_command(WORKER_MODULE, [*args, "1" if wall_on else "0"]),
                 pass_fds=(child_read, child_write),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env=env,
+                env=dict(CHILD_ENV),
                 cwd=str(db_path.parent),
                 start_new_session=True,
             )
@@ -172,7 +163,7 @@ class QueryProcess:
         return b"".join(chunks)
 
     def _check_memory(self) -> None:
-        used = _resident_bytes(self.proc.pid)
+        used = tree_resident_bytes(self.proc.pid)  # every process it started counts
         if used > self.memory_bytes:
             self.close()
             raise ResourceLimit(
@@ -197,12 +188,10 @@ def report_wall(wall: WallStatus, what: str = "query process") -> None:
 
 
 def _stop(proc: subprocess.Popen, requests: Any, replies_fd: int) -> None:
-    """Kill the process (it holds nothing that needs a clean close: the database is read-only) and free the pipes."""
+    """Kill the process and everything it started (it holds nothing that needs a clean close: the database is
+    read-only) and free the pipes."""
     if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            proc.kill()
+        kill_tree(proc.pid)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:  # pragma: no cover - a process SIGKILL cannot stop
@@ -212,14 +201,6 @@ def _stop(proc: subprocess.Popen, requests: Any, replies_fd: int) -> None:
             close()
         except OSError:
             pass
-
-
-def _resident_bytes(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/statm", "rb") as handle:
-            return int(handle.read().split()[1]) * _PAGE
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 def _status(code: int) -> str:

@@ -38,7 +38,7 @@ from typing import Any, BinaryIO
 
 from t2c_lib.graph import oswall
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, value_bytes
-from t2c_lib.graph.ladybug_plan import read_plan, size_problem
+from t2c_lib.graph.ladybug_plan import PlanVerdict, read_plan, size_problem, statement_kind_problem
 from t2c_lib.graph.ladybug_words import file_or_code_word, withheld_reason
 
 HEADER = struct.Struct(">Q")
@@ -173,9 +173,18 @@ def _execute(conn: Any, statement: Any) -> Any:
         raise _Failure(classify(message), message) from None
 
 
-def plan_of(conn: Any, text: str, deadline: float, word_check: bool = True) -> tuple[Any, Any]:
-    """The prepared statement and the verdict on its EXPLAIN plan."""
+def plan_of(
+    conn: Any, text: str, deadline: float, word_check: bool = True, plan_check: bool = True
+) -> tuple[Any, PlanVerdict]:
+    """The prepared statement and the verdict on its EXPLAIN plan; a statement of another kind than a query
+    is refused before anything is bound or planned (EXPLAIN EXPORT DATABASE creates folders).
+    `plan_check=False` (tests only) skips the plan and its verdict."""
+    kind = statement_kind_problem(text) if plan_check else None
+    if kind is not None:
+        return None, PlanVerdict((), (), kind)
     statement = prepare(conn, text, word_check)
+    if not plan_check:
+        return statement, PlanVerdict((), (), None)
     explain = prepare(conn, f"EXPLAIN {text}", word_check)
     _set_timeout(conn, deadline)
     raw = _execute(conn, explain)
@@ -234,12 +243,35 @@ def fetch(raw: Any, deadline: float, max_rows: int | None, max_bytes: int) -> di
     return {"columns": columns, "rows": rows}
 
 
+def session_problem(text: str) -> str | None:
+    """Why the read-only session refuses `text`, or None: it runs and plans queries only. `read_only=True`
+    alone lets CHECKPOINT write .wal and .shadow files, after which the database no longer opens read-only."""
+    kind = statement_kind_problem(text)
+    return None if kind is None else f"refused by the read-only session: {kind}"
+
+
+def refusal_message(refused: str, operators: tuple[str, ...] | list[str]) -> str:
+    """The one line for a refused plan (a statement refused before planning has no operators)."""
+    if not operators:
+        return f"refused: {refused}; only queries are planned or run"
+    return f"refused: the database plans {refused}, which is not a read of the graph"
+
+
 def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
-    """One request -> one reply (never raises for a query's fault)."""
+    """One request -> one reply (never raises for a query's fault). `word_check`, `plan_check` and
+    `session_check` are False only where a test shows what the other walls hold without them."""
     started = time.perf_counter()
     deadline = started + request["timeout_ms"] / 1000.0
+    text = request["text"]
     try:
-        statement, verdict = plan_of(conn, request["text"], deadline, request.get("word_check", True))
+        refused = session_problem(text) if request.get("session_check", True) else None
+        if refused is not None:
+            if request["op"] == "plan":
+                return {"plan": {"operators": (), "functions": (), "refused": refused}}
+            raise _Failure("unsafe", refused)
+        statement, verdict = plan_of(
+            conn, text, deadline, request.get("word_check", True), request.get("plan_check", True)
+        )
         too_big = size_problem(verdict) if verdict.ok else None
         if too_big:
             raise _Failure("resource", too_big)
@@ -248,7 +280,7 @@ def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
                 "plan": {"operators": verdict.operators, "functions": verdict.functions, "refused": verdict.refused}
             }
         if not verdict.ok:
-            raise _Failure("unsafe", f"refused: the database plans {verdict.refused}, which is not a read of the graph")
+            raise _Failure("unsafe", refusal_message(verdict.refused, verdict.operators))
         _set_timeout(conn, deadline)
         raw = _execute(conn, statement)
         try:
@@ -261,6 +293,8 @@ def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
+OPEN_FAILED = "cannot open"
+"""How the process's start error begins when the database itself would not open read-only (the store rebuilds it)."""
 MAX_DB_BYTES = 1 << 30
 """Address space the database reserves for its file's pages (LadybugDB's default reserves 8 TiB, which no
 data-segment limit would allow); far above the graphs t2c loads (a few MB)."""
@@ -275,6 +309,16 @@ def _limit_resources(memory_bytes: int, buffer_pool: int) -> None:
             resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
         except (ValueError, OSError):  # a lower hard limit set by the user's shell stays in force
             pass
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Orphans of this process's descendants become its children, so the parent's watch (which follows the
+    tree from this process) still counts and kills them; under the wall no process can be started at all."""
+    if sys.platform == "linux":
+        oswall._prctl(oswall._libc(), _PR_SET_CHILD_SUBREAPER, 1)
 
 
 def load_native() -> None:
@@ -305,6 +349,7 @@ def main(argv: list[str]) -> int:
     requests = os.fdopen(read_fd, "rb", buffering=0)
     replies = os.fdopen(write_fd, "wb")
     _limit_resources(memory_bytes, buffer_pool)
+    become_subreaper()
     try:
         import ladybug
 
@@ -322,7 +367,7 @@ def main(argv: list[str]) -> int:
         conn = ladybug.Connection(db, num_threads=1)
     except Exception as exc:  # reported to the parent, which raises StoreUnavailable
         hint = " (inside the operating-system wall; T2C_OS_WALL=0 shows whether the wall is the cause)"
-        message = cut_message(f"cannot open {db_path} read-only: {exc}" + (hint if wall_on else ""))
+        message = cut_message(f"{OPEN_FAILED} {db_path} read-only: {exc}" + (hint if wall_on else ""))
         write_frame(replies, {"error": "unavailable", "message": message})
         return 1
     write_frame(replies, {"ready": True, "pid": os.getpid(), "wall": wall.as_dict()})

@@ -32,6 +32,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from t2c_lib.graph.oswall_syscalls import ARCHES, bpf, seccomp_program
+from t2c_lib.graph.oswall_view import private_view
+
 ENV_SWITCH = "T2C_OS_WALL"
 """`T2C_OS_WALL=0` turns the wall off (for measuring its cost); anything else, or unset, keeps it on."""
 
@@ -83,77 +86,12 @@ def _fs_rights(abi: int) -> int:
     return rights
 
 
-# --- seccomp (include/uapi/linux/seccomp.h, filter.h, audit.h) --------------------------------
+# --- seccomp (include/uapi/linux/seccomp.h): the filter itself is `oswall_syscalls` ---------------
 
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
-_SECCOMP_RET_ALLOW = 0x7FFF0000
-_SECCOMP_RET_ERRNO = 0x00050000
-_BPF_LD_W_ABS = 0x20
-_BPF_JEQ_K = 0x15
-_BPF_JSET_K = 0x45
-_BPF_JGE_K = 0x35
-_BPF_RET_K = 0x06
-_PROT_EXEC = 0x4
-_SHM_EXEC = 0o100000
-_X32_SYSCALL_BIT = 0x40000000
-_OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARGS = 0, 4, 16
-
-_ARCHES = {
-    # machine: (AUDIT_ARCH_*, syscall numbers)
-    "x86_64": (
-        0xC000003E,
-        {
-            "mmap": 9,
-            "mprotect": 10,
-            "pkey_mprotect": 329,
-            "shmat": 30,
-            "execve": 59,
-            "execveat": 322,
-            "socket": 41,
-            "socketpair": 53,
-            "ptrace": 101,
-            "personality": 135,
-            "process_vm_readv": 310,
-            "process_vm_writev": 311,
-            "io_uring_setup": 425,
-            "io_uring_enter": 426,
-            "io_uring_register": 427,
-            "userfaultfd": 323,
-            "unshare": 272,
-            "setns": 308,
-            "open_by_handle_at": 304,
-        },
-    ),
-    "aarch64": (
-        0xC00000B7,
-        {
-            "mmap": 222,
-            "mprotect": 226,
-            "pkey_mprotect": 288,
-            "shmat": 196,
-            "execve": 221,
-            "execveat": 281,
-            "socket": 198,
-            "socketpair": 199,
-            "ptrace": 117,
-            "personality": 92,
-            "process_vm_readv": 270,
-            "process_vm_writev": 271,
-            "io_uring_setup": 425,
-            "io_uring_enter": 426,
-            "io_uring_register": 427,
-            "userfaultfd": 282,
-            "unshare": 97,
-            "setns": 268,
-            "open_by_handle_at": 265,
-        },
-    ),
-}
-_EXEC_PROT_ARG = {"mmap": 2, "mprotect": 2, "pkey_mprotect": 2}
-"""Calls refused only when the argument (index) asks for executable memory; the rest are refused outright."""
-_SHM_FLAG_ARG = 2
+_bpf = bpf
 
 
 @dataclass(frozen=True)
@@ -165,11 +103,13 @@ class WallStatus:
     seccomp: bool = False
     problems: tuple[str, ...] = field(default=())
     capabilities_dropped: bool = False  # a process started by root keeps no capability either
+    view: bool = False  # only the allowed folders exist in its file system (`oswall_view`)
+    keyring: bool = False  # a fresh, empty session keyring (the inherited one cannot be named)
 
     @property
     def complete(self) -> bool:
-        """Files, network and code loading all walled."""
-        return "fs" in self.landlock and self.seccomp
+        """Files (opened and looked up), network, code loading and the other calls all walled."""
+        return "fs" in self.landlock and self.seccomp and self.view
 
     def describe(self) -> str:
         """One line for logs and reports."""
@@ -179,7 +119,9 @@ class WallStatus:
         if self.landlock:
             parts.append(f"landlock ABI {self.landlock_abi} ({', '.join(self.landlock)})")
         if self.seccomp:
-            parts.append("seccomp (no exec mappings, exec, sockets)")
+            parts.append("seccomp (no exec mappings, exec, sockets, new processes, IPC, keys, file metadata)")
+        if self.view:
+            parts.append("private file-system view")
         if self.capabilities_dropped:
             parts.append("no capabilities")
         text = " + ".join(parts)
@@ -192,6 +134,8 @@ class WallStatus:
             "seccomp": self.seccomp,
             "problems": list(self.problems),
             "capabilities_dropped": self.capabilities_dropped,
+            "view": self.view,
+            "keyring": self.keyring,
         }
 
     @classmethod
@@ -202,6 +146,8 @@ class WallStatus:
             bool(data.get("seccomp", False)),
             tuple(str(x) for x in data.get("problems", ()) or ()),  # type: ignore[union-attr]
             bool(data.get("capabilities_dropped", False)),
+            bool(data.get("view", False)),
+            bool(data.get("keyring", False)),
         )
 
 
@@ -240,17 +186,39 @@ def system_library_dirs() -> list[Path]:
 
 def restrict(read: Iterable[Path] = (), write: Iterable[Path] = ()) -> WallStatus:
     """Wall this process in: read only `read` (and below), read and write only `write`; no network,
-    no exec, no executable mappings. Best effort: report what holds, never raise for a missing kernel feature."""
+    no exec, no executable mappings, no new process; nothing else even exists in its file system.
+    Best effort: report what holds, never raise for a missing kernel feature. Call it single-threaded."""
     if sys.platform != "linux":
         return WallStatus(problems=(f"not Linux ({sys.platform})",))
     libc = _libc()
+    read, write = [Path(p) for p in read], [Path(p) for p in write]
     problems: list[str] = []
+    view_problem = private_view(read, write)  # before no_new_privs and Landlock, which forbid mounting
+    if view_problem:
+        problems.append(view_problem)
+    keyring = _fresh_keyring(libc, problems)
     if _prctl(libc, _PR_SET_NO_NEW_PRIVS, 1) != 0:
         return WallStatus(problems=(f"no_new_privs refused ({os.strerror(ctypes.get_errno())})",))
-    abi, parts = _landlock(libc, [Path(p) for p in read], [Path(p) for p in write], problems)
+    abi, parts = _landlock(libc, read, write, problems)
     seccomp = _seccomp(libc, problems)
     dropped = _drop_capabilities(libc, problems)
-    return WallStatus(abi, parts, seccomp, tuple(problems), dropped)
+    return WallStatus(abi, parts, seccomp, tuple(problems), dropped, view_problem is None, keyring)
+
+
+_KEYCTL_JOIN_SESSION_KEYRING = 1
+
+
+def _fresh_keyring(libc: ctypes.CDLL, problems: list[str]) -> bool:
+    """Join a new anonymous session keyring, so keys of the inherited session cannot be named (seccomp
+    then refuses every key call; this holds where it cannot)."""
+    numbers = ARCHES.get(platform.machine(), (0, {}))[1]
+    if (
+        "keyctl" not in numbers
+        or _syscall(libc, numbers["keyctl"], ctypes.c_long(_KEYCTL_JOIN_SESSION_KEYRING), None) < 0
+    ):
+        problems.append("the inherited session keyring stays joined (keyctl refused)")
+        return False
+    return True
 
 
 _CAPABILITY_VERSION_3 = 0x20080522
@@ -325,42 +293,6 @@ def _allow(libc: ctypes.CDLL, ruleset: int, path: Path, rights: int, problems: l
             problems.append(f"Landlock rule for a path refused ({errno.errorcode.get(ctypes.get_errno(), '?')})")
     finally:
         os.close(fd)
-
-
-def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
-    return struct.pack("=HBBI", code, jt, jf, k)
-
-
-def seccomp_program(machine: str) -> bytes | None:
-    """The filter for `machine` as raw `sock_filter` instructions, or None for an architecture it does not know."""
-    if machine not in _ARCHES:
-        return None
-    arch, numbers = _ARCHES[machine]
-    deny = _SECCOMP_RET_ERRNO | errno.EPERM
-    body: list[bytes] = []
-    # each call: load nr, compare; a conditional call loads its argument and tests the flag bits
-    for name, nr in numbers.items():
-        if name in _EXEC_PROT_ARG or name == "shmat":
-            arg = _EXEC_PROT_ARG.get(name, _SHM_FLAG_ARG)
-            flag = _SHM_EXEC if name == "shmat" else _PROT_EXEC
-            body += [
-                _bpf(_BPF_LD_W_ABS, _OFFSET_NR),
-                _bpf(_BPF_JEQ_K, nr, 0, 3),
-                _bpf(_BPF_LD_W_ABS, _OFFSET_ARGS + 8 * arg),  # low 32 bits (little-endian) hold the flags
-                _bpf(_BPF_JSET_K, flag, 0, 1),
-                _bpf(_BPF_RET_K, deny),
-            ]
-        else:
-            body += [_bpf(_BPF_LD_W_ABS, _OFFSET_NR), _bpf(_BPF_JEQ_K, nr, 0, 1), _bpf(_BPF_RET_K, deny)]
-    head = [
-        _bpf(_BPF_LD_W_ABS, _OFFSET_ARCH),
-        _bpf(_BPF_JEQ_K, arch, 1, 0),
-        _bpf(_BPF_RET_K, deny),  # another architecture's calling convention (e.g. int 0x80): refused
-        _bpf(_BPF_LD_W_ABS, _OFFSET_NR),
-    ]
-    if machine == "x86_64":  # the x32 ABI numbers calls differently: refused
-        head += [_bpf(_BPF_JGE_K, _X32_SYSCALL_BIT, 0, 1), _bpf(_BPF_RET_K, deny)]
-    return b"".join(head + body + [_bpf(_BPF_RET_K, _SECCOMP_RET_ALLOW)])
 
 
 def _seccomp(libc: ctypes.CDLL, problems: list[str]) -> bool:
