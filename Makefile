@@ -15,7 +15,29 @@ PARAMS ?= params/thesis.yaml
 DATASET ?= kurikulum
 STORE  ?= ladybug
 ROUTER ?= hybrid
-RUN_ID := $(shell sed -n 's/^run_id:[[:space:]]*\([^#[:space:]]*\).*/\1/p' $(PARAMS) 2>/dev/null)
+# A value a recipe hands to its shell as one word, never as code: '$(1)', each ' in it as '\''.
+shq = '$(subst ','\'',$(1))'
+comma := ,
+# $(call PLAIN,NAME): nothing when variable NAME is one word of letters, digits and . _ - + /, else make stops
+# (a value a recipe uses unquoted: a path, a dataset, a store)
+PLAIN_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
+  0 1 2 3 4 5 6 7 8 9 . _ - + /
+unplain = $(if $(2),$(call unplain,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,$(words $(2)),$(2))),$(1))
+PLAIN = $(if $(and $(filter 1,$(words $($(1)))),$(if $(call unplain,$($(1)),$(PLAIN_CHARS)),,ok)),,$(error $(1) must be one word of letters, digits and . _ - + /))
+# The run id is PARAMS's `run_id` as t2c reads and checks it (`t2c study run-id`: letters, digits, '.', '_',
+# '-', no '..'): a parameter file is hostile input, so make never reads one itself, and no recipe sees an id
+# t2c refused. Read for the goals that use it once .venv exists; a fresh clone's `make all` reads it when
+# make restarts after `make setup` and `t2c study plan`.
+ifneq ($(filter all run evaluate analyze figures seed-replies fresh-cache $(if $(RUN),,publish),$(MAKECMDGOALS)),)
+$(call PLAIN,PARAMS)
+ifneq ($(wildcard $(STAMP)),)
+RUN_ID := $(shell $(T2C) study run-id --params $(call shq,$(PARAMS)))
+ifneq ($(words $(RUN_ID)),1)
+$(error PARAMS=$(PARAMS): no run id t2c accepts (the line above says why))
+endif
+endif
+endif
+NEED_RUN_ID = $(if $(RUN_ID),,$(error PARAMS=$(PARAMS): its run id is read when make starts, before .venv existed; run the command again))
 
 # Parallelism of the study targets: JOBS notebook runs at once (default: one per core, as
 # `nproc` counts them), each model with T2C_LOCAL_THREADS = cores / JOBS threads (at least 1).
@@ -49,10 +71,12 @@ endif
 ifeq ($(FRESH),1)
 STUDY_RUN_ID := $(RUN_ID)-fresh
 FRESH_CACHE := $(CURDIR)/.cache/fresh/$(RUN_ID).sqlite
+ifneq ($(RUN_ID),)
 export T2C_RESPONSE_CACHE := $(FRESH_CACHE)
+endif
 SEED := fresh-cache
 STUDY_MK := .cache/make/$(notdir $(PARAMS)).fresh.mk
-PLAN_RUN_ID := --run-id $(STUDY_RUN_ID)
+PLAN_RUN_ID := --fresh
 else ifneq ($(FRESH),)
 $(error FRESH must be 1 or empty, got '$(FRESH)')
 else
@@ -76,7 +100,7 @@ endif
 
 # the rules are remade when the generator changes too (a copy of the Makefile outside a checkout has none)
 $(STUDY_MK): $(PARAMS) $(STAMP) $(wildcard t2c_lib/study/make.py)
-	$(Q)$(T2C) study plan --params $(PARAMS) --makefile $@ $(PLAN_RUN_ID)
+	$(Q)$(T2C) study plan --params $(call shq,$(PARAMS)) --makefile $(call shq,$@) $(PLAN_RUN_ID)
 
 help: ## show this help
 	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}'
@@ -148,32 +172,34 @@ neo4j-stop: ## stop the local Neo4j server
 	tools/neo4j/neo4j.sh stop
 
 all: setup $(STUDY_ANALYZED) ## rerun the study (PARAMS=params/thesis.yaml) from the published replies (FRESH=1: ask the model again)
-	@f=results/$(STUDY_RUN_ID)/analysis/headline.txt; if [ -f $$f ]; then cat $$f; fi
-	@echo "done: tables in results/$(STUDY_RUN_ID)/analysis/, figures in figures/$(STUDY_RUN_ID)/, notebooks in results/$(STUDY_RUN_ID)/notebooks/"
+	@$(NEED_RUN_ID)f='results/$(STUDY_RUN_ID)/analysis/headline.txt'; if [ -f "$$f" ]; then cat "$$f"; fi
+	@echo 'done: tables in results/$(STUDY_RUN_ID)/analysis/, figures in figures/$(STUDY_RUN_ID)/, notebooks in results/$(STUDY_RUN_ID)/notebooks/'
 ifeq ($(FRESH),1)
-	$(Q)if [ -d results/published/$(RUN_ID) ]; then $(T2C) study replicate --run-id $(RUN_ID) --fresh-run-id $(STUDY_RUN_ID); \
-	  else echo "run $(RUN_ID) is not published (results/published/$(RUN_ID)/): no replication report"; fi
+	$(Q)if [ -d 'results/published/$(RUN_ID)' ]; then $(T2C) study replicate --run-id '$(RUN_ID)' --fresh-run-id '$(STUDY_RUN_ID)'; \
+	  else echo 'run $(RUN_ID) is not published (results/published/$(RUN_ID)/): no replication report'; fi
 else
-	$(Q)$(T2C) study reproduced --run-id $(RUN_ID)
+	$(Q)$(T2C) study reproduced --run-id '$(RUN_ID)'
 endif
 
 # before the first notebook: the published replies into the response cache, then what the grid will ask
 seed-replies: $(STAMP)
-	$(Q)$(T2C) study seed --run-id $(RUN_ID)
-	$(Q)$(T2C) study forecast --params $(PARAMS)
+	$(Q)$(NEED_RUN_ID)$(T2C) study seed --run-id '$(RUN_ID)'
+	$(Q)$(T2C) study forecast --params $(call shq,$(PARAMS))
 
+# the private cache of `make all FRESH=1`: .cache/fresh/<run_id>.sqlite, a run id t2c accepted (no '/', no '..')
 fresh-cache: $(STAMP)
-	@if [ ! -d results/$(STUDY_RUN_ID) ]; then rm -f $(FRESH_CACHE) $(FRESH_CACHE)-wal $(FRESH_CACHE)-shm; fi
-	@mkdir -p $(dir $(FRESH_CACHE))
-	@echo "FRESH=1: the model is asked again (response cache $(FRESH_CACHE), run results/$(STUDY_RUN_ID)/)"
-	$(Q)$(T2C) study forecast --params $(PARAMS) --fresh
+	@$(NEED_RUN_ID)$(if $(filter 1,$(FRESH)),,$(error fresh-cache is the first step of make all FRESH=1))
+	@if [ ! -d 'results/$(STUDY_RUN_ID)' ]; then rm -f -- $(foreach f,$(FRESH_CACHE) $(FRESH_CACHE)-wal $(FRESH_CACHE)-shm,$(call shq,$(f))); fi
+	@mkdir -p -- $(call shq,$(dir $(FRESH_CACHE)))
+	@echo $(call shq,FRESH=1: the model is asked again (response cache $(FRESH_CACHE)$(comma) run results/$(STUDY_RUN_ID)/))
+	$(Q)$(T2C) study forecast --params $(call shq,$(PARAMS)) --fresh
 
 replicate: ## the study asked again (make all FRESH=1): results/<run_id>-fresh/ and its replication.md against the published run
 	$(MAKE) all FRESH=1
 
 RUN ?= $(RUN_ID)
 publish: $(STAMP) ## copy a finished run (a grid, or RUN=conversations) into results/published/<RUN>/ (tracked): results, tables, figures, the model replies it used (CACHE=: the response cache it filled)
-	$(T2C) publish --run-id $(RUN) $(if $(CACHE),--cache $(CACHE))
+	$(if $(RUN),,$(NEED_RUN_ID))$(T2C) publish --run-id $(call shq,$(RUN)) $(if $(CACHE),--cache $(call shq,$(CACHE)))
 
 run: setup $(STUDY_INFERRED) ## inference only: every configuration of PARAMS (resumes)
 
@@ -190,16 +216,16 @@ figures: analyze ## the paper figures (same as analyze)
 CONVERSATIONS_DIR ?= results/conversations
 CONVERSATIONS_RUN := $(patsubst results/%,%,$(filter results/%,$(CONVERSATIONS_DIR)))
 conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions: intent accuracy, turn Pass@1, follow-up success (results/conversations/, from its published replies)
-	@mkdir -p $(CONVERSATIONS_DIR)
+	@$(foreach v,CONVERSATIONS_DIR DATASET STORE ROUTER,$(call PLAIN,$(v)))mkdir -p -- $(call shq,$(CONVERSATIONS_DIR))
 ifneq ($(CONVERSATIONS_RUN),)
 ifneq ($(FRESH),1)
-	$(Q)$(T2C) study seed --run-id $(CONVERSATIONS_RUN)
+	$(Q)$(T2C) study seed --run-id $(call shq,$(CONVERSATIONS_RUN))
 endif
 endif
-	$(Q)$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p out_dir $(CONVERSATIONS_DIR) $(call NOTEBOOK_LOG,$(CONVERSATIONS_DIR)/04_conversations.log)
-	@echo "conversations: results in $(CONVERSATIONS_DIR)/ (summary.json, turns.csv, sessions/, the figure); the notebook's output in $(CONVERSATIONS_DIR)/04_conversations.log"
+	$(Q)$(PAPERMILL) notebooks/04_conversations.ipynb $(call shq,$(CONVERSATIONS_DIR)/04_conversations.ipynb) -p dataset $(call shq,$(DATASET)) -p store $(call shq,$(STORE)) -p router $(call shq,$(ROUTER)) -p out_dir $(call shq,$(CONVERSATIONS_DIR)) $(call NOTEBOOK_LOG,$(CONVERSATIONS_DIR)/04_conversations.log)
+	@echo $(call shq,conversations: results in $(CONVERSATIONS_DIR)/ (summary.json$(comma) turns.csv$(comma) sessions/$(comma) the figure); the notebook's output in $(CONVERSATIONS_DIR)/04_conversations.log)
 ifneq ($(CONVERSATIONS_RUN),)
-	$(Q)$(T2C) study reproduced --run-id $(CONVERSATIONS_RUN)
+	$(Q)$(T2C) study reproduced --run-id $(call shq,$(CONVERSATIONS_RUN))
 endif
 
 decoding: setup ## the thesis grid decoded free and constrained, side by side (results/compare/thesis-constrained_vs_thesis/constrained_vs_free.*)

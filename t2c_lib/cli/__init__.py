@@ -48,6 +48,7 @@ for _command in (
     publish.reproduced_command,
     publish.replicate_command,
     publish.tables_command,
+    publish.run_id_command,
 ):
     study.study_group.add_command(_command)
 

@@ -49,15 +49,18 @@ def publish_command(run_id: str, cache_path: Path | None) -> None:
 @cache_option
 @friendly_errors
 def seed_command(run_id: str, cache_path: Path | None) -> None:
-    """Put the published replies of a run that this machine's llama.cpp build can be asked for into the response cache."""
+    """Put the published replies of a run that this machine's llama.cpp build can be asked for into the response cache.
+
+    Only replies whose request the run's own attempt logs made are seeded (`study.publish.own_replies`); the
+    line counts the rest as refused."""
     from t2c_lib.llm.build import build_fingerprint
     from t2c_lib.llm.published import seed_cache
-    from t2c_lib.study.publish import every_published_reply, read_published_replies
+    from t2c_lib.study.publish import every_published_reply, own_replies
 
-    replies = read_published_replies(run_id)
-    if replies is None:
-        replies = every_published_reply()
-        if not replies:
+    own = own_replies(run_id)
+    if own is None:
+        own = every_published_reply()
+        if not own.admitted and not own.refused:
             click.echo(
                 f"run {run_id} is not published (no results/published/{run_id}/): every reply comes from the model"
             )
@@ -66,9 +69,9 @@ def seed_command(run_id: str, cache_path: Path | None) -> None:
             f"run {run_id} is not published (no results/published/{run_id}/): seeding from every published run's "
             "replies (each answers only the request it was made for; the rest come from the model)"
         )
-        click.echo(seed_cache(_cache(cache_path), replies, build_fingerprint()).line(None))
+        click.echo(seed_cache(_cache(cache_path), own.admitted, build_fingerprint(), own.refused).line(None))
         return
-    click.echo(seed_cache(_cache(cache_path), replies, build_fingerprint()).line(run_id))
+    click.echo(seed_cache(_cache(cache_path), own.admitted, build_fingerprint(), own.refused).line(run_id))
 
 
 @click.command("reproduced")
@@ -133,6 +136,17 @@ def forecast_command(params_file: str, fresh: bool) -> None:
 
     params = _params(params_file)
     click.echo(forecast(params, published_run_dir(params.run_id), build_fingerprint(), fresh=fresh).line())
+
+
+@click.command("run-id")
+@click.option("--params", "-p", "params_file", default="params/thesis.yaml", show_default=True, help="parameter file")
+@friendly_errors
+def run_id_command(params_file: str) -> None:
+    """The parameter file's run id, checked: the Makefile names the run by it and never reads a parameter file itself."""
+    from t2c_lib.cli.study import _params
+    from t2c_lib.study.params import check_run_id
+
+    click.echo(check_run_id(_params(params_file).run_id))
 
 
 @click.command("tables")

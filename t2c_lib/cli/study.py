@@ -243,12 +243,15 @@ def study_group():
 @click.option(
     "--makefile", type=click.Path(dir_okay=False, path_type=Path), required=True, help="where to write the rules"
 )
-@click.option("--run-id", help="write this run instead of the parameter file's (make all FRESH=1: <run_id>-fresh)")
+@click.option("--run-id", help="write this run instead of the parameter file's")
+@click.option("--fresh", is_flag=True, help="write the run `make all FRESH=1` makes: <the file's run_id>-fresh")
 @friendly_errors
-def plan_command(params_file, makefile, run_id):
+def plan_command(params_file, makefile, run_id, fresh):
     """Write the make rules that run the notebooks for every cell of the grid."""
     from t2c_lib.study.make import make_rules
 
+    if fresh:
+        run_id = f"{_params(params_file).run_id}-fresh"  # study.replicate.FRESH_SUFFIX, without its pandas
     params = _params(params_file, run_id=run_id)
     with user_path(makefile):
         makefile.parent.mkdir(parents=True, exist_ok=True)

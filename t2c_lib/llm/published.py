@@ -9,7 +9,9 @@ endpoint's reply has neither).
 
 Seeding (`seed_cache`) puts the rows whose build is this machine's into the response cache;
 rows of another build are left out, and would never be served anyway: the build is part of
-every key, so a request of this build never asks for them.
+every key, so a request of this build never asks for them. Only rows whose request the run's
+own attempt logs made are offered (`study.publish.own_replies`): a published file is hostile
+input, and a row keyed to any other request (a user's own `t2c ask`) would answer it.
 
 The file is written deterministically (rows sorted by key, canonical JSON, gzip with mtime 0
 and no file name), so the same rows always give the same bytes. It is read as hostile input:
@@ -189,15 +191,17 @@ class SeedReport:
     added: int  # of those, rows the cache did not hold
     replaced: int  # of those, rows the cache held with another text (the published reply now stands)
     other_build: int  # rows left out: another llama.cpp build's keys, never asked for here
+    refused: int = 0  # rows not offered: keyed to a request the run's own attempt logs never made
 
     def line(self, run_id: str | None) -> str:
         """What seeding did, for run `run_id` (None: the replies of every published run together)."""
         other = f"; {self.other_build} of another llama.cpp build left out" if self.other_build else ""
         replaced = f", {self.replaced} replaced a different cached reply" if self.replaced else ""
+        refused = f"; {self.refused} refused: not a request of the run's own attempt logs" if self.refused else ""
         source = f"published run {run_id}" if run_id else "all published runs"
         return (
             f"{source}: {self.matching} of {self.published} published replies match this machine's build "
-            f"({self.added} added to the response cache{replaced}){other}"
+            f"({self.added} added to the response cache{replaced}){other}{refused}"
         )
 
 
@@ -206,12 +210,13 @@ def matches_build(reply: PublishedReply, build: str) -> bool:
     return reply.build == "" or reply.build == build
 
 
-def seed_cache(cache: ResponseCache, replies: list[PublishedReply], build: str) -> SeedReport:
+def seed_cache(cache: ResponseCache, replies: list[PublishedReply], build: str, refused: int = 0) -> SeedReport:
     """Put the replies of `build` (this machine's `llm.build.build_fingerprint()`) into `cache`, in one transaction.
 
-    A key the cache holds with the same text is left alone; with another text (the same build
-    answered differently before) the published reply replaces it, so the run reproduces the
-    published numbers, and the report counts it.
+    `replies` are the ones seeding admits (`study.publish.own_replies`: requests the run's own attempt
+    logs made); `refused` counts the rest, for the report. A key the cache holds with the same text is
+    left alone; with another text (the same build answered differently before) the published reply
+    replaces it, so the run reproduces the published numbers, and the report counts it.
     """
     chosen = [r for r in replies if matches_build(r, build)]
     held = cache.texts(r.row.key for r in chosen)
@@ -220,9 +225,10 @@ def seed_cache(cache: ResponseCache, replies: list[PublishedReply], build: str) 
     if fresh or differ:
         cache.put_rows([*fresh, *differ], replace=True)
     return SeedReport(
-        published=len(replies),
+        published=len(replies) + refused,
         matching=len(chosen),
         added=len(fresh),
         replaced=len(differ),
         other_build=len(replies) - len(chosen),
+        refused=refused,
     )

@@ -52,8 +52,8 @@ from t2c_lib.llm.call_log import CALLS_FILE, CallLogError, ModelCall, read_calls
 from t2c_lib.llm.published import REPLIES_FILE, PublishedReply, read_replies, write_replies
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.records import NO_MODEL_CALL
-from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE
-from t2c_lib.study.params import check_run_id
+from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, attempt_log_cells, attempts_text
+from t2c_lib.study.params import check_run_id, valid_run_id
 
 PUBLISHED_DIR = "published"
 """Under results/: one folder per published run (tracked by git, unlike the rest of results/)."""
@@ -118,16 +118,20 @@ def _read_json(path: Path) -> Any:
 
 
 def _attempts(cell: Path) -> Iterator[dict[str, Any]]:
-    with (cell / ATTEMPTS_FILE).open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise PublishError(f"{cell / ATTEMPTS_FILE} line {number}: not JSON") from None
-            if isinstance(record, dict):
-                yield record
+    """The records of a cell's attempt log: a run's `attempts.jsonl`, or a published cell's gzipped one."""
+    try:
+        text = attempts_text(cell)
+    except UnicodeDecodeError:
+        raise PublishError(f"{cell}: the attempt log is not UTF-8") from None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            raise PublishError(f"{cell / ATTEMPTS_FILE} line {number}: not JSON") from None
+        if isinstance(record, dict):
+            yield record
 
 
 def _cell_model(cell: Path) -> tuple[str, str | None]:
@@ -153,18 +157,19 @@ def _match_index(rows: Iterable[CacheRow]) -> dict[tuple[str, str], list[CacheRo
     return index
 
 
-def replies_used(run_dir: Path, rows_of: Any) -> RepliesUsed:
+def replies_used(run_dir: Path, rows_of: Any, cells: list[Path] | None = None) -> RepliesUsed:
     """Match every model-call attempt of the run to its rows; `rows_of(model_id)` gives the candidate rows.
 
     Candidates are narrowed to the cell's build (a packaged model's manifest names it), then
     to the attempt's messages, reply text, temperature and per-call seed (module docstring).
     A conversation run's calls are matched by the keys its `model_calls.jsonl` lists.
+    `cells`: only these cell folders (default: every cell of `run_dir` with an attempt log and a manifest).
     """
     if is_conversation_run(run_dir):
         return _conversation_replies_used(run_dir, rows_of)
     used = RepliesUsed()
     groups: dict[tuple[str, str | None], list[Path]] = defaultdict(list)
-    for cell in _cells(run_dir):
+    for cell in _cells(run_dir) if cells is None else cells:
         groups[_cell_model(cell)].append(cell)
     for (model_id, build), cells in sorted(groups.items(), key=lambda item: (item[0][0], item[0][1] or "")):
         index = _match_index(r for r in rows_of(model_id) if build is None or _row_build(r) == build)
@@ -404,16 +409,61 @@ def read_published_replies(run_id: str, results_dir: Path | None = None) -> list
     return read_replies(path)
 
 
-def every_published_reply(results_dir: Path | None = None) -> list[PublishedReply]:
-    """The replies of every published run, each key once (the first run by name that holds it).
+@dataclass(frozen=True)
+class OwnReplies:
+    """Published replies split by whether the run's own attempt logs asked for them (what seeding admits)."""
+
+    admitted: list[PublishedReply]
+    refused: int  # replies keyed to a request no attempt of the run's own cells made
+
+
+def own_replies(run_id: str, results_dir: Path | None = None) -> OwnReplies | None:
+    """The published replies of `run_id` that its own cells' attempt logs asked for; None when it is not published.
+
+    A published run is hostile input: a reply keyed to any other request (one of the user's own `t2c ask`)
+    would answer that request from the file. A grid's own cells are those its `manifest.json` names; a
+    reply is admitted when `replies_used` matches it to one of their attempts (or, for a conversation
+    run, when its `model_calls.jsonl` lists its key)."""
+    replies = read_published_replies(run_id, results_dir)
+    if replies is None:
+        return None
+    run_dir = published_run_dir(run_id, results_dir)
+    by_model: dict[str, list[CacheRow]] = defaultdict(list)
+    for reply in replies:
+        by_model[reply.model_id].append(reply.row)
+    cells = None if is_conversation_run(run_dir) else _named_cells(run_dir)
+    used = replies_used(run_dir, lambda model_id: by_model.get(model_id, []), cells)
+    admitted = [reply for reply in replies if reply.row.key in used.rows]
+    return OwnReplies(admitted, len(replies) - len(admitted))
+
+
+def _named_cells(run_dir: Path) -> list[Path]:
+    """The cells a published grid's `manifest.json` names that hold an attempt log and a manifest of their own."""
+    manifest = _read_json(run_dir / MANIFEST_FILE)
+    named = manifest.get("cells") if isinstance(manifest, dict) else None
+    if not isinstance(named, dict):
+        raise PublishError(f"{run_dir / MANIFEST_FILE}: no 'cells' mapping, so no cell is the run's own")
+    present = {
+        c.relative_to(run_dir).as_posix(): c for c in attempt_log_cells(run_dir) if (c / MANIFEST_FILE).is_file()
+    }
+    return [present[name] for name in sorted(named) if name in present]
+
+
+def every_published_reply(results_dir: Path | None = None) -> OwnReplies:
+    """The own replies (`own_replies`) of every published run, each key once (the first run by name that holds it).
 
     What a run that is not published itself (a part of a published grid, a new parameter file over the same
     questions) seeds from: a reply is keyed by its whole request, so it only ever answers that request."""
     root = published_root(results_dir)
     if not root.is_dir():
-        return []
+        return OwnReplies([], 0)
     seen: dict[str, PublishedReply] = {}
-    for run in sorted(p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink()):
-        for reply in read_published_replies(run, results_dir) or []:
+    refused = 0
+    for run in sorted(p.name for p in root.iterdir() if p.is_dir() and not p.is_symlink() and valid_run_id(p.name)):
+        own = own_replies(run, results_dir)
+        if own is None:
+            continue
+        refused += own.refused
+        for reply in own.admitted:
             seen.setdefault(reply.row.key, reply)
-    return list(seen.values())
+    return OwnReplies(list(seen.values()), refused)
