@@ -58,6 +58,9 @@ def _broken_copy(tmp_path, name: str, old: str, new: str):
         ("wajib-semester-1.yaml", "  sks: 3\n", "  sks: '3'\n", "sks: not an integer"),
         ("wajib-semester-1.yaml", "    so: [7]\n", "    so: [12]\n", "not 1-2 known SOs"),
         ("wajib-semester-2.yaml", "- Kalkulus Variabel Tunggal", "- Tugas Akhir", "prasyarat 'Tugas Akhir'"),
+        ("wajib-semester-1.yaml", "  tipe: Wajib\n", "  tipe: wajib\n", "tipe 'wajib': Wajib or Pilihan"),
+        ("so.yaml", "- nomor: 2\n", "- nomor: 1\n", "so.yaml: two SOs with one nomor"),
+        ("so.yaml", "- nomor: 1\n", "- nomor: [1\n", "so.yaml: not valid YAML"),
         ("so.yaml", "- nomor: 1\n", "- nomor: 1\n  kode: KP.1\n", "so.yaml: missing keys [], unknown keys ['kode']"),
     ],
 )

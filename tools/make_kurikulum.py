@@ -71,6 +71,7 @@ def load(source: Path) -> tuple[dict[int, str], list[dict]]:
     items = read_yaml(source / "so.yaml")
     check(isinstance(items, list), "so.yaml", "not a list")
     so = {r["nomor"]: r["deskripsi"] for r in (record(i, SO_KEYS, "so.yaml") for i in items)}
+    check(len(so) == len(items), "so.yaml", "two SOs with one nomor")
     courses = []
     for name in COURSE_FILES:
         items = read_yaml(source / name)
@@ -86,6 +87,7 @@ def add_course(c: dict, so: dict[int, str], nodes: dict[str, list], rel) -> None
     los = [record(lo, LO_KEYS, f"{nama} LO{i}") for i, lo in enumerate(c["lo"], 1)]
     check(2 <= len(los) <= 5, nama, f"{len(los)} LOs, not 2-5")
     check(3 <= sum(len(lo["topik"]) for lo in los) <= 8, nama, "not 3-8 topics")
+    check(c["tipe"] in ("Wajib", "Pilihan"), nama, f"tipe {c['tipe']!r}: Wajib or Pilihan")
     check((c["tipe"] == "Pilihan") == (c["jalur"] is not None), nama, "a jalur for an elective (Pilihan) only")
     mk = {"id": k, "kode": k, "nama": nama, "sks": c["sks"], "durasi": c["durasi"], "tipe": c["tipe"]}
     nodes["MK"].append(mk | {"klasifikasi": c["klasifikasi"], "semester": c["semester"], "jalur": c["jalur"] or ""})
