@@ -215,6 +215,8 @@ def analyze_command(params_file, run_id):
     if tables.grid_note():
         click.echo(f"run {params.run_id}: {tables.grid_note()}", err=True)
     click.echo(f"run {params.run_id}: " + summary_header(tables))
+    if tables.gold:
+        click.echo(f"run {params.run_id}: {tables.gold}")
     click.echo(readable_summary(tables).to_string(index=False))
     note = paired_note(tables)
     if note:

@@ -36,8 +36,16 @@ from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bo
 from t2c_lib.outputs import csv_frame
 from t2c_lib.records import Change
 from t2c_lib.study.figure_text import BASELINE, STRATEGY_LABELS, TREATMENT
-from t2c_lib.study.layout import ANALYSIS_DIR, ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, METRICS_FILE, SUMMARY_FILE
+from t2c_lib.study.layout import (
+    ANALYSIS_DIR,
+    ATTEMPT_SCORES_FILE,
+    GOLD_AUDIT_FILE,
+    METRICS_FILE,
+    SCREEN_DIR,
+    SUMMARY_FILE,
+)
 from t2c_lib.study.runlog import read_json
+from t2c_lib.study.screen import read_gold_note
 
 LEGACY_NAMES = LEGACY_STRATEGY_NAMES
 TABLES = (
@@ -86,6 +94,7 @@ class RunTables:
     )  # stratum -> its values in order (Easy < Medium < Hard)
     language: str = "en"  # the dataset's language: figures get a thesis-language variant when it is not English
     outside_grid: tuple[str, ...] = ()  # evaluated cells of the run folder outside its grid: not pooled
+    gold: str = ""  # how many gold pairs the run's screen kept and why it dropped the others (`screen.gold_note`)
 
     def grid_note(self) -> str:
         """Which cells of the run folder were not pooled, and why; "" when every cell is in the grid."""
@@ -802,6 +811,7 @@ def analyze_run(
         strata_values={k: tuple(v) for k, v in strata_columns.items()} if isinstance(strata_columns, dict) else {},
         language=language,
         outside_grid=outside_grid(run_dir, folders) if folders is not None else (),
+        gold=read_gold_note(run_dir / SCREEN_DIR),
     )
 
 
@@ -919,6 +929,7 @@ def summary_text(tables: RunTables, run_id: str) -> str:
     """The headline as `make all` ends with it (`analysis/headline.txt`): who answered and how it was tested, what was
     not pooled or paired, then the readable summary, one unbroken line per configuration."""
     lines = [f"run {run_id}: {summary_header(tables)}"]
+    lines += [tables.gold] if tables.gold else []
     lines += [note for note in (tables.grid_note(), paired_note(tables)) if note]
     lines.append(readable_summary(tables).to_string(index=False))
     return "\n".join(lines) + "\n"

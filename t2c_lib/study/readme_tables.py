@@ -44,6 +44,7 @@ from t2c_lib.study.analysis import BASELINE, TREATMENT
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
 from t2c_lib.study.publish import INDEX_FILE, published_run_dir
+from t2c_lib.study.screen import read_gold_note
 
 TABLE, PENDING = "table", "pending"
 CONVERSATIONS = "conversations"
@@ -227,8 +228,14 @@ def _caption(run_dir: Path, run_id: str, table: str, paired: bool) -> str:
         f"Rendered by `{RENDER_COMMAND}` from `results/published/{run_id}/analysis/{table}.csv` "
         f"(do not edit by hand): run {_code(run_id)}, dataset {_code(params.get('dataset', 'unknown'))}, "
         f"answered by {who}, Pass@1 under the {_code(params.get('scoring', 'unknown'))} scoring preset, "
-        f"KG-valid: the final query passes the whole validator chain; {what}."
+        f"KG-valid: the final query passes the whole validator chain; {what}{_gold(run_dir)}."
     )
+
+
+def _gold(run_dir: Path) -> str:
+    """`; gold pairs: kept k of N, ...` from the run's gold screen ("" for a run published without one)."""
+    note = read_gold_note(run_dir / "gold_screen")
+    return f"; {note}" if note else ""
 
 
 def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:

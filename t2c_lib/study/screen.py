@@ -191,6 +191,21 @@ class GoldScreen:
             order_probe=bool(record["order_probe"]),
         )
 
+    def survival(self) -> str:
+        """One line: gold pairs kept of all and the main reasons for the others (`gold_note`)."""
+        return gold_note(self.summary())
+
+    def loud_warning(self) -> str:
+        """A banner when the screen dropped more than LOUD_SHARE of the gold pairs, else ""."""
+        if not self.total or Fraction(len(self.dropped), self.total) <= LOUD_SHARE:
+            return ""
+        share = 100 * len(self.dropped) / self.total
+        return (
+            f"WARNING: the gold screen dropped {len(self.dropped)} of {self.total} gold pairs of {self.dataset} "
+            f"({share:.0f}%, more than a quarter) on {self.store}: the study answers only the {len(self.kept)} kept. "
+            f"{self.survival()}; `t2c dataset check {self.dataset}` says what each dropped pair needs"
+        )
+
     def describe(self) -> str:
         """A few human-readable lines: kept/dropped overall and per stratum, and the top reasons."""
         checks = (["row order probed"] if self.order_probe else []) + (
@@ -206,6 +221,59 @@ class GoldScreen:
         for reason, count in self.top_reasons(5):
             lines.append(f"  {count:4d} x {reason}")
         return "\n".join(lines)
+
+
+LOUD_SHARE = Fraction(1, 4)
+"""A screen that drops more than this share of the gold pairs says so loudly when a run starts."""
+
+DROP_WORDS = {
+    DropKind.EMPTY: "empty answer",
+    DropKind.ORDER: "answer depends on row order",
+    DropKind.SYNTAX: "syntax error",
+    DropKind.SEMANTIC: "semantic error",
+    DropKind.RUNTIME: "runtime error",
+    DropKind.WRITE: "a write",
+    DropKind.UNSAFE: "refused by the guard",
+    DropKind.TOO_LARGE: "too many rows",
+    DropKind.TIMEOUT: "timed out",
+    DropKind.EXCLUDED: "excluded by the dataset",
+    DropKind.DIFFERS: "differs between stores",
+}
+"""How the headline names each drop kind."""
+
+MAX_SUMMARY_BYTES = 16 * 1024 * 1024
+"""The largest `gold_screen.json` a headline reads (a run folder may come from anyone)."""
+
+
+def gold_note(summary: dict[str, Any]) -> str:
+    """`gold pairs: kept k of N, dropped d (n1 reason1, n2 reason2, ...)` from a screen summary; "" if unusable."""
+    total, kept = summary.get("total"), summary.get("kept")
+    if not (isinstance(total, int) and isinstance(kept, int)) or isinstance(total, bool) or not 0 <= kept <= total:
+        return ""
+    raw = summary.get("dropped_by_kind")
+    counts = [
+        (n, DROP_WORDS[DropKind(kind)])
+        for kind, n in (raw.items() if isinstance(raw, dict) else [])
+        if kind in DropKind._value2member_map_ and isinstance(n, int) and n > 0
+    ]
+    text = f"gold pairs: kept {kept} of {total}"
+    if kept == total:
+        return text + ", none dropped"
+    main = ", ".join(f"{n} {word}" for n, word in sorted(counts, key=lambda c: (-c[0], c[1]))[:4])
+    more = f", {len(counts) - 4} more reasons" if len(counts) > 4 else ""
+    return f"{text}, dropped {total - kept}" + (f" ({main}{more}; see gold_screen/)" if main else "")
+
+
+def read_gold_note(screen_dir: Path) -> str:
+    """`gold_note` of a run's `<screen_dir>/gold_screen.json`; "" when the run has none or it is unreadable."""
+    path = Path(screen_dir) / Path(REPORT_CSV).with_suffix(".json").name
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_SUMMARY_BYTES:
+            return ""
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ""
+    return gold_note(summary) if isinstance(summary, dict) else ""
 
 
 @dataclass

@@ -8,6 +8,7 @@ thesis's name, is the `feedback` strategy).
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,9 @@ def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyCon
             kinds,
             run_dir / SCREEN_DIR,
         )
+    if screen.loud_warning():  # more than a quarter of the gold gone: said where a run starts, not only logged
+        log.error("%s", screen.loud_warning())
+        print(f"\n{'!' * 78}\n{screen.loud_warning()}\n{'!' * 78}\n", file=sys.stderr, flush=True)
     limit = None if params.limit == "all" else int(params.limit)
     strata = dataset.strata_columns[0] if dataset.strata_columns else None
     questions = sample_items(screen.kept, limit, strata, params.sample_seed)
