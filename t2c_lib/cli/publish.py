@@ -5,6 +5,8 @@
 after the last, `make conversations` `t2c study seed` before its notebook and `t2c study reproduced` after it;
 `make all FRESH=1` runs `t2c study forecast --fresh` first and `t2c study replicate` at the end
 (`study.publish`, `study.forecast`, `study.replicate`, `llm.published` say what each does and why).
+Every one of them names the run by `t2c study run-id`: the Makefile asks it for the parameter file's
+run id, checked, and never reads a parameter file itself (a hostile `run_id` would reach its shell).
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ where the attempt set one) are the attempt's, and its text is the attempt's raw 
 are recomputed from the stored requests, not recorded per attempt, so runs made before this
 module publish too; every model call of the run must find its row, or publishing is refused
 (a cleared cache cannot be published from). The same rule, against a published file instead of
-the cache, counts how many published replies a rerun was answered from (`replies_used`).
+the cache, counts how many published replies a rerun was answered from (`replies_used`), and, against
+the published run's own attempt logs, which of its replies seeding admits (`own_replies`: a row keyed
+to a request none of its cells made, such as a user's own `t2c ask`, is refused).
 
 A conversation evaluation (`make conversations`: `results/conversations/`, or any folder under results/
 holding its `summary.json` and `turns.csv`) publishes the same way under its folder's name
