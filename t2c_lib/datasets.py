@@ -663,6 +663,8 @@ def _check_follow_ups(path: Path, dialogue_id: str, turns: tuple[DialogueTurn, .
 
 def check_identifier(path: Path | str, what: str, name: Any) -> str:
     """`name` if it matches IDENTIFIER; otherwise a one-line `DatasetError` naming the file and the name."""
+    if not isinstance(name, str):  # YAML reads a bare `ON:`, `YES:`, `NO:`, `OFF:` or `1:` as a boolean or a number
+        raise DatasetError(path, f"{what} {name!r} is not text: YAML reads a bare ON, YES, NO, OFF or a number so; quote it")
     text = str(name)
     if IDENTIFIER.fullmatch(text):
         return text

@@ -14,7 +14,7 @@ from __future__ import annotations
 import click
 
 from t2c_lib import __version__
-from t2c_lib.cli import agent, chat, db, failures, publish, score, study
+from t2c_lib.cli import agent, chat, dataset, db, failures, publish, score, study
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,6 +30,7 @@ def main(debug: bool) -> None:
 
 for _command in (
     db.db,
+    dataset.dataset_group,
     agent.ask,
     agent.validate,
     chat.chat,

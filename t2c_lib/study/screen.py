@@ -241,6 +241,22 @@ DROP_WORDS = {
 }
 """How the headline names each drop kind."""
 
+NEEDS = {
+    DropKind.SYNTAX: "a query the store's parser reads (LadybugDB's Cypher lacks some Neo4j forms: docs/datasets.md), "
+    "or the Neo4j store (`store: neo4j`)",
+    DropKind.SEMANTIC: "only the names, functions and variables the store knows (the reason names the one it lacks)",
+    DropKind.RUNTIME: "a query that runs on this graph's values (the reason says where it failed)",
+    DropKind.WRITE: "a read: the gold must not change the graph",
+    DropKind.UNSAFE: "a read-only query the gate admits (the reason names the clause it refused)",
+    DropKind.TOO_LARGE: "fewer rows than the store's row cap (an aggregate or a LIMIT with ORDER BY)",
+    DropKind.TIMEOUT: "a cheaper query, or a longer query timeout",
+    DropKind.EMPTY: "a question whose answer is in this graph (the query returns no rows, or only nulls)",
+    DropKind.EXCLUDED: "nothing: the dataset's gold_exclusions leaves it out, with the reason",
+    DropKind.ORDER: "an ORDER BY that decides every row it keeps (add a unique tie-breaker), or no LIMIT over unordered rows",
+    DropKind.DIFFERS: "the same answer on every reference store (a dialect difference: the reason names both answers)",
+}
+"""What a dropped pair needs to be kept, by drop kind (`t2c dataset check` prints it beside each pair)."""
+
 MAX_SUMMARY_BYTES = 16 * 1024 * 1024
 """The largest `gold_screen.json` a headline reads (a run folder may come from anyone)."""
 
