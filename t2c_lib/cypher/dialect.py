@@ -20,7 +20,9 @@ form that cannot be rewritten exactly is left alone (see NOT_REWRITTEN).
 parser) where Neo4j reads a name: after the `:` of a label or relationship type (in a node
 pattern, a relationship pattern `-[...]`, a label predicate `n:Order`, and after `|`/`&` in a
 label alternative), after the `.` of a property (not a dotted function name such as
-`db.index.x(...)`), and as a map key (`{order: 1}`, the word after `{` or `,` and before `:`).
+`db.index.x(...)`), and as a map key (`{order: 1}`, the word after `{` or `,` and before `:`). A keyword
+that Neo4j does not have at all (`NOT_NEO4J_KEYWORDS`: `install`, `macro`, `glob`, ...) is a name
+wherever it stands bare, an alias or a variable too (`AS install`, `ORDER BY install`).
 Backticks name the same thing on both databases; a keyword in any other place is a keyword and is
 left alone (so is a label predicate inside a list comprehension: `[x IN xs WHERE x:Order]`).
 
@@ -135,11 +137,26 @@ def keyword_names(tokens: list[Token]) -> frozenset[int]:
             opener = stack[-1] if stack else -1
             if _label_position(tokens, i, opener, labels):
                 labels.add(i)
-            elif not (_property_position(tokens, i) or _map_key(tokens, i, opener)):
+            elif not (_property_position(tokens, i) or _map_key(tokens, i, opener) or _never_neo4j_keyword(tokens, i)):
                 continue
             if tok.upper in KEYWORDS:
                 found.add(i)
     return frozenset(found)
+
+
+NOT_NEO4J_KEYWORDS = (
+    frozenset(
+        {"INSTALL", "MACRO", "GLOB", "HINT", "CSR", "DBTYPE", "MULTI_JOIN", "WSHORTEST", "SORTED"}
+        | {"COMMIT_SKIP_CHECKPOINT", "ROLLBACK_SKIP_CHECKPOINT"}
+    )
+    & KEYWORDS
+)
+"""LadybugDB keywords that are no word of Neo4j's Cypher: in a query the gate admitted, a bare one is a name
+(`RETURN m.sks AS install ORDER BY install`), so it is backticked wherever it stands, but as a function's name."""
+
+
+def _never_neo4j_keyword(tokens: list[Token], i: int) -> bool:
+    return tokens[i].kind is Kind.WORD and tokens[i].upper in NOT_NEO4J_KEYWORDS and not _punct(tokens, i + 1, "(")
 
 
 def _punct(tokens: list[Token], i: int, *chars: str) -> bool:

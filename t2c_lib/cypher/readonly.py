@@ -108,6 +108,16 @@ READ_ONLY_PROCEDURES: dict[Dialect, frozenset[str]] = {
 }
 """Procedures a query may CALL on each store (compared case-insensitively): schema introspection only."""
 
+NEO4J_SCHEMA_CALLS: dict[str, str] = {
+    "db.labels": "CALL show_tables() WHERE type = 'NODE' RETURN name AS label",
+    "db.relationshiptypes": "CALL show_tables() WHERE type = 'REL' RETURN name AS relationshipType",
+    "db.propertykeys": "CALL table_info('<Label or TYPE>') RETURN name AS propertyKey",
+    "db.schema.visualization": "CALL show_tables() RETURN name, type, then CALL show_connection('<TYPE>') RETURN *",
+    "db.schema.nodetypeproperties": "CALL table_info('<Label>') RETURN name, type",
+    "db.schema.reltypeproperties": "CALL table_info('<TYPE>') RETURN name, type",
+}
+"""Neo4j's schema procedures, each with the query that answers it on the embedded store (the refusal says so)."""
+
 DENIED_FUNCTION_PREFIXES = (
     "apoc.cypher.",
     "apoc.do.",
@@ -347,6 +357,13 @@ class _Walk:
             raise _Refused("CALL", "CALL must name a procedure or open a subquery")
         name, k = _dotted_name(toks, j)
         allowed = READ_ONLY_PROCEDURES[self.dialect]
+        if name.lower() not in allowed and self.dialect is Dialect.LADYBUG and name.lower() in NEO4J_SCHEMA_CALLS:
+            raise _Refused(
+                f"CALL {name}",
+                f"CALL {name}: {name} is a Neo4j procedure; this store (LadybugDB) has none by that name: "
+                f"use {NEO4J_SCHEMA_CALLS[name.lower()]}",
+                unknown_word=True,  # a read the store cannot run, not an unsafe one: a semantic error to the model
+            )
         if name.lower() not in allowed:
             listed = ", ".join(sorted(allowed))
             raise _Refused(

@@ -26,6 +26,13 @@ NOT_READ_WORDS = frozenset(
 )  # fmt: skip
 """Words that start or make up a statement other than a read in LadybugDB's grammar (or in Cypher's)."""
 
+_COMMAND_WORDS = frozenset({"INSTALL", "UNINSTALL", "EXPORT", "IMPORT", "ATTACH", "COPY"})
+"""Words that are a command only where a statement starts (LOAD also starts a reading clause: always checked)."""
+
+_QUERY_CLAUSE_WORDS = frozenset({"CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "LOAD"})
+"""Words that start a clause inside a query (not only a statement): `withheld_reason` reads them as a name only
+right after `AS` (an alias being bound)."""
+
 READ_CALLS = frozenset({"SHOW_TABLES", "TABLE_INFO", "SHOW_CONNECTION"})
 """Table functions whose compile messages may be shown (the schema calls the store itself makes)."""
 
@@ -37,6 +44,33 @@ def _word(tokens: list[Token], i: int) -> str:
 def _is_name_position(tokens: list[Token], i: int) -> bool:
     """A word right after `:` or `.` is a label, type or property name, never a keyword."""
     return i > 0 and tokens[i - 1].is_punct(":", ".")
+
+
+_VALUE_AFTER_WORDS = frozenset(
+    {"AS", "RETURN", "WITH", "BY", "WHERE", "AND", "OR", "XOR", "NOT", "IN", "IS", "CONTAINS", "STARTS", "ENDS"}
+    | {"UNWIND", "WHEN", "THEN", "ELSE", "CASE", "DISTINCT", "SKIP", "LIMIT"}
+)
+_VALUE_AFTER_PUNCT = frozenset({",", "(", "[", "{", "=", "<>", "!=", "<", ">", "<=", ">=", "=~", "/", "%", "^", "|"})
+"""Never `*` (`WITH *` is a complete value), `+` or `-` (a path quantifier, an arrow): a command could follow them."""
+
+
+def _statement_start(tokens: list[Token], i: int) -> bool:
+    """Where LadybugDB's grammar starts a statement: the first token, after `;`, or after a leading EXPLAIN/PROFILE."""
+    while i > 0 and tokens[i - 1].upper in ("EXPLAIN", "PROFILE"):
+        i -= 1
+    return i == 0 or tokens[i - 1].is_punct(";")
+
+
+def _name_or_value(tokens: list[Token], i: int) -> bool:
+    """The word at i stands where no statement can start: a label, type or property (after `:` or `.`), an alias
+    being bound (after `AS`), a variable named in a value (after `RETURN`, `,`, `=`, `BY`, ...). A command word
+    (INSTALL, ATTACH, COPY, ...) is a command only at a statement's start, so there it is a name (`AS install`)."""
+    if _statement_start(tokens, i):
+        return False
+    prev = tokens[i - 1]
+    if prev.kind is Kind.PUNCT:
+        return prev.text in (":", ".") or prev.text in _VALUE_AFTER_PUNCT
+    return prev.kind is Kind.WORD and prev.upper in _VALUE_AFTER_WORDS
 
 
 def file_or_code_word(text: str) -> str | None:
@@ -60,6 +94,15 @@ def file_or_code_word(text: str) -> str | None:
             return f"LOAD {after}"
         if word == "LOAD" and nxt is not None and nxt.kind in (Kind.STRING, Kind.PARAM):
             return "LOAD"
+        if (
+            word == "LOAD"
+            and nxt is not None
+            and nxt.kind in (Kind.WORD, Kind.QUOTED)
+            and not _name_or_value(tokens, i)
+        ):
+            return "LOAD"  # `LOAD json`: LadybugDB loads an installed extension by its name
+        if word in _COMMAND_WORDS and _name_or_value(tokens, i):
+            continue  # `RETURN m.sks AS install ORDER BY install`: an alias, not the command
         if word in ("INSTALL", "UNINSTALL") and nxt is not None and nxt.kind in (Kind.WORD, Kind.QUOTED, Kind.STRING):
             return word
         if word in ("EXPORT", "IMPORT") and after == "DATABASE":
@@ -71,7 +114,7 @@ def file_or_code_word(text: str) -> str | None:
             for j, t in enumerate(tokens[i + 1 :], start=i + 1)
         ):
             return "COPY"
-        if word in ("USE", "UPDATE", "DETACH", "CHECKPOINT") and i == 0:
+        if word in ("USE", "UPDATE", "DETACH", "CHECKPOINT") and _statement_start(tokens, i):
             return word
     return None
 
@@ -86,6 +129,12 @@ def withheld_reason(text: str) -> str | None:
         word = tok.upper
         if not word or _is_name_position(tokens, i):
             continue
+        if (
+            word in NOT_READ_WORDS
+            and _name_or_value(tokens, i)
+            and (word not in _QUERY_CLAUSE_WORDS or _word(tokens, i - 1) == "AS")
+        ):
+            continue  # an alias or variable named `set`, `copy`, `install`: a name, not a statement or clause
         if word in NOT_READ_WORDS:
             return f"the text holds {word}, which is not a read"
         if word == "CALL" and i + 1 < len(tokens) and tokens[i + 1].kind in (Kind.WORD, Kind.QUOTED):
