@@ -98,6 +98,19 @@ GRID_START := $(shell date +%s)
 GRID_PROGRESS = $(PY) -m t2c_lib.study.progress $(RUN_DIR) --since $(GRID_START) $(GRID_CELLS) || true
 endif
 
+# Before the first notebook: a run folder started with other settings (run.json) is refused in one line;
+# REPLACE_RUN=1 moves it aside to results/<run_id>.replaced-<n>/ instead (never deletes it).
+ifeq ($(REPLACE_RUN),1)
+export T2C_REPLACE_RUN := 1
+else ifneq ($(REPLACE_RUN),)
+$(error REPLACE_RUN must be 1 or empty, got '$(REPLACE_RUN)')
+endif
+RUN_CHECK := run-check
+.PHONY: run-check
+run-check: $(STAMP)
+	$(Q)$(T2C) study check-run --params $(call shq,$(PARAMS)) $(PLAN_RUN_ID)
+seed-replies fresh-cache: | $(RUN_CHECK)
+
 # the rules are remade when the generator changes too (a copy of the Makefile outside a checkout has none)
 $(STUDY_MK): $(PARAMS) $(STAMP) $(wildcard t2c_lib/study/make.py)
 	$(Q)$(T2C) study plan --params $(call shq,$(PARAMS)) --makefile $(call shq,$@) $(PLAN_RUN_ID)

@@ -86,6 +86,13 @@ def with_cell_options(func):
 @click.option("--run-id", help="override the parameter file's run_id")
 @click.option("--no-cache", is_flag=True, help="neither read nor write the response cache")
 @click.option("--refresh", is_flag=True, help="call the model again and overwrite cached responses")
+@click.option(
+    "--replace-run",
+    is_flag=True,
+    default=None,
+    help="a run folder started with other settings is moved aside to results/<run_id>.replaced-<n>/ (default: "
+    "refused; T2C_REPLACE_RUN=1 does the same)",
+)
 @loop_options
 @friendly_errors
 def run_command(
@@ -99,6 +106,7 @@ def run_command(
     run_id,
     no_cache,
     refresh,
+    replace_run,
     repair_turns,
     repeat_guard,
     repeat_guard_retries,
@@ -137,7 +145,13 @@ def run_command(
     click.echo(
         f"t2c run {params.run_id}: {len(cells)} cell(s) (strategy x configuration), {choice.describe()}{together}"
     )
-    run_grid(params, cells, cache_mode=cache_mode, on_report=lambda report: click.echo(report.line()))
+    run_grid(
+        params,
+        cells,
+        cache_mode=cache_mode,
+        on_report=lambda report: click.echo(report.line()),
+        replace_run=replace_run or None,
+    )
 
 
 run_id_option = click.option(
@@ -206,12 +220,11 @@ def analyze_command(params_file, run_id):
     from t2c_lib import config
     from t2c_lib.study.analysis import STRATEGY_SUMMARY, paired_note, readable_summary, summary_header
     from t2c_lib.study.layout import ANALYSIS_DIR, run_dir_for
-    from t2c_lib.study.manifest import recorded_grid
     from t2c_lib.study.steps import analyze
 
     pairs = _run_cells(params_file, run_id, None, None, None) if run_id else []
     params = pairs[0][1] if run_id else _params(params_file)
-    tables = analyze(params, grid=recorded_grid(pairs) if run_id else None)
+    tables = analyze(params)  # the run's recorded grid: its parameters are the ones run.json holds
     if tables.grid_note():
         click.echo(f"run {params.run_id}: {tables.grid_note()}", err=True)
     click.echo(f"run {params.run_id}: " + summary_header(tables))
@@ -258,6 +271,27 @@ def plan_command(params_file, makefile, run_id, fresh):
     with user_path(makefile):
         makefile.parent.mkdir(parents=True, exist_ok=True)
         makefile.write_text(make_rules(params, params_file, run_id), encoding="utf-8")
+
+
+@study_group.command("check-run")
+@params_option
+@click.option("--run-id", help="the run folder make writes instead of the parameter file's")
+@click.option("--fresh", is_flag=True, help="the run `make all FRESH=1` makes: <the file's run_id>-fresh")
+@click.option(
+    "--replace-run", is_flag=True, default=None, help="move a run started with other settings aside (T2C_REPLACE_RUN=1)"
+)
+@friendly_errors
+def check_run_command(params_file, run_id, fresh, replace_run):
+    """Before `make all`'s first notebook: refuse (or move aside) a run folder started with other settings."""
+    from t2c_lib.study.run_record import replace_wanted
+    from t2c_lib.study.steps import check_bound_run
+
+    if fresh:
+        run_id = f"{_params(params_file).run_id}-fresh"
+    params = _params(params_file, run_id=run_id)
+    moved = check_bound_run(params, None, with_model=True, replace=replace_wanted(replace_run))
+    if moved is not None:
+        click.echo(f"run {params.run_id}: started with other settings; the old run moved aside to {moved}/", err=True)
 
 
 @study_group.command("progress")

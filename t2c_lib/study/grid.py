@@ -52,8 +52,11 @@ def run_grid(
     cache_mode: str = "use",
     progress: bool = True,
     on_report: Callable[[CellReport], None] | None = None,
+    replace_run: bool | None = None,
 ) -> list[CellReport]:
-    """Run `cells` (inference), calling `on_report` as each one finishes; the reports in grid order."""
+    """Run `cells` (inference), calling `on_report` as each one finishes; the reports in grid order.
+
+    `replace_run`: a run folder bound to other settings is moved aside (`study.run_record`), not refused."""
     from t2c_lib.study.steps import infer
 
     report = on_report or (lambda _: None)
@@ -68,11 +71,14 @@ def run_grid(
                     cell.strategy,
                     cache_mode=cache_mode,
                     progress=progress,
+                    replace_run=replace_run,
                 )
             )
             report(reports[-1])
         return reports
-    return _GridRun(params, cells, cache_mode, report).run()
+    grid = _GridRun(params, cells, cache_mode, report)
+    grid.replace_run = replace_run
+    return grid.run()
 
 
 class _GridRun:
@@ -103,6 +109,7 @@ class _GridRun:
         self.views: dict[Cell, CellSlots] = {}
         self.waiting = list(cells)
         self._report_lock = threading.Lock()
+        self.replace_run: bool | None = None  # run_grid's: move a run bound to other settings aside
 
     def run(self) -> list[CellReport]:
         first: BaseException | None = None
@@ -172,6 +179,7 @@ class _GridRun:
                 cache_mode=self.cache_mode,
                 progress=False,
                 slots=self.views[cell],
+                replace_run=self.replace_run,
             )
         except BaseException as exc:
             self.slots.close(f"{type(exc).__name__}: {exc}")

@@ -27,6 +27,8 @@ MAX_ATTEMPTS_BYTES = 256 * 1024 * 1024
 QUESTIONS_FILE = "questions.jsonl"
 OUTAGES_FILE = "questions.outage.jsonl"
 MANIFEST_FILE = "manifest.json"
+RUN_FILE = "run.json"
+"""In the run folder: the settings the run was started with (`study.run_record`); later steps must match them."""
 METRICS_FILE = "metrics.csv"
 SUMMARY_FILE = "summary.json"
 ATTEMPT_SCORES_FILE = "attempt_scores.csv"

@@ -5,12 +5,19 @@ from __future__ import annotations
 from t2c_lib.study.layout import expand_grid
 from t2c_lib.study.params import StudyParams
 
+WATCH_CELL = "T2C_PROGRESS_CELL"
+"""Exported to an inference notebook's rule: the cell whose progress lines go to descriptor 3 while it runs, the
+terminal's stderr (`3>&2` before the log's redirect; `notebook_engine.start_watch`), its own output to its log."""
+
 
 def make_rules(params: StudyParams, params_file: str, run_id: str | None = None) -> str:
     """Make rules running the notebooks for every cell with papermill (`make -j` safe).
 
     `run_id` (`make all FRESH=1`: `<run_id>-fresh`) replaces the parameter file's: the rules
     write that run's folder and pass `-p run_id` to every notebook.
+
+    Every inference step waits for `$(RUN_CHECK)` (order-only): the Makefile's step that refuses a run
+    folder started with other settings, or with `REPLACE_RUN=1` moves it aside (`t2c study check-run`).
 
     Every inference step waits for `$(SEED)` (order-only): the Makefile's step that seeds the
     response cache from the published run's replies (`t2c study seed`), or, with `FRESH=1`, the
@@ -25,7 +32,8 @@ def make_rules(params: StudyParams, params_file: str, run_id: str | None = None)
     attempts fill the cache, and `vote` measures its k from it).
 
     Each notebook run is `$(Q)$(PAPERMILL) ... $(call NOTEBOOK_LOG,<its log>)`: the Makefile's
-    `Q` and `NOTEBOOK_LOG` keep `make all`'s own output short (the notebook's output goes to
+    `Q` and `NOTEBOOK_LOG` keep `make all`'s own output short (an inference notebook's cell prints a progress line
+    to the terminal while it runs: `WATCH_CELL`) (the notebook's output goes to
     `<run>/notebooks/<name>.log` beside its executed copy), or, with `VERBOSE=1`, stream it.
     """
     run = f"results/{run_id or params.run_id}"
@@ -35,6 +43,13 @@ def make_rules(params: StudyParams, params_file: str, run_id: str | None = None)
     evaluated = []
     cells = expand_grid(params)
     lines += [f"GRID_CELLS := {' '.join(f'{run}/{cell.strategy}/{cell.configuration}' for cell in cells)}", ""]
+    lines += [
+        "export T2C_RUN_DIR = $(RUN_DIR)",
+        "export T2C_GRID_CELLS = $(GRID_CELLS)",
+        "export T2C_GRID_START = $(GRID_START)",
+        "export T2C_PROGRESS_FD = 3",
+        "",
+    ]
     for cell in cells:
         tag = f"{cell.strategy}__{cell.configuration}"
         cell_dir = f"{run}/{cell.strategy}/{cell.configuration}"
@@ -50,7 +65,7 @@ def make_rules(params: StudyParams, params_file: str, run_id: str | None = None)
             f"{cell_dir}/.inferred: {deps} | $(SEED)",
             f"\t@mkdir -p {nb} {cell_dir}",
             f"\t$(Q)$(PAPERMILL) notebooks/01_inference.ipynb {nb}/01_inference__{tag}.ipynb {args}"
-            f" $(call NOTEBOOK_LOG,{nb}/01_inference__{tag}.log)",
+            f" 3>&2 $(call NOTEBOOK_LOG,{nb}/01_inference__{tag}.log)",
             "\t@touch $@",
             "\t@$(GRID_PROGRESS)",
             f"{cell_dir}/.evaluated: {cell_dir}/.inferred",
@@ -58,6 +73,8 @@ def make_rules(params: StudyParams, params_file: str, run_id: str | None = None)
             f" $(call NOTEBOOK_LOG,{nb}/02_evaluation__{tag}.log)",
             "\t@touch $@",
             "\t@$(GRID_PROGRESS)",
+            f"{cell_dir}/.inferred: | $(RUN_CHECK)",
+            f"{cell_dir}/.inferred: export {WATCH_CELL} := {cell_dir}",
             "",
         ]
         evaluated.append(f"{cell_dir}/.evaluated")

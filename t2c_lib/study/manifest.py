@@ -10,6 +10,7 @@ A cell is resumed only under the settings it was started with (`check_same_setti
 from __future__ import annotations
 
 import subprocess
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
-from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams, params_from_dict
+from t2c_lib.study.params import StudyParams, params_from_dict
 from t2c_lib.study.runlog import read_json
 
 
@@ -249,23 +250,22 @@ def recorded_models(run_dir: Path) -> list[str]:
 
 
 def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[Cell, StudyParams]]:
-    """The cells a run has started, each with the parameters its manifest records (so `--run-id` needs no params file)."""
+    """The started cells of a run's recorded grid (`run.json`, `study.run_record`), each with the run's recorded
+    parameters (so `--run-id` needs no params file); a cell folder the record's grid does not name is left out."""
+    from t2c_lib.study.run_record import read_record
 
     run_dir = Path(results_dir or config.RESULTS_DIR) / run_id
-    found = []
-    for path in sorted(run_dir.glob(f"*/*/{MANIFEST_FILE}")):
-        manifest = read_json(path)
-        params = params_from_dict(manifest["parameters"], source=str(path))
-        strategy = manifest.get("strategy") or manifest["mode"]
-        found.append(
-            (Cell(LEGACY_STRATEGY.get(strategy, strategy), manifest["prompt_type"], manifest["schema_format"]), params)
-        )
-    if not found:
+    record = read_record(run_dir)
+    if record is None:
         raise MissingResults(
             f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`"
         )
     return found
 
+    params = dataclasses.replace(record.params, run_id=run_id)  # a run moved aside keeps its folder's name
+    found = [(cell, params) for cell in record.grid() if (cell.directory(run_dir) / MANIFEST_FILE).is_file()]
+    if not found:
+        raise MissingResults(f"{run_dir}: no cell of the run's recorded grid has started; run it with `t2c run`")
 
 def recorded_grid(pairs: list[tuple[Cell, StudyParams]]) -> list[Cell]:
     """The grid a run was made for: every cell of the parameters its cells' manifests record (`recorded_cells`).

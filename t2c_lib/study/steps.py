@@ -242,6 +242,7 @@ def infer(
     results_dir: Path | None = None,
     model: Any = None,
     slots: CellSlots | None = None,
+    replace_run: bool | None = None,
 ) -> CellReport:
     """Run one cell: every (unfinished) question through its strategy, attempts persisted as they happen.
 
@@ -249,14 +250,21 @@ def infer(
     the run's request slots) is shared by cells that run at once (`t2c_lib.study.grid`): requests
     in flight are a budget of the whole run. Requests per minute are the endpoint's budget on this
     machine, across processes (`make_chat_model`).
+
+    The run folder is bound to the settings it was started with (`study.run_record`): other
+    settings are refused in one line, or with `replace_run` (None: `T2C_REPLACE_RUN=1`) the old run
+    is moved aside.
     """
     from t2c_lib.agent.build import build_loop, build_parts
     from t2c_lib.prompts import Configuration
+    from t2c_lib.study.run_record import replace_wanted
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy))
     choice = model_choice(params)
     if choice is not None and model is None:
         choice.check()  # an endpoint in the environment and `model: local` in the file: refuse to guess
+    replace = replace_wanted(replace_run)
+    check_bound_run(params, results_dir, with_model=True, replace=replace)
     study = open_study(params, results_dir)
     schema = study.store.schema()
     grammar = None
@@ -294,6 +302,7 @@ def infer(
 
     settings = chosen.signature(make_loop()) if not spec.thesis or options else None  # thesis cells: as they were
     lanes = _lane_group(chat)
+    bind_study_run(study, chat.model_id, replace)
     write_cell_manifest(params, study, cell, chat.model_id, [step.name for step in chain], settings, grammar, lanes)
     # A packaged model answers one request at a time, or in `workers` lanes decoded together
     # (`LocalModel.lane_group`); an endpoint gets `workers` concurrent requests.
@@ -317,6 +326,31 @@ def infer(
         )
     finally:
         study.store.close()
+
+
+def check_bound_run(
+    params: StudyParams, results_dir: Path | None, *, with_model: bool, replace: bool = False
+) -> Path | None:
+    """Refuse (or with `replace`, move aside) a run folder bound to other parameters or another dataset version."""
+    from t2c_lib.study.run_record import check_run, record_for
+
+    dataset_hash = load_dataset(params.dataset, split=params.split).hash
+    return check_run(
+        run_dir_for(params, results_dir), record_for(params, dataset_hash), with_model=with_model, replace=replace
+    )
+
+
+def bind_study_run(study: StudyContext, model_id: str, replace: bool) -> None:
+    """Check the run's model and build too, then bind the run folder (`run.json`) if it is not bound yet."""
+    from t2c_lib.study.manifest import model_build
+    from t2c_lib.study.run_record import bind_run, check_run, record_for
+
+    build = model_build(model_id).get("llama_build", {}).get("id", "")
+    record = record_for(study.params, study.dataset.hash, model_id, build)
+    if check_run(study.run_dir, record, with_model=True, replace=replace) is not None:
+        study.screen.write_report(study.run_dir / SCREEN_DIR)  # the moved run took them along
+        write_schema_texts(study.store, study.dataset, study.run_dir / "schema")
+    bind_run(study.run_dir, record)
 
 
 def write_cell_manifest(
@@ -431,6 +465,7 @@ def evaluate(
 
     cell = cell_for(params, prompt_type, schema_format, _strategy_arg(strategy))
     check_evaluation_settings(cell.directory(run_dir_for(params, results_dir)) / MANIFEST_FILE, params, cell)
+    check_bound_run(params, results_dir, with_model=False)
     study = open_study(params, results_dir)
     from t2c_lib.metrics.testsuite import TestSuite
 
@@ -506,8 +541,9 @@ def analyze(
 ) -> Any:
     """Compare every strategy with single-pass over the run's grid: tables, tests and figures.
 
-    The grid is the parameters' (`grid` when given, e.g. the one the run's manifests record): a
-    cell folder outside it is not pooled, and `RunTables.outside_grid` names it.
+    The parameters must be those the run was started with (`study.run_record`, refused in one line
+    otherwise), so the grid is the run's own (`grid` when given): a cell folder outside it is not pooled,
+    and `RunTables.outside_grid` names it.
     """
     from t2c_lib.study.analysis import analyze_run, load_published, write_tables
     from t2c_lib.study.plots import export_figures
@@ -517,6 +553,7 @@ def analyze(
     if params.split != TEST_SPLIT:
         published = published.iloc[0:0]  # published numbers describe the test questions, never the dev ones
     run_dir = run_dir_for(params, results_dir)
+    check_bound_run(params, results_dir, with_model=False)
     cells = grid if grid is not None else expand_grid(params)
     label = (
         f"this run: {params.run_id}, {', '.join(recorded_models(run_dir)) or params.model} (t2c's graph and questions)"
