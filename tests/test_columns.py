@@ -38,7 +38,7 @@ def test_attempts_kinds_and_directions():
 
 def test_metrics_csv_order_and_presets_read_back():
     header = metrics_csv(["t2c", "kg-axel"], ["Tingkat Penalaran"], suite=True)
-    assert header[:2] == ["question_id", "mode"] and header[-5:-3] == ["pass_at_1_ts", "failed_copies"]
+    assert header[:3] == ["question_id", "strategy", "loop"] and header[-5:-3] == ["pass_at_1_ts", "failed_copies"]
     assert header[-3:] == ["question", "gold_query", "final_query"]  # last: review texts (issue 39, item 8)
     assert header.index("Tingkat Penalaran") == len(columns.BASE)
     assert (

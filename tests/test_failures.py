@@ -43,7 +43,8 @@ def test_t2c_failures_prints_question_gold_attempts_errors_and_feedback(scored_r
     assert done.exit_code == 0, done.output
     lines = done.output.splitlines()
     assert lines[0].startswith("cell single-pass/Zero-Shot_Full: 2 of 3 answers failed (1 invalid")
-    block = done.output.split("== single-pass/Zero-Shot_Full · tiny-001 · invalid\n", 1)[1].split("\n\n")[0]
+    block = done.output.split("== single-pass/Zero-Shot_Full (single-pass) · tiny-001 · invalid\n", 1)[1]
+    block = block.split("\n\n")[0]
     assert block.splitlines() == [
         "question: Who acted in The Matrix?",
         "gold:     MATCH (p:Person)-[:ACTED_IN]->(m:Movie {title: 'The Matrix'}) RETURN p.name ORDER BY p.name",
@@ -51,7 +52,7 @@ def test_t2c_failures_prints_question_gold_attempts_errors_and_feedback(scored_r
         "  error:    SYNTAX_ERROR syntax: x",
         "  feedback: fb",
     ]
-    assert "== single-pass/Zero-Shot_Full · tiny-003 · wrong" in done.output
+    assert "== single-pass/Zero-Shot_Full (single-pass) · tiny-003 · wrong" in done.output
     assert "  passed the validator chain" in done.output
 
 

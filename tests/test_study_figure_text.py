@@ -1,7 +1,8 @@
 """Figures and tables a paper can take (issue 28, items 9 and 10): every figure has a caption file
 (what is plotted, n, the error bars and their seed), bars carry k/N, strata panels have English
 titles in the dataset's order (the dataset's own words in the thesis-language variant), one
-vocabulary (feedback, the thesis's agentic loop), and `t2c analyze`'s summary is rounded text.
+vocabulary (each loop by its one name: `thesis-loop` for the thesis's agentic loop, issue 51), and `t2c analyze`'s
+summary is rounded text.
 The run is the scored tiny run of test_analysis.py (recorded attempts, real scoring).
 """
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from t2c_lib.study.analysis import analyze_run, readable_summary, summary_header, write_tables
-from t2c_lib.study.figure_text import STRATEGY_LABELS, stratum_title, stratum_value
+from t2c_lib.study.figure_text import stratum_title, stratum_value
 from t2c_lib.study.plots import FIGURES, STYLE, export_figures, fig_pass_kgvalid, fig_strata, figures_of
 
 matplotlib.use("Agg")
@@ -43,7 +44,8 @@ def test_every_figure_has_a_caption_saying_what_n_and_the_error_bars_are(tables,
     for name in ("pass_kgvalid_by_config", "accuracy_by_stratum"):
         caption = (tmp_path / f"{name}.txt").read_text(encoding="utf-8")
         assert "95% percentile bootstrap confidence intervals" in caption and "seed 20241" in caption
-        assert "labelled k/N" in caption and "feedback (blue; the thesis's agentic loop)" in caption
+        assert "labelled k/N" in caption and "single-pass (grey) and thesis-loop (blue)" in caption
+        assert "thesis-loop: the thesis's agentic loop" in caption
     assert {p.suffix for p in written} == {".pdf", ".svg", ".png", ".txt"}
 
 
@@ -65,7 +67,7 @@ def test_strata_panels_follow_the_dataset_order_and_english_titles(tables) -> No
         fig = fig_strata(tables)
     ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert ticks == ["hard", "easy"] and legend == [STRATEGY_LABELS["single-pass"], STRATEGY_LABELS["feedback"]]
+    assert ticks == ["hard", "easy"] and legend == ["single-pass", "thesis-loop"]
     assert texts(fig) == ["0/2", "2/4", "0/2", "4/4"]  # hard then easy: single-pass, then feedback
     plt.close(fig)
     assert (
@@ -97,7 +99,7 @@ def test_one_vocabulary_in_the_tables_no_mode_no_agentic_suffix(tables, scored_r
     assert (
         "SP & FB & $p_{\\mathrm{Holm}}$" in tex
         and "AG" not in tex
-        and "FB: feedback (the thesis's agentic loop)" in tex
+        and "FB: thesis-loop (the thesis's agentic loop" in tex
     )
 
 

@@ -8,12 +8,18 @@
   it, so it stays readable: `LEGACY_STRATEGY_NAMES` maps it and `canonical_strategy` applies the map.
   It is a name on disk, kept for those files, not a strategy of its own.
 
+The loops have names of their own (`THESIS_LOOP`, `REVISE`, `REVISE_STRICT`, `LoopName`): what every
+figure, table, manifest and `metrics.csv` row calls the loop that made it, derived from the strategy's
+options (`options.LoopOptions.loop_name`) so that a revising loop is never shown as the thesis's.
+
 Every other strategy is named only in its own declaration (`strategies.BUILT_IN`, or a notebook's or
-a test's `StrategySpec`). This module imports nothing, so the study's parameters, layout,
+a test's `StrategySpec`). This module imports nothing of t2c, so the study's parameters, layout,
 manifests and analysis take these names from `agent/` without reaching into a strategy's code.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 SINGLE_PASS = "single-pass"
 """The baseline: one attempt."""
@@ -21,6 +27,26 @@ FEEDBACK = "feedback"
 """The thesis's repair loop: error-specific feedback on the last failed attempt."""
 AGENTIC = "agentic"
 """The thesis's name for the `feedback` strategy; still read from params, CLI options and old run folders."""
+
+THESIS_LOOP = "thesis-loop"
+"""The loop's name for `feedback` with every option off: the thesis's own agentic loop."""
+REVISE = "revise"
+"""The loop's name for the first revising loop (`params/thesis-revise.yaml`'s options)."""
+REVISE_STRICT = "revise-strict"
+"""The loop's name for the second revising loop (`params/thesis-strict.yaml`'s options)."""
+
+
+@dataclass(frozen=True)
+class LoopName:
+    """What a cell's loop is called wherever a result appears, and one line saying what it does.
+
+    Derived from the strategy and its options (`StrategySpec.loop_name`), never declared per run,
+    so a figure, a table and a manifest of the same cell cannot disagree.
+    """
+
+    name: str
+    description: str
+
 
 LEGACY_STRATEGY_NAMES = {AGENTIC: FEEDBACK}
 """Old name -> strategy, for what runs before the rename wrote (folders, manifests, tables) and old parameter files."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from t2c_lib.agent.names import REVISE, REVISE_STRICT, THESIS_LOOP, LoopName
 from t2c_lib.errors import InvalidValue
 
 
@@ -147,6 +148,17 @@ class LoopOptions:
             parts.append(f"corr-{self.corrector.value}")
         return "+".join(parts)
 
+    def loop_name(self) -> LoopName:
+        """The loop's one name and description: `thesis-loop`, `revise`, `revise-strict`, or one made of its tag."""
+        for options, name, description in NAMED_LOOPS:
+            if self == options:
+                return LoopName(name, description)
+        fragment = self.tag() or f"retries{self.repeat_guard_retries}"
+        default = LoopOptions()
+        values = {k: getattr(self, k) for k in OPTION_KEYS if getattr(self, k) != getattr(default, k)}
+        settings = ", ".join(f"{k}={v.value if isinstance(v, Enum) else v}" for k, v in values.items())
+        return LoopName(f"feedback-{fragment}", f"the feedback loop with options {settings}")
+
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> LoopOptions:
         """Options from a mapping that may hold other keys (params, CLI options); missing keys keep their defaults."""
@@ -159,3 +171,26 @@ def _choice(enum: type[Enum], value: Any, key: str) -> Any:
     except ValueError:
         valid = ", ".join(m.value for m in enum)  # type: ignore[attr-defined]
         raise InvalidValue(f"{key}={value!r}: valid: {valid}") from None
+
+
+NAMED_LOOPS: tuple[tuple[LoopOptions, str, str], ...] = (
+    (
+        LoopOptions(),
+        THESIS_LOOP,
+        "the thesis's agentic loop: one refinement message with the question, the failed query and "
+        "error-specific feedback",
+    ),
+    (
+        LoopOptions(RepairTurns.FRESH, True, 2, CorrectorKind.SCHEMA),
+        REVISE,
+        "a revising loop: each refinement a fresh attempt told every failure's feedback, a repeat guard "
+        "(2 retries) and the schema corrector",
+    ),
+    (
+        LoopOptions(RepairTurns.FRESH_STRICT, True, 2, CorrectorKind.SCHEMA_SYNTAX),
+        REVISE_STRICT,
+        "revise with no line quoting a failed query in the feedback, a repeat guard (2 retries) and the schema "
+        "and syntax corrector",
+    ),
+)
+"""The option combinations that have a name of their own; any other gets `feedback-<tag>` (`LoopOptions.tag`)."""

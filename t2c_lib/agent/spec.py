@@ -3,7 +3,9 @@
 A strategy is one class and one `StrategySpec` next to it (`agent/strategies.py` holds the
 built-in ones; a notebook or a test may declare more). The spec says
 
-- its name and how tables and figures call it (`label`);
+- its name, and the name and one-line description of the loop it runs (`loop_name`: from its
+  options where `loop` derives one, `feedback`'s `thesis-loop` / `revise` / `revise-strict`;
+  else its `label` or name and `description`), which tables, figures and manifests show;
 - its budget rule (`budget`: attempts for a given `max_iterations`);
 - whether its cell waits for another strategy's cell of the same configuration, and why
   (`waits_for`, `why`; `answered_by_wait`: every request it makes is that cell's first one,
@@ -27,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from t2c_lib.agent.names import LoopName
 
 BASELINE = "baseline"
 """The role of the strategy every other one is compared with (single-pass)."""
@@ -80,6 +84,8 @@ class StrategySpec:
     run_order: int = DEFAULT_RUN_ORDER
     thesis: bool = False
     role: str = ""
+    description: str = ""
+    loop: Callable[[Mapping[str, Any]], LoopName] | None = None
 
     def __call__(self, **options: Any) -> Any:
         """The strategy itself, built with these constructor options."""
@@ -96,8 +102,14 @@ class StrategySpec:
 
     @property
     def shown(self) -> str:
-        """The name tables and figures show."""
-        return self.label or self.name
+        """The name tables and figures show for the strategy with its default options."""
+        return self.loop_name().name
+
+    def loop_name(self, values: Mapping[str, Any] | None = None) -> LoopName:
+        """The name and description of the loop this strategy runs under parameter `values` (defaults if None)."""
+        if self.loop is not None:
+            return self.loop({key: (values or {}).get(key, default) for key, default in self.options.items()})
+        return LoopName(self.label or self.name, self.description or f"the {self.name} strategy")
 
     def options_for(
         self, values: Mapping[str, Any], waited_mean_calls: Callable[[], float] = _no_measure

@@ -10,7 +10,10 @@
 | `vote` | k samples at temperature > 0; the most frequent result among valid samples wins | k |
 
 `feedback` takes loop options (`options.py`: `repair_turns`, `repeat_guard`, `corrector`), each off by
-default; off is the thesis loop exactly, on runs `revise.solve`.
+default; off is the thesis loop exactly, on runs `revise.solve`. Results name the loop, not the strategy:
+`thesis-loop` (every option off), `revise` and `revise-strict` (the options of `params/thesis-revise.yaml`
+and `params/thesis-strict.yaml`), `feedback-<tag>` for any other combination (`LoopOptions.loop_name`);
+every other strategy's loop is its own name (`loop_name`, `recorded_loop`).
 
 The first four and `verifier` begin with the same request (the prompt builder's `initial`
 at `temperature`), so the response cache serves it once and they pair with single-pass.
@@ -29,11 +32,11 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
+from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS, LoopName
 from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
 from t2c_lib.agent.spec import BASELINE, TREATMENT, OptionInputs, StrategySpec, one_attempt
 from t2c_lib.errors import InvalidValue
@@ -399,6 +402,10 @@ def _feedback_options(inputs: OptionInputs) -> dict[str, Any]:
     return {} if options.is_default else {"options": options}
 
 
+def _feedback_loop(values: Mapping[str, Any]) -> LoopName:
+    return LoopOptions.from_values(dict(values)).loop_name()
+
+
 def _vote_options(inputs: OptionInputs) -> dict[str, Any]:
     k = inputs.values["vote_k"]
     if k is None:
@@ -412,6 +419,7 @@ BUILT_IN: tuple[StrategySpec, ...] = (
         SINGLE_PASS,
         SinglePass,
         label=SINGLE_PASS,
+        description="one attempt, no repair",
         budget=one_attempt,
         waits_for=FEEDBACK,
         why=_SHARED_FIRST + " and the pair is question by question",
@@ -423,16 +431,37 @@ BUILT_IN: tuple[StrategySpec, ...] = (
     StrategySpec(
         FEEDBACK,
         Feedback,
-        label=f"{FEEDBACK} (the thesis's {AGENTIC} loop)",
         options={k: v.value if hasattr(v, "value") else v for k, v in _LOOP_OPTION_DEFAULTS.items()},
         configure=_feedback_options,
+        loop=_feedback_loop,
         run_order=0,
         thesis=True,
         role=TREATMENT,
     ),
-    StrategySpec("history", History, waits_for=FEEDBACK, why=_SHARED_FIRST, run_order=10),
-    StrategySpec("raw-error", RawError, waits_for=FEEDBACK, why=_SHARED_FIRST, run_order=20),
-    StrategySpec("verifier", Verifier, waits_for=FEEDBACK, why=_SHARED_FIRST, run_order=30),
+    StrategySpec(
+        "history",
+        History,
+        waits_for=FEEDBACK,
+        why=_SHARED_FIRST,
+        run_order=10,
+        description="each retry shows every earlier failed attempt with its error, and the schema",
+    ),
+    StrategySpec(
+        "raw-error",
+        RawError,
+        waits_for=FEEDBACK,
+        why=_SHARED_FIRST,
+        run_order=20,
+        description="ablation: each retry gets only the database's or validator's own message",
+    ),
+    StrategySpec(
+        "verifier",
+        Verifier,
+        waits_for=FEEDBACK,
+        why=_SHARED_FIRST,
+        run_order=30,
+        description="a second call audits the query and may correct it, at most twice",
+    ),
     StrategySpec(
         "vote",
         Vote,
@@ -442,6 +471,7 @@ BUILT_IN: tuple[StrategySpec, ...] = (
         configure=_vote_options,
         samples=True,
         run_order=60,
+        description="k samples at temperature > 0; the most frequent result among valid samples wins",
     ),
 )
 
@@ -514,6 +544,36 @@ def option_defaults() -> dict[str, Any]:
     """Every strategy option (a study parameter) of every registered strategy, with its declared default."""
     load_strategy_modules()
     return {key: value for _, spec in STRATEGIES.items() for key, value in spec.options.items()}
+
+
+class LoopNameMismatch(InvalidValue):
+    """A cell's recorded loop name is not the one its recorded options make: its results are refused."""
+
+
+def loop_name(strategy: str, values: Mapping[str, Any] | None = None) -> LoopName:
+    """The loop strategy `strategy` runs under parameter `values`: its one name and description."""
+    return strategy_spec(strategy).loop_name(values)
+
+
+def recorded_loop(manifest: Mapping[str, Any], where: str = "") -> LoopName:
+    """The loop a cell's manifest ran (from its strategy and parameters); a recorded `loop` that disagrees is refused.
+
+    Manifests made before the name was recorded have no `loop`: theirs is derived, so old runs keep loading.
+    """
+    strategy = manifest.get("strategy", manifest.get("mode")) or FEEDBACK
+    derived = loop_name(strategy, manifest.get("parameters") or {})
+    check_loop(derived, manifest.get("loop"), where)
+    return derived
+
+
+def check_loop(derived: LoopName, recorded: Any, where: str = "") -> None:
+    """Refuse a recorded loop name (`None`: not recorded) other than the one the options make."""
+    if recorded is not None and recorded != derived.name:
+        place = f"{where}: " if where else ""
+        raise LoopNameMismatch(
+            f"{place}records loop {str(recorded)[:60]!r} but its options make loop {derived.name!r}; "
+            "evaluate the cell again from its attempts"
+        )
 
 
 def get_strategy(name: str, **options: Any) -> Strategy:

@@ -147,7 +147,8 @@ all model replies counts every refinement the model wrote, the replies the repea
 
 BASE = (
     _id("question_id"),
-    _id("mode"),
+    _id("strategy"),
+    _text("loop", "loop"),
     _id("configuration"),
     _id("prompt_type"),
     _id("schema_format"),
@@ -155,20 +156,23 @@ BASE = (
     Column("success", Kind.BINARY, "passed the validator chain", higher_is_better=True),
     Column("first_attempt_ok", Kind.BINARY, "first attempt passed the chain", higher_is_better=True),
     _count("iterations", "attempts"),
-    _count("model_calls", "model calls"),
+    _count("llm_calls", "LLM calls"),
     _count("prompt_tokens", "prompt tokens"),
     _count("completion_tokens", "completion tokens"),
     _text("final_error_type"),
     _text("first_error_type"),
     _text("error"),
-    _id("strategy"),
-    _count("llm_calls", "LLM calls"),
     _count("final_iteration", "attempt chosen"),
     Column("oracle", Kind.BINARY, "oracle@N (some attempt correct)", higher_is_better=True),
     Column("harmed", Kind.BINARY, "harmed (a correct attempt, a wrong answer)", higher_is_better=False),
     *LOOP,
 )
-"""The columns every cell writes first, before its strata columns (whose names the dataset gives)."""
+"""The columns every cell writes first, before its strata columns (whose names the dataset gives). One fact, one
+column: `strategy` (files before it wrote `mode` too, or only `mode`) and `loop` (the loop's one name, derived from the
+strategy's options), `llm_calls` (files before it wrote the same count as `model_calls` too); readers take either."""
+
+LEGACY_COLUMNS = {"mode": "strategy", "model_calls": "llm_calls"}
+"""Old `metrics.csv` column -> the column that now holds the same fact (readers of old files map them)."""
 
 KG_VALID = (
     _kg_valid("structural", Attempt.FIRST),

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from t2c_lib.agent.names import LEGACY_STRATEGY_NAMES
+from t2c_lib.agent.names import FEEDBACK, LEGACY_STRATEGY_NAMES, LoopName
+from t2c_lib.agent.strategies import check_loop, loop_name, recorded_loop
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import IncompatibleResults, MissingResults
 from t2c_lib.metrics import columns
@@ -35,17 +36,19 @@ from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, 
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 from t2c_lib.outputs import csv_frame
 from t2c_lib.records import Change
-from t2c_lib.study.figure_text import BASELINE, STRATEGY_LABELS, TREATMENT
+from t2c_lib.study.figure_text import BASELINE, TREATMENT
 from t2c_lib.study.layout import (
     ANALYSIS_DIR,
     ATTEMPT_SCORES_FILE,
     GOLD_AUDIT_FILE,
+    MANIFEST_FILE,
     METRICS_FILE,
     SCREEN_DIR,
     SUMMARY_FILE,
 )
 from t2c_lib.study.runlog import read_json
 from t2c_lib.study.screen import read_gold_note
+from t2c_lib.study.summary_record import CellSummary, read_summary
 
 LEGACY_NAMES = LEGACY_STRATEGY_NAMES
 TABLES = (
@@ -94,7 +97,16 @@ class RunTables:
     )  # stratum -> its values in order (Easy < Medium < Hard)
     language: str = "en"  # the dataset's language: figures get a thesis-language variant when it is not English
     outside_grid: tuple[str, ...] = ()  # evaluated cells of the run folder outside its grid: not pooled
+    loops: dict[str, LoopName] = field(default_factory=dict)  # strategy -> the loop its cells ran (manifests)
     gold: str = ""  # how many gold pairs the run's screen kept and why it dropped the others (`screen.gold_note`)
+
+    def loop(self, strategy: str) -> LoopName:
+        """The loop `strategy`'s cells ran: its one name and description (the strategy's defaults if unrecorded)."""
+        return self.loops.get(strategy) or loop_name(strategy)
+
+    def shown(self, strategy: str) -> str:
+        """What tables and figures call `strategy`'s cells: the loop's one name (`thesis-loop`, `revise`, ...)."""
+        return self.loop(strategy).name
 
     def grid_note(self) -> str:
         """Which cells of the run folder were not pooled, and why; "" when every cell is in the grid."""
@@ -182,7 +194,7 @@ def outside_grid(run_dir: Path, folders: list[Path]) -> tuple[str, ...]:
 
 def load_per_question(run_dir: Path, folders: list[Path] | None = None) -> pd.DataFrame:
     """Every cell's per-question metrics in one frame (sorted, so the same files give the same frame); `folders`: only those cells."""
-    frames = [read_table(path) for path in cell_files(run_dir, METRICS_FILE, folders)]
+    frames = [_cell_frame(path) for path in cell_files(run_dir, METRICS_FILE, folders)]
     if not frames:
         elsewhere = outside_grid(run_dir, folders) if folders is not None else ()
         where = f" (only cells outside the run's grid have one: {', '.join(elsewhere)})" if elsewhere else ""
@@ -190,10 +202,8 @@ def load_per_question(run_dir: Path, folders: list[Path] | None = None) -> pd.Da
             f"{run_dir}: no {METRICS_FILE} found in the grid's cells{where}; run the evaluation step first"
         )
     data = pd.concat(frames, ignore_index=True)
-    data["mode"] = data["mode"].replace(LEGACY_NAMES)  # metrics.csv keeps the strategy under its old column name
-    data["strategy"] = data["mode"]
+    data["mode"] = data["strategy"]  # in memory only: the run comparison and replication join on the old name
     for column, fallback in (
-        ("llm_calls", "model_calls"),
         ("pass_at_1_first", None),
         ("oracle", None),
         ("harmed", None),
@@ -206,8 +216,51 @@ def load_per_question(run_dir: Path, folders: list[Path] | None = None) -> pd.Da
     return data.sort_values(["configuration", "mode", "question_id"], kind="stable").reset_index(drop=True)
 
 
-def load_summaries(run_dir: Path, folders: list[Path] | None = None) -> list[dict[str, Any]]:
-    return [read_json(p) for p in cell_files(run_dir, SUMMARY_FILE, folders)]
+def _cell_frame(path: Path) -> pd.DataFrame:
+    """One cell's `metrics.csv` with today's columns: old files' `mode` / `model_calls` mapped, `loop` checked or derived.
+
+    A file without `loop` (written before it) gets the loop its cell's manifest ran; a file whose `loop` disagrees
+    with the manifest's options is refused (`agent.strategies.LoopNameMismatch`).
+    """
+    frame = read_table(path)
+    for old, new in columns.LEGACY_COLUMNS.items():
+        if old in frame and new not in frame:
+            frame[new] = frame[old]
+        frame = frame.drop(columns=[old], errors="ignore")
+    frame["strategy"] = frame["strategy"].astype(str).replace(LEGACY_NAMES)
+    loop = cell_loop(path.parent, str(frame["strategy"].iloc[0]) if len(frame) else FEEDBACK)
+    for recorded in sorted({str(v) for v in frame.get("loop", pd.Series(dtype=str)).unique()}):
+        check_loop(loop, recorded, str(path))
+    frame["loop"] = loop.name
+    return frame
+
+
+def cell_loop(directory: Path, strategy: str) -> LoopName:
+    """The loop a cell ran: from its manifest (its recorded `loop` checked), else the strategy's with its defaults."""
+    manifest = directory / MANIFEST_FILE
+    if manifest.is_file():
+        return recorded_loop(read_json(manifest), str(manifest))
+    return loop_name(strategy)
+
+
+def run_loops(run_dir: Path, folders: list[Path] | None = None) -> dict[str, LoopName]:
+    """Strategy -> the one loop its cells ran (their manifests); a strategy whose cells ran different loops is refused."""
+    found: dict[str, set[LoopName]] = {}
+    for path in cell_files(run_dir, METRICS_FILE, folders):
+        strategy = LEGACY_NAMES.get(path.parent.parent.name, path.parent.parent.name)  # <run>/<strategy>/<config>
+        found.setdefault(strategy, set()).add(cell_loop(path.parent, strategy))
+    for strategy, loops in found.items():
+        if len(loops) != 1:
+            names = ", ".join(sorted(loop.name for loop in loops))
+            raise IncompatibleResults(
+                f"{run_dir}: strategy {strategy!r} ran different loops ({names}): analyze each loop's cells apart"
+            )
+    return {strategy: next(iter(loops)) for strategy, loops in sorted(found.items())}
+
+
+def load_summaries(run_dir: Path, folders: list[Path] | None = None) -> list[CellSummary]:
+    """Every cell's `summary.json` record (old files' keys mapped, `summary_record`)."""
+    return [read_summary(p) for p in cell_files(run_dir, SUMMARY_FILE, folders)]
 
 
 def paired_frame(per_question: pd.DataFrame, configuration: str) -> pd.DataFrame:
@@ -264,7 +317,7 @@ def compare(per_question: pd.DataFrame) -> pd.DataFrame:
             tokens = pair[side("prompt_tokens", suffix)] + pair[side("completion_tokens", suffix)]
             row[side("tokens_per_question", suffix)] = columns.column_mean(tokens, columns.TOKENS)
             row[side("model_calls_per_question", suffix)] = columns.column_mean(
-                pair[side("model_calls", suffix)], "model_calls"
+                pair[side("llm_calls", suffix)], "llm_calls"
             )
         records.append(row)
     table = pd.DataFrame.from_records(records)
@@ -370,19 +423,13 @@ THESIS_COLUMNS = (
 """The thesis's summary columns, in its units (percent where it used percent)."""
 
 
-def by_scoring_table(per_question: pd.DataFrame, summaries: list[dict[str, Any]]) -> pd.DataFrame:
+def by_scoring_table(per_question: pd.DataFrame, summaries: list[CellSummary]) -> pd.DataFrame:
     """Per preset, configuration and strategy, the thesis's summary columns (its run-level definitions).
 
     Pass@1 is of the final query; KG-valid is the chain one; first-attempt = attempt 1
     passed the chain; recovery = later success among first failures; LLMetric in percent.
     """
-    llm = {
-        (s["configuration"], LEGACY_NAMES.get(s.get("strategy", s["mode"]), s.get("strategy", s["mode"])), name): v[
-            "llmetric"
-        ]
-        for s in summaries
-        for name, v in s.get("by_scoring", {}).items()
-    }
+    llm = {(s.configuration, s.strategy, name): v.llmetric for s in summaries for name, v in s.by_scoring.items()}
     records = []
     for s in presets_of(per_question):
         name = columns.preset_name(s)
@@ -505,13 +552,13 @@ def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_labe
     return pd.DataFrame.from_records(rows)
 
 
-def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def agentic_tables(summaries: list[CellSummary]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Agentic metrics per configuration, cumulative success by iteration, error types, recovery."""
     overview, cumulative, errors, recovery = [], [], [], []
     for summary in summaries:
-        if LEGACY_NAMES.get(summary.get("mode", ""), summary.get("mode")) != TREATMENT:
+        if summary.strategy != TREATMENT:
             continue
-        agentic, configuration = summary["agentic"], summary["configuration"]
+        agentic, configuration = summary.agentic, summary.configuration
         overview.append(
             {
                 "configuration": configuration,
@@ -523,9 +570,9 @@ def agentic_tables(summaries: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.Da
                 "n_initially_failed": agentic["n_initially_failed"],
                 "n_recovered": agentic["n_recovered"],
                 **_loop_overview(agentic),
-                "llmetric": summary["llmetric"],
-                "scoring": summary.get("scoring", ""),
-                "weights": summary["weights"],
+                "llmetric": summary.llmetric,
+                "scoring": summary.scoring,
+                "weights": summary.weights,
             }
         )
         for iteration, rate in enumerate(agentic["cumulative_success"], start=1):
@@ -779,15 +826,19 @@ def analyze_run(
     gold = read_table(gold_path) if gold_path.is_file() else None
     summaries = load_summaries(run_dir, folders)
     overview, cumulative, errors, recovery = agentic_tables(summaries)
-    weights = sorted({s["weights"] for s in summaries})
-    schemes = sorted({s.get("scoring", "") for s in summaries})
+    weights = sorted({s.weights for s in summaries})
+    schemes = sorted({s.scoring for s in summaries})
     if len(schemes) != 1 or not schemes[0]:
         raise IncompatibleResults(
             f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
             f"({', '.join(schemes)}); run the evaluation step again"
         )
-    signatures = sorted({s["signature"] for s in summaries})
-    models = tuple(sorted({s["model_id"] for s in summaries if s.get("model_id")}))
+    signatures = sorted({s.signature for s in summaries})
+    models = tuple(sorted({s.model_id for s in summaries if s.model_id}))
+    loops = run_loops(run_dir, folders)
+    for summary in summaries:  # a summary naming another loop than its cell's manifest ran is refused
+        if summary.strategy in loops:
+            check_loop(loops[summary.strategy], summary.loop, f"{run_dir}: {summary.strategy}/{summary.configuration}")
     by_scoring = by_scoring_table(per_question, summaries)
     return RunTables(
         per_question=per_question,
@@ -808,6 +859,7 @@ def analyze_run(
         validator_audit=validator_audit(attempts, gold),
         recovery_by_strategy=recovery_by_strategy(per_question),
         models=models,
+        loops=loops,
         strata_values={k: tuple(v) for k, v in strata_columns.items()} if isinstance(strata_columns, dict) else {},
         language=language,
         outside_grid=outside_grid(run_dir, folders) if folders is not None else (),
@@ -913,7 +965,8 @@ def summary_header(tables: RunTables) -> str:
     """What the summary's numbers are: who answered, the headline preset, the statistics and their settings."""
     paired = not tables.comparison.empty
     tests = (
-        f"{TREATMENT} (sp -> fb) against {BASELINE} on the same questions; exact McNemar, Holm across "
+        f"{tables.shown(TREATMENT)} (fb: {TREATMENT} strategy, {tables.loop(TREATMENT).description}) against "
+        f"{BASELINE} (sp) on the same questions; exact McNemar, Holm across "
         f"{len(tables.comparison)} configuration(s); "
         if paired
         else ""
@@ -982,7 +1035,8 @@ def comparison_latex(tables: RunTables) -> str:
     sub = " & ".join("SP & FB & $p_{\\mathrm{Holm}}$" if t else "SP & FB" for _, _, t in groups)
     lines = [
         f"% generated by t2c_lib.analysis; scoring: {tables.scoring} (headline); weights: {tables.weights}; "
-        f"SP: single-pass, FB: {STRATEGY_LABELS[TREATMENT]}; p: exact McNemar, Holm across configurations",
+        f"SP: {tables.shown(BASELINE)}, FB: {tables.shown(TREATMENT)} ({tables.loop(TREATMENT).description}); "
+        "p: exact McNemar, Holm across configurations",
         f"\\begin{{tabular}}{{{spec}}}",
         "\\hline",
         f"Configuration & $n$ & {head} \\\\",
@@ -1013,7 +1067,7 @@ def means_latex(tables: RunTables) -> str:
     ]
     for r in tables.strategy_means.to_dict("records"):
         n = int(r["n"])
-        cells = [_tex(r["configuration"]), _tex(STRATEGY_LABELS.get(r["strategy"], r["strategy"])), str(n)]
+        cells = [_tex(r["configuration"]), _tex(tables.shown(r["strategy"])), str(n)]
         for metric in (pass_col, "kg_valid_chain_final"):
             low, high = r[bound(metric, "low")], r[bound(metric, "high")]
             cells.append(f"{_count(r[metric], n)} ({r[metric]:.3f} [{low:.3f}, {high:.3f}])")

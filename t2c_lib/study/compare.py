@@ -40,6 +40,7 @@ class RunPair:
     loop_gain: pd.DataFrame
     differences: dict[str, tuple[object, object]] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)  # label -> model id of the run
+    loops: dict[str, dict[str, str]] = field(default_factory=dict)  # label -> strategy -> the loop's one name
 
     def write(self, out_dir: Path, stem: str) -> list[Path]:
         """`<stem>.csv`, `<stem>_loop_gain.csv` and a Markdown view of both, into `out_dir`."""
@@ -198,6 +199,7 @@ def compare_runs(run_a: Path, run_b: Path, label_a: str = "A", label_b: str = "B
         _loop_gain({label_a: a, label_b: b}, presets[0]),
         setting_differences(Path(run_a), Path(run_b)),
         {label_a: _model_of(Path(run_a)), label_b: _model_of(Path(run_b))},
+        {label: dict(zip(f["strategy"], f["loop"])) for label, f in ((label_a, a), (label_b, b))},
     )
 
 

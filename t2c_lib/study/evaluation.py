@@ -17,17 +17,17 @@ from __future__ import annotations
 import csv
 import io
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.agent.strategies import strategy_spec
+from t2c_lib.agent.strategies import loop_name, recorded_loop, strategy_spec
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import StudyError
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, columns, summarize
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
 from t2c_lib.metrics.question import AttemptScore, QuestionResult, score_attempts
-from t2c_lib.metrics.scores import QuestionScores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
 from t2c_lib.outputs import csv_cell
@@ -43,6 +43,7 @@ from t2c_lib.study.layout import (
     Cell,
 )
 from t2c_lib.study.runlog import read_json, read_jsonl, write_json
+from t2c_lib.study.summary_record import NAN, CellSummary, PresetSummary
 
 
 def presets_in_order(headline: str) -> list[str]:
@@ -124,8 +125,10 @@ def evaluate_cell(
         )
         for item in questions
     ]
+    manifest = _manifest(directory)
+    loop = recorded_loop(manifest, str(directory / MANIFEST_FILE)) if manifest else loop_name(cell.strategy)
     rows = [
-        metrics_row(cell, item, finished[item.id], result, dataset.strata_columns, suite is not None)
+        metrics_row(cell, item, finished[item.id], result, dataset.strata_columns, suite is not None, loop.name)
         for item, result in zip(questions, results)
     ]
     header = columns.metrics_csv(presets, dataset.strata_columns, suite is not None)
@@ -136,10 +139,14 @@ def evaluate_cell(
     )
     max_iterations = max([max_iterations, *(len(g) for g in attempts.values())])
     cell_attempts = [a for q in questions for a in attempts.get(q.id, [])]
-    summary = cell_summary(cell, rows, results, weights, max_iterations, cell_attempts, suite)
-    summary["model_id"] = _answered_by(directory)
-    write_json(directory / SUMMARY_FILE, _rounded(summary))
-    return summary
+    summary = replace(
+        cell_summary(cell, rows, results, weights, max_iterations, cell_attempts, suite),
+        loop=loop.name,
+        model_id=manifest.get("model_id", ""),
+    )
+    data = _rounded(summary.to_dict())
+    write_json(directory / SUMMARY_FILE, data)
+    return data
 
 
 def metrics_row(
@@ -149,13 +156,16 @@ def metrics_row(
     result: QuestionResult,
     strata_columns: list[str] | tuple[str, ...],
     with_suite: bool,
+    loop: str = "",
 ) -> dict[str, Any]:
-    """One question's row of `metrics.csv` (`metrics.columns.METRICS_CSV` names and orders its columns)."""
+    """One question's row of `metrics.csv` (`metrics.columns.METRICS_CSV` names and orders its columns);
+    `loop`: the loop's one name (`agent.strategies.recorded_loop`), the strategy's with its defaults when ""."""
     group = [a.attempt for a in result.attempts]
     first, final, headline = result.first, result.final, result.headline_scores
     calls = record.get("llm_calls", len(group))  # the loop's own count: a corrector's attempt asks no model
     row: dict[str, Any] = {
         "strategy": cell.strategy,
+        "loop": loop or loop_name(cell.strategy).name,
         "llm_calls": calls,
         "final_iteration": final.iteration if final else 0,
         "oracle": result.oracle,
@@ -166,7 +176,6 @@ def metrics_row(
         "n_accepted_repeats": result.refinements.n_accepted_repeats,
         **{columns.change_column(name): count for name, count in result.refinements.changes},
         "question_id": item.id,
-        "mode": cell.strategy,  # the strategy, under the column's old name
         "configuration": cell.configuration,
         "prompt_type": cell.prompt_type,
         "schema_format": cell.schema_format,
@@ -174,7 +183,6 @@ def metrics_row(
         "success": int(bool(final and final.ok)),
         "first_attempt_ok": int(bool(first and first.ok)),
         "iterations": len(group),
-        "model_calls": calls,
         "prompt_tokens": sum(a.prompt_tokens for a in group),
         "completion_tokens": sum(a.completion_tokens for a in group),
         "final_error_type": final.error_type.value if final and final.error_type else "",
@@ -210,71 +218,59 @@ def cell_summary(
     max_iterations: int,
     cell_attempts: list[Attempt],
     suite: TestSuite | None,
-) -> dict[str, Any]:
-    """A cell's `summary.json` (without `model_id`): the headline preset's means, every preset's, the loop's."""
+) -> CellSummary:
+    """A cell's `summary.json` record (without `loop` and `model_id`): the headline preset's means, every preset's,
+    the loop's."""
     presets = list(results[0].presets) if results else []
     by_scoring = {
-        name: _preset_summary(
-            [r.presets[name].final for r in results], [r.presets[name].pass_at_1_first for r in results], weights
+        name: PresetSummary.from_means(
+            summarize([r.presets[name].final for r in results], weights=weights),
+            _mean([r.presets[name].pass_at_1_first for r in results], "pass_at_1_first"),
         )
         for name in presets
     }
-    scoring = presets[0] if presets else ""
-    headline = by_scoring.get(scoring, {})
+    headline = by_scoring[presets[0]] if presets else None
     agentic = agentic_metrics(
         cell_attempts, max_iterations=max_iterations, samples=strategy_spec(cell.strategy).samples
     )
-    return {
-        "n": len(rows),
-        "scoring": scoring,
-        "weights": weights,
+    return CellSummary(
+        configuration=cell.configuration,
+        strategy=cell.strategy,
+        n=len(rows),
+        prompt_type=cell.prompt_type,
+        schema_format=cell.schema_format,
+        scoring=presets[0] if presets else "",
+        weights=weights,
+        signature=" ; ".join(preset.signature for preset in by_scoring.values()),
+        max_iterations=max_iterations,
         **{c.name: _mean([r[c.name] for r in rows], c.name) for c in columns.KG_VALID},
-        "pass_at_1_first": headline["pass_at_1_first"],
-        "pass_at_1_final": headline["pass_at_1_final"],
-        "llmetric": headline["llmetric"],
-        "by_scoring": by_scoring,
-        "signature": " ; ".join(by_scoring[name]["signature"] for name in presets),
-        "strategy": cell.strategy,
-        "oracle": _mean([r["oracle"] for r in rows], "oracle"),
-        "harm_rate": _mean([r["harmed"] for r in rows], "harmed"),
-        "llm_calls_per_question": _mean([r["llm_calls"] for r in rows], "llm_calls"),
+        pass_at_1_first=headline.pass_at_1_first if headline else NAN,
+        pass_at_1_final=headline.pass_at_1_final if headline else NAN,
+        llmetric=headline.llmetric if headline else NAN,
+        oracle=_mean([r["oracle"] for r in rows], "oracle"),
+        harm_rate=_mean([r["harmed"] for r in rows], "harmed"),
+        llm_calls_per_question=_mean([r["llm_calls"] for r in rows], "llm_calls"),
+        tokens_per_question=_mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows], columns.TOKENS),
         **{rate.name: getattr(agentic, rate.name) for rate in columns.REPEAT_RATES},
-        "mode": cell.strategy,  # the strategy, under the key's old name
-        "configuration": cell.configuration,
-        "prompt_type": cell.prompt_type,
-        "schema_format": cell.schema_format,
-        "max_iterations": max_iterations,
-        "agentic": agentic.to_dict(),
+        questions_raised=sum(1 for r in rows if r["error"]),
+        by_scoring=by_scoring,
+        agentic=agentic.to_dict(),
         **(
             {
-                "pass_at_1_ts": headline.get("pass_at_1_ts"),
-                "n_coincidental": headline.get("n_coincidental"),
-                "test_suite": suite.names,
+                "pass_at_1_ts": headline.pass_at_1_ts if headline else None,
+                "n_coincidental": headline.n_coincidental if headline else None,
+                "test_suite": list(suite.names),
             }
             if suite is not None
             else {}
         ),
-        "tokens_per_question": _mean([r["prompt_tokens"] + r["completion_tokens"] for r in rows], columns.TOKENS),
-        "model_calls_per_question": _mean([r["model_calls"] for r in rows], "model_calls"),
-        "questions_raised": sum(1 for r in rows if r["error"]),
-    }
+    )
 
 
-def _answered_by(directory: Path) -> str:
-    """The model id the cell's manifest records (which model answered), "" for a cell without one."""
-
+def _manifest(directory: Path) -> dict[str, Any]:
+    """The cell's manifest (which model answered, with which options), {} for a cell without one."""
     path = directory / MANIFEST_FILE
-    return read_json(path).get("model_id", "") if path.is_file() else ""
-
-
-def _preset_summary(scores: list[QuestionScores], first_pass: list[float], weights: str) -> dict[str, Any]:
-    """One preset's means; Pass@1 named by attempt (first / final), KG-valid left to the cell level."""
-    s = summarize(scores, weights=weights)
-    s["pass_at_1_final"] = s.pop("pass_at_1")
-    s["pass_at_1_first"] = _mean(first_pass, "pass_at_1_first")
-    for key in ("kg_valid_structural", "kg_valid_chain"):
-        s.pop(key)
-    return s
+    return read_json(path) if path.is_file() else {}
 
 
 def _attempt_row(cell: Cell, scored: AttemptScore) -> dict[str, Any]:

@@ -40,6 +40,7 @@ class Failure:
     """A question a cell answered wrongly or with an invalid query."""
 
     cell: str  # <strategy>/<configuration>
+    loop: str  # the loop's one name (`thesis-loop`, `revise`, ...), from the cell's manifest
     question_id: str
     verdict: str  # INVALID or WRONG
     question: str
@@ -71,7 +72,7 @@ def run_failures(run_dir: Path, cell: str | None = None) -> tuple[list[Failure],
 
     `cell` is `<strategy>/<configuration>` or a configuration (every strategy's cell of it).
     """
-    from t2c_lib.study.analysis import read_table
+    from t2c_lib.study.analysis import cell_loop, read_table
 
     found = evaluated_cells(run_dir)
     if not found:
@@ -87,6 +88,7 @@ def run_failures(run_dir: Path, cell: str | None = None) -> tuple[list[Failure],
         metrics = read_table(directory / METRICS_FILE)
         passed = columns.col("pass_at_1_final", scoring or columns.preset_name(columns.presets_in(metrics.columns)[0]))
         texts = _texts(directory, metrics)
+        loop = cell_loop(directory, name.split("/", 1)[0]).name
         attempts: dict[str, list[Attempt]] = {}
         for record in read_jsonl(directory / ATTEMPTS_FILE):
             attempts.setdefault(record["question_id"], []).append(Attempt.from_dict(record))
@@ -101,6 +103,7 @@ def run_failures(run_dir: Path, cell: str | None = None) -> tuple[list[Failure],
             failures.append(
                 Failure(
                     cell=name,
+                    loop=loop,
                     question_id=qid,
                     verdict=WRONG if valid else INVALID,
                     question=question,
@@ -142,7 +145,7 @@ def _block(label: str, text: str, indent: str) -> list[str]:
 
 def format_failure(failure: Failure) -> str:
     """One failure as text: a header line, the question, the gold query, then each attempt with its error and feedback."""
-    out = [f"== {failure.cell} · {shown(failure.question_id)} · {failure.verdict}"]
+    out = [f"== {failure.cell} ({failure.loop}) · {shown(failure.question_id)} · {failure.verdict}"]
     out += _block("question: ", failure.question, "")
     out += _block("gold:     ", failure.gold_query, "")
     for attempt in failure.attempts:

@@ -1,7 +1,8 @@
 """The words on and under the paper's figures: strategy names, stratum titles, captions.
 
-One vocabulary everywhere: the thesis's "agentic" loop is the `feedback` strategy, shown as
-"feedback (the thesis's agentic loop)". Stratum titles are English, with the dataset's own
+One vocabulary everywhere: a cell is shown by the one name of the loop it ran (`RunTables.shown`:
+`single-pass`, `thesis-loop` for the thesis's agentic loop, `revise`, `revise-strict`, derived from the
+strategy's recorded options), and a caption says once what that loop does. Stratum titles are English, with the dataset's own
 (Indonesian) words in the thesis-language variant of the strata figure. Every figure gets a
 caption file beside it (`<name>.txt`): what is plotted, how many questions, what the error
 bars are. Captions are plain text built only from the run's tables, so a rerun writes the
@@ -10,11 +11,11 @@ same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from t2c_lib.agent import spec
-from t2c_lib.agent.strategies import STRATEGIES, load_strategy_modules, role_name
+from t2c_lib.agent.strategies import loop_name, role_name
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 RunTables = Any  # t2c_lib.study.analysis.RunTables (not imported: the analysis imports this vocabulary)
@@ -22,24 +23,16 @@ RunTables = Any  # t2c_lib.study.analysis.RunTables (not imported: the analysis 
 BASELINE, TREATMENT = role_name(spec.BASELINE), role_name(spec.TREATMENT)
 
 
-class _Labels(Mapping[str, str]):
-    """Strategy -> the label tables and figures show, read from the declarations when asked (those with a label)."""
-
-    def _labels(self) -> dict[str, str]:
-        load_strategy_modules()
-        return {name: s.label for name, s in STRATEGIES.items() if s.label}
-
-    def __getitem__(self, name: str) -> str:
-        return self._labels()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._labels())
-
-    def __len__(self) -> int:
-        return len(self._labels())
+def shown(tables: RunTables, strategy: str) -> str:
+    """What a figure calls `strategy`'s cells: the loop's one name (the strategy's with its defaults without tables)."""
+    return tables.shown(strategy) if hasattr(tables, "shown") else loop_name(strategy).name
 
 
-STRATEGY_LABELS: Mapping[str, str] = _Labels()
+def loop_words(tables: RunTables) -> str:
+    """`revise-strict: <what it does>` for the compared loop, as one caption sentence."""
+    loop = tables.loop(TREATMENT) if hasattr(tables, "loop") else loop_name(TREATMENT)
+    return f"{loop.name}: {loop.description} ({TREATMENT} strategy)."
+
 
 STRATUM_TITLES: dict[str, dict[str, str]] = {
     "Tingkat Penalaran": {"en": "Reasoning level", "id": "Tingkat Penalaran"},
@@ -58,8 +51,11 @@ STRATUM_VALUES: dict[str, dict[str, str]] = {
 }
 """Stratum value -> label per language (a value not listed is shown as written in the data)."""
 
-BOTH = f"{STRATEGY_LABELS[BASELINE]} (grey) and {TREATMENT} (blue; the thesis's agentic loop)"
-"""The two strategies of a bar chart, with their colours."""
+
+def both(tables: RunTables) -> str:
+    """The two loops of a bar chart, with their colours."""
+    return f"{shown(tables, BASELINE)} (grey) and {shown(tables, TREATMENT)} (blue)"
+
 
 ERROR_BARS = (
     f"Error bars: 95% percentile bootstrap confidence intervals of the share over the questions "
@@ -107,23 +103,24 @@ def _sizes(tables: RunTables) -> str:
 def _pass_kgvalid(tables: RunTables) -> str:
     return (
         f"Share of questions whose final query is result-correct (Pass@1, left) and whose final query passes the "
-        f"whole validator chain (KG-valid chain, right), per configuration: {BOTH}, on the same questions. "
-        f"Each bar is labelled k/N (k of N questions), so a zero bar reads as zero. {_sizes(tables)} {ERROR_BARS} {_who(tables)}"
+        f"whole validator chain (KG-valid chain, right), per configuration: {both(tables)}, on the same questions. "
+        f"{loop_words(tables)} Each bar is labelled k/N (k of N questions), so a zero bar reads as zero. "
+        f"{_sizes(tables)} {ERROR_BARS} {_who(tables)}"
     )
 
 
 def _heatmap(tables: RunTables) -> str:
     return (
         f"Mean LLMetric-Q ({tables.scoring} preset, weights {tables.weights}) per prompt type (rows) and schema "
-        f"format (columns): {STRATEGY_LABELS[BASELINE]} (left) and {STRATEGY_LABELS[TREATMENT]} (right); the value "
-        f"is printed in each cell, no error bars (per-configuration CIs are in analysis/mode_means.csv). "
+        f"format (columns): {shown(tables, BASELINE)} (left) and {shown(tables, TREATMENT)} (right); "
+        f"{loop_words(tables)} The value is printed in each cell, no error bars (per-configuration CIs are in analysis/mode_means.csv). "
         f"{_sizes(tables)} {_who(tables)}"
     )
 
 
 def _cumulative(tables: RunTables) -> str:
     return (
-        f"{STRATEGY_LABELS[TREATMENT].capitalize()}: share of questions whose query passed the whole validator "
+        f"{loop_words(tables)} Share of questions whose query passed the whole validator "
         f"chain by attempt 1, 2, ..., one line per configuration (lines are shifted sideways so that equal rates "
         f"stay visible; the heights are exact). {_sizes(tables)} {_who(tables, pass_at_1=False)}"
     )
@@ -131,7 +128,7 @@ def _cumulative(tables: RunTables) -> str:
 
 def _errors(tables: RunTables) -> str:
     return (
-        f"Left: error types of the failed attempts of {STRATEGY_LABELS[TREATMENT]}, as shares of each "
+        f"{loop_words(tables)} Left: error types of the failed attempts of {shown(tables, TREATMENT)}, as shares of each "
         f"configuration's failed attempts (counts in analysis/errors.csv). Right: of the questions whose first "
         f"attempt failed with an error type, the share the loop then repaired, all configurations pooled; each bar "
         f"is labelled k/n. {_sizes(tables)} {_who(tables, pass_at_1=False)}"
@@ -141,8 +138,8 @@ def _errors(tables: RunTables) -> str:
 def _strata(tables: RunTables, language: str = "en") -> str:
     variant = " Titles and values as the dataset writes them (the thesis's language)." if language != "en" else ""
     return (
-        f"Pass@1 of the final query per stratum value, all configurations pooled: {BOTH}, on the "
-        f"same questions; values in the dataset's order. "
+        f"Pass@1 of the final query per stratum value, all configurations pooled: {both(tables)}, on "
+        f"the same questions; values in the dataset's order. {loop_words(tables)} "
         f"Each bar is labelled k/N (k of N question-configuration pairs). {_sizes(tables)} "
         f"{ERROR_BARS.replace('over the questions', 'over the question-configuration pairs')} "
         f"{_who(tables)}{variant}"
@@ -151,10 +148,10 @@ def _strata(tables: RunTables, language: str = "en") -> str:
 
 def _cost_gain(tables: RunTables) -> str:
     return (
-        f"Pass@1 gain ({STRATEGY_LABELS[TREATMENT]} minus {STRATEGY_LABELS[BASELINE]}) against the extra tokens "
+        f"Pass@1 gain ({shown(tables, TREATMENT)} minus {shown(tables, BASELINE)}) against the extra tokens "
         f"(left) and extra model calls (right) per question, one numbered point per configuration (key on the "
         f"right; colour: prompt type, marker: schema format). No error bars: the paired bootstrap CIs of each gain "
-        f"and its exact McNemar p are in analysis/comparison.csv. {_sizes(tables)} {_who(tables)}"
+        f"and its exact McNemar p are in analysis/comparison.csv. {loop_words(tables)} {_sizes(tables)} {_who(tables)}"
     )
 
 
@@ -164,11 +161,11 @@ def _strategy_cost(tables: RunTables) -> str:
         if not tables.strategies.empty
         else tables.strategies
     )
-    n = ", ".join(f"{r['strategy']} {int(r['n'])}" for r in rows.to_dict("records")) or "none"
+    n = ", ".join(f"{shown(tables, r['strategy'])} {int(r['n'])}" for r in rows.to_dict("records")) or "none"
     return (
         f"Pass@1 of the final answer (left) and KG-valid chain (middle) against the mean LLM calls per question, one "
         f"point per strategy, all configurations pooled (questions x configurations: {n}). No error bars: the "
-        f"McNemar tests against single-pass are in analysis/strategies.csv. Right: two repeat rates per strategy, "
+        f"McNemar tests against single-pass are in analysis/strategies.csv. {loop_words(tables)} Right: two repeat rates per strategy, "
         f"the share of its refinements (attempts after the first; vote's independent samples are none) whose query, "
         f"whitespace and a trailing semicolon aside, repeats one that already failed for the question, k/N on each "
         f"bar: among all model replies (the replies a repeat guard rejected and asked again for included) and among "
@@ -211,7 +208,19 @@ def run_pair_caption(pair: Any) -> str:
         f"Run {b} against run {a}, per configuration: the share of questions whose first reply held no query "
         f"(NO_QUERY, left), whose final query passes the whole validator chain (KG-valid chain, middle) and whose "
         f"final query is result-correct (Pass@1 under the {preset} scoring preset, right); "
-        f"{STRATEGY_LABELS[BASELINE]} (grey) and {STRATEGY_LABELS[TREATMENT]} (blue) of each run, run {a} lighter. "
+        f"{BASELINE} (grey) and {TREATMENT} (blue) of each run, run {a} lighter; the loops: {_pair_loops(pair)}. "
         f"No error bars: the exact McNemar tests of {b} against {a} (Holm across the table) are in the tables "
         f"written beside this figure's run pair.{n} Models: {models}.\n"
+    )
+
+
+def pair_shown(pair: Any, label: str, strategy: str) -> str:
+    """What run `label` of a run pair calls `strategy`'s cells: its loop's one name."""
+    return getattr(pair, "loops", {}).get(label, {}).get(strategy) or loop_name(strategy).name
+
+
+def _pair_loops(pair: Any) -> str:
+    return "; ".join(
+        f"run {label}: " + " and ".join(pair_shown(pair, label, s) for s in (BASELINE, TREATMENT))
+        for label in (pair.label_a, pair.label_b)
     )

@@ -2,7 +2,8 @@
 
 A cell's `manifest.json` records the package version, git commit, dataset hash, store, model
 (for a packaged model also the llama.cpp build that ran it, `llm.build`), template hashes,
-validators, schema hashes and parameters; no secrets, no timestamps, so the
+validators, schema hashes and parameters, and a cell's `loop` (the name results show, derived from its
+strategy and options); no secrets, no timestamps, so the
 same run writes the same bytes. `run_signature` is its one-line form (like sacrebleu's).
 A cell is resumed only under the settings it was started with (`check_same_settings`).
 """
@@ -18,7 +19,7 @@ from typing import Any
 from t2c_lib import __version__, config
 from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
-from t2c_lib.agent.strategies import option_defaults, strategy_spec
+from t2c_lib.agent.strategies import loop_name, option_defaults, strategy_spec
 from t2c_lib.datasets import Dataset
 from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.graph.base import GraphStore
@@ -80,6 +81,7 @@ def build_manifest(
                 "prompt_type": cell.prompt_type,
                 "schema_format": cell.schema_format,
                 "max_iterations": cell.max_iterations(params),
+                "loop": loop_name(cell.strategy, params.to_dict()).name,  # the one name results show
             }
         )
         if SchemaFormat.parse(cell.schema_format).per_question:
@@ -224,7 +226,7 @@ def others_options(strategy: str | None) -> tuple[str, ...]:
 
 def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     """The manifest keys that decide answers; a pre-strategy manifest (`mode: agentic`) reads as `feedback`."""
-    data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode")}
+    data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode", "loop")}
     if "mode" in manifest or "strategy" in manifest:
         data["strategy"] = canonical_strategy(manifest.get("strategy", manifest.get("mode")))
     skip = NOT_AFFECTING_ANSWERS + others_options(data.get("strategy"))

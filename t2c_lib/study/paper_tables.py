@@ -1,7 +1,8 @@
 """The paper's tables: `analysis/headline.{csv,tex}` and, for a run of several strategies, `strategies_headline.{csv,tex}`.
 
 `headline`: per configuration and figure of merit (Pass@1 of the final query under the run's
-headline scoring preset, KG-valid chain), single-pass and feedback as k/N, the paired
+headline scoring preset, KG-valid chain), single-pass and feedback as k/N (each row names the loop
+that made it, `loop`: `thesis-loop`, `revise`, ...), the paired
 difference (feedback minus single-pass) with its bootstrap 95% CI, and the exact McNemar p,
 Holm-adjusted across configurations. `strategies_headline`: the same for every other
 strategy against single-pass (Holm across strategies and configurations, as
@@ -28,12 +29,13 @@ from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, column
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
 from t2c_lib.outputs import csv_frame
 from t2c_lib.study.analysis import BASELINE, TREATMENT, RunTables, config_order
-from t2c_lib.study.figure_text import STRATEGY_LABELS, model_and_scoring
+from t2c_lib.study.figure_text import model_and_scoring
 from t2c_lib.study.layout import ANALYSIS_DIR
 
 HEADLINE, STRATEGIES_HEADLINE = "headline", "strategies_headline"
 PAIRED_COLUMNS = (
     "strategy",
+    "loop",
     "configuration",
     "measure",
     "n",
@@ -46,7 +48,7 @@ PAIRED_COLUMNS = (
     "diff_high",
     "p_holm",
 )
-MEANS_COLUMNS = ("strategy", "configuration", "measure", "n", "k", "share", "share_low", "share_high")
+MEANS_COLUMNS = ("strategy", "loop", "configuration", "measure", "n", "k", "share", "share_low", "share_high")
 CI_WORDS = f"paired bootstrap 95% CI ({BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED})"
 
 
@@ -68,6 +70,7 @@ def headline_frame(tables: RunTables) -> pd.DataFrame:
                 records.append(
                     {
                         "strategy": r["strategy"],
+                        "loop": tables.shown(r["strategy"]),
                         "configuration": r["configuration"],
                         "measure": name,
                         "n": n,
@@ -86,6 +89,7 @@ def headline_frame(tables: RunTables) -> pd.DataFrame:
             records.append(
                 {
                     "strategy": TREATMENT,
+                    "loop": tables.shown(TREATMENT),
                     "configuration": r["configuration"],
                     "measure": name,
                     "n": n,
@@ -129,6 +133,7 @@ def strategies_frame(tables: RunTables) -> pd.DataFrame:
                 records.append(
                     {
                         "strategy": strategy,
+                        "loop": tables.shown(strategy),
                         "configuration": configuration,
                         "measure": names[metric],
                         "n": n,
@@ -175,7 +180,7 @@ def caption_text(frame: pd.DataFrame, tables: RunTables, dataset: str, name: str
     )
     who = model_and_scoring(tables)
     if "k" in frame.columns:
-        strategies = ", ".join(STRATEGY_LABELS.get(s, s) for s in dict.fromkeys(frame["strategy"])) or "no strategy"
+        strategies = ", ".join(tables.shown(s) for s in dict.fromkeys(frame["strategy"])) or "no strategy"
         text = (
             f"{strategies} on {dataset}, per configuration: questions right as k/N (k of N questions) and the "
             f"share's bootstrap 95% CI ({BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED}); one strategy, "
@@ -183,9 +188,10 @@ def caption_text(frame: pd.DataFrame, tables: RunTables, dataset: str, name: str
         )
         return text[0].upper() + text[1:]
     if name == HEADLINE:
-        compared, scope = f"{STRATEGY_LABELS[TREATMENT]} (FB)", f"{n_configs} configuration(s)"
+        loop = tables.loop(TREATMENT)
+        compared, scope = f"{loop.name} (FB: {loop.description})", f"{n_configs} configuration(s)"
     else:
-        listed = ", ".join(STRATEGY_LABELS.get(s, s) for s in dict.fromkeys(frame["strategy"]))
+        listed = ", ".join(tables.shown(s) for s in dict.fromkeys(frame["strategy"]))
         compared, scope = f"each strategy (S: {listed})", "strategies and configurations"
     text = (
         f"{compared} against single-pass (SP) on {dataset}, on the same questions, per configuration: questions "
@@ -225,7 +231,7 @@ def table_latex(frame: pd.DataFrame, tables: RunTables, run_id: str, dataset: st
         if group != previous:
             if previous is not None:
                 lines.append("\\addlinespace")
-            who = "" if name == HEADLINE and not means else f"{_tex(r['strategy'])}, "
+            who = "" if name == HEADLINE and not means else f"{_tex(r['loop'])}, "
             lines.append(f"\\multicolumn{{{width}}}{{@{{}}l}}{{{who}{_configuration(r['configuration'])}}} \\\\")
         if means:
             cells = [

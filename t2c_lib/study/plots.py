@@ -25,8 +25,8 @@ from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  
 from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
 from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
 from t2c_lib.study.figure_text import (  # noqa: E402
-    STRATEGY_LABELS,
     caption,
+    pair_shown,
     run_pair_caption,
     stratum_title,
     stratum_value,
@@ -87,7 +87,7 @@ def _shares(
     n: np.ndarray,
     strategy: str,
     bars_in_panel: int,
-    label: str | None = None,
+    label: str,
 ) -> None:
     """Bars of shares with their 95% CI and their k/N."""
     err = np.vstack([values - low, high - values])
@@ -98,7 +98,7 @@ def _shares(
         yerr=np.nan_to_num(err),
         capsize=1.5,
         color=STRATEGY_COLORS[strategy],
-        label=label if label is not None else STRATEGY_LABELS[strategy],
+        label=label,
         error_kw={"elinewidth": 0.6, "capthick": 0.6},
     )
     _count_labels(ax, x, values, high, n, upright=bars_in_panel <= UPRIGHT_BARS)
@@ -181,6 +181,7 @@ def fig_pass_kgvalid(tables: RunTables) -> plt.Figure:
                 rows["n"].to_numpy(dtype=float),
                 strategy,
                 bars_in_panel=len(drawn) * len(configs),
+                label=tables.shown(strategy),
             )
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)
@@ -228,7 +229,7 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
             linewidths=0.5,
             linecolor="white",
         )
-        ax.set_title(f"{columns.label('llmetric_q')}, {STRATEGY_LABELS[strategy]}", fontsize=7)
+        ax.set_title(f"{columns.label('llmetric_q')}, {tables.shown(strategy)}", fontsize=7)
         ax.set_xlabel("")
         ax.set_ylabel("")
         ax.grid(False)
@@ -257,7 +258,7 @@ def fig_cumulative_success(tables: RunTables) -> plt.Figure:
             linestyle=("-", "--", ":")[i % 3],
             alpha=0.9,
         )
-    ax.set_xlabel("attempt (feedback, the thesis's agentic loop)")
+    ax.set_xlabel(f"attempt ({tables.shown(TREATMENT)})")
     ax.set_ylabel("share passed the chain so far")
     ax.set_ylim(0, 1.02)
     if not data.empty:
@@ -288,7 +289,7 @@ def fig_errors(tables: RunTables) -> plt.Figure:
                 bbox_to_anchor=(0.06, 0.0),
                 ncol=min(4, len(shares.columns)),
             )
-    axes[0].set_title("error types of failed attempts (feedback)", fontsize=8)
+    axes[0].set_title(f"error types of failed attempts ({tables.shown(TREATMENT)})", fontsize=8)
     axes[0].set_ylabel("share of failed attempts")
     recovery = tables.recovery
     if not recovery.empty:
@@ -356,7 +357,7 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
                 np.array(sizes),
                 strategy,
                 bars_in_panel=len(drawn) * len(values),
-                label=STRATEGY_LABELS[strategy] if ax is axes[0][0] else "_nolegend_",
+                label=tables.shown(strategy) if ax is axes[0][0] else "_nolegend_",
             )
         ax.set_xticks(
             x, [stratum_value(v, language) for v in values], fontsize=6, rotation=30, ha="right", rotation_mode="anchor"
@@ -383,7 +384,10 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
     """
     comp = tables.comparison
     fig, axes = plt.subplots(1, 2, figsize=(7.0, 3.0), sharey=True)
-    gain_label = f"{columns.label('pass_at_1_final')} gain ({tables.scoring}, feedback - single-pass)"
+    gain_label = (
+        f"{columns.label('pass_at_1_final')} gain ({tables.scoring}, "
+        f"{tables.shown(TREATMENT)} - {tables.shown(BASELINE)})"
+    )
     if comp.empty:
         axes[0].set_ylabel(gain_label)
         fig.tight_layout()
@@ -462,12 +466,12 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
         if not rows.empty:
             ax.scatter(rows["llm_calls"], rows[metric], color="#4C72B0")
             for x, y, name in zip(rows["llm_calls"], rows[metric], rows["strategy"]):
-                groups.setdefault((round(float(x), 9), round(float(y), 9)), []).append(str(name))
+                groups.setdefault((round(float(x), 9), round(float(y), 9)), []).append(tables.shown(str(name)))
         points.append((ax, groups))
         ax.set_xlabel("mean LLM calls per question")
         ax.set_ylabel(label)
         ax.set_ylim(-0.02, 1.02)
-    _repeat_panel(axes[2], rows)
+    _repeat_panel(axes[2], rows, tables)
     fig.tight_layout()
     renderer = fig.canvas.get_renderer()
     for ax, groups in points:
@@ -475,7 +479,7 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
     return fig
 
 
-def _repeat_panel(ax: plt.Axes, rows: Any) -> None:
+def _repeat_panel(ax: plt.Axes, rows: Any, tables: RunTables) -> None:
     """Per strategy, side by side, its two repeat rates (`columns.REPEAT_RATES`): the share of all its model
     replies after the first, and of its accepted refinements, whose query repeats an already failed one; k/N on
     each bar. The two differ only where the repeat guard rejected replies."""
@@ -494,7 +498,7 @@ def _repeat_panel(ax: plt.Axes, rows: Any) -> None:
         ax.bar(at, np.nan_to_num(values), width, color=color, label=rate.label)
         n = shown[rate.refinements].to_numpy(dtype=float)
         _count_labels(ax, at, values, values, n, upright=len(shown) * n_rates <= UPRIGHT_BARS)
-    ax.set_xticks(x, [str(name) for name in shown["strategy"]], rotation=30, ha="right")
+    ax.set_xticks(x, [tables.shown(str(name)) for name in shown["strategy"]], rotation=30, ha="right")
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("share repeating a failed query")
     if len(shown):  # above the panel: clear of every bar and its k/N
@@ -649,7 +653,7 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
                 width,
                 color=STRATEGY_COLORS[strategy],
                 alpha=shades[label],
-                label=f"{label}, {STRATEGY_LABELS[strategy]}",
+                label=f"{label}, {pair_shown(pair, label, strategy)}",
             )
         ax.set_title(title)
         ax.set_xticks(x, configs, rotation=45, ha="right", fontsize=6)

@@ -39,8 +39,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from t2c_lib.agent.names import canonical_strategy
+from t2c_lib.agent.strategies import loop_name, recorded_loop
 from t2c_lib.errors import StudyError, T2CError
 from t2c_lib.study.analysis import BASELINE, TREATMENT
+from t2c_lib.study.loop_summary import SIGNIFICANT, Pooled, loop_rows
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
 from t2c_lib.study.publish import INDEX_FILE, published_run_dir
@@ -48,7 +51,10 @@ from t2c_lib.study.screen import read_gold_note
 
 TABLE, PENDING = "table", "pending"
 CONVERSATIONS = "conversations"
-TABLES = (HEADLINE, STRATEGIES_HEADLINE, CONVERSATIONS)
+LOOPS = "loops"
+TABLES = (HEADLINE, STRATEGIES_HEADLINE, CONVERSATIONS, LOOPS)
+RUNS_JOINED = "+"
+"""`<!-- t2c:table thesis+thesis-strict+movies loops -->`: the loops table sets several published runs side by side."""
 """The tables a block may name: `analysis/<name>.csv` of the published run, or a conversation run's summary."""
 CONVERSATION_SUMMARY = "summary.json"
 CONVERSATION_ROWS = (
@@ -145,11 +151,19 @@ def _opening(match: re.Match[str], doc: str, number: int) -> tuple[str, str, str
     table = words[1] if len(words) == 2 else HEADLINE
     if table not in TABLES:
         raise ReadmeTablesError(f"{doc} line {number + 1}: unknown table {table[:40]!r}; one of {', '.join(TABLES)}")
+    runs = words[0].split(RUNS_JOINED) if table == LOOPS else [words[0]]
     try:
-        run_id = check_run_id(words[0])
+        for run_id in runs:
+            check_run_id(run_id)
     except T2CError as exc:
         raise ReadmeTablesError(f"{doc} line {number + 1}: {exc}") from None
-    return kind, run_id, table
+    return kind, words[0], table
+
+
+def _published(run_id: str, table: str, results_dir: Path | None) -> bool:
+    """Whether every run a block names is published."""
+    runs = run_id.split(RUNS_JOINED) if table == LOOPS else [run_id]
+    return all(published_run_dir(r, results_dir).is_dir() for r in runs)
 
 
 # --- rendering -----------------------------------------------------------------------------------
@@ -161,8 +175,21 @@ def table_source(run_id: str, table: str = HEADLINE, results_dir: Path | None = 
     return run_dir / CONVERSATION_SUMMARY if table == CONVERSATIONS else run_dir / "analysis" / f"{table}.csv"
 
 
+def table_sources(run_id: str, table: str = HEADLINE, results_dir: Path | None = None) -> list[Path]:
+    """Every published file a table block is rendered from (the loops table reads three tables of each run)."""
+    if table != LOOPS:
+        return [table_source(run_id, table, results_dir)]
+    return [
+        published_run_dir(run, results_dir) / "analysis" / name
+        for run in run_id.split(RUNS_JOINED)
+        for name in ("headline.csv", "agentic.csv", "strategies.csv")
+    ]
+
+
 def render_table(run_id: str, table: str = HEADLINE, results_dir: Path | None = None) -> list[str]:
     """The lines of a table block for a published run: a caption paragraph and a Markdown table."""
+    if table == LOOPS:
+        return _loops_table(run_id.split(RUNS_JOINED), results_dir)
     run_dir = published_run_dir(run_id, results_dir)
     source = table_source(run_id, table, results_dir)
     if not run_dir.is_dir():
@@ -174,10 +201,10 @@ def render_table(run_id: str, table: str = HEADLINE, results_dir: Path | None = 
         raise ReadmeTablesError(f"{source}: the published run {run_id} has no {table} table (a regular file)")
     if table == CONVERSATIONS:
         return _conversation_table(run_dir, run_id, source)
-    columns, rows = _read_rows(source)
-    paired = columns == PAIRED_COLUMNS
+    columns, rows = _read_rows(source, run_loops(run_dir))
+    paired = "k_strategy" in columns
     reference = _reference(run_dir) if paired and table == HEADLINE else {}
-    caption = _caption(run_dir, run_id, table, paired)
+    caption = _caption(run_dir, run_id, table, paired, rows)
     if reference:
         caption = caption[:-1] + (
             "; thesis: the thesis's published agentic Pass@1 of that model (its own graph and wording, "
@@ -187,7 +214,8 @@ def render_table(run_id: str, table: str = HEADLINE, results_dir: Path | None = 
     return ["", caption, "", *body, ""]
 
 
-def _read_rows(path: Path) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+def _read_rows(path: Path, loops: dict[str, str]) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+    """The headline's rows, each with its `loop` (a file written before the column gets its run's, `run_loops`)."""
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             reader = csv.DictReader(handle)
@@ -195,15 +223,39 @@ def _read_rows(path: Path) -> tuple[tuple[str, ...], list[dict[str, str]]]:
             rows = list(reader)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise ReadmeTablesError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
-    if columns not in (PAIRED_COLUMNS, MEANS_COLUMNS):
+    known = (
+        PAIRED_COLUMNS,
+        MEANS_COLUMNS,
+        *(tuple(c for c in t if c != "loop") for t in (PAIRED_COLUMNS, MEANS_COLUMNS)),
+    )
+    if columns not in known:
         raise ReadmeTablesError(f"{path}: not a headline table (columns {', '.join(columns)[:120]})")
     for number, row in enumerate(rows, 2):
         if None in row or any(v is None for v in row.values()):
             raise ReadmeTablesError(f"{path} line {number}: {len(columns)} cells expected")
+        ran = loops.get(row["strategy"], row["strategy"])
+        if row.setdefault("loop", ran) != ran:
+            raise ReadmeTablesError(
+                f"{path} line {number}: names loop {row['loop'][:40]!r} but its cells' manifests ran {ran!r}"
+            )
     return columns, rows
 
 
-def _caption(run_dir: Path, run_id: str, table: str, paired: bool) -> str:
+def run_loops(run_dir: Path) -> dict[str, str]:
+    """Strategy -> the loop its cells' manifests ran (`agent.strategies.recorded_loop`), for a published run."""
+    loops: dict[str, str] = {}
+    for path in sorted(run_dir.glob("*/*/manifest.json")):
+        try:
+            loop = recorded_loop(_json(path), str(path))
+        except T2CError as exc:
+            raise ReadmeTablesError(str(exc)) from None
+        strategy = canonical_strategy(path.parent.parent.name)
+        if loops.setdefault(strategy, loop.name) != loop.name:
+            raise ReadmeTablesError(f"{run_dir}: strategy {strategy!r} ran loops {loops[strategy]!r} and {loop.name!r}")
+    return loops
+
+
+def _caption(run_dir: Path, run_id: str, table: str, paired: bool, rows: list[dict[str, str]]) -> str:
     """Where the table comes from and what it holds: run, dataset, model(s) and build(s), scoring preset, tests."""
     params = _json(run_dir / "manifest.json").get("parameters") or {}
     models, builds = set(), set()
@@ -216,9 +268,11 @@ def _caption(run_dir: Path, run_id: str, table: str, paired: bool) -> str:
     who = ", ".join(_code(m) for m in sorted(models)) or "`unknown`"
     if builds:
         who += f" (llama.cpp build {', '.join(_code(b) for b in sorted(builds))})"
+    loops = {row["strategy"]: row["loop"] for row in rows}
+    compared = loops.get(TREATMENT, TREATMENT)
     what = (
-        f"questions right as k/N, {BASELINE} (SP) -> "
-        + (f"{TREATMENT} (FB)" if table == HEADLINE else "the strategy (S)")
+        f"questions right as k/N, {_code(BASELINE)} (SP) -> "
+        + (f"{_code(compared)} (FB: {_loop_description(run_dir, compared)})" if table == HEADLINE else "the loop (S)")
         + "; diff: the paired difference of the shares with its bootstrap 95% CI; "
         "p: exact McNemar, Holm-adjusted"
         if paired
@@ -236,6 +290,72 @@ def _gold(run_dir: Path) -> str:
     """`; gold pairs: kept k of N, ...` from the run's gold screen ("" for a run published without one)."""
     note = read_gold_note(run_dir / "gold_screen")
     return f"; {note}" if note else ""
+
+
+def _loop_description(run_dir: Path, name: str) -> str:
+    """What loop `name` of this run does (from a cell manifest that ran it), in one line."""
+    for path in sorted(run_dir.glob("*/*/manifest.json")):
+        loop = recorded_loop(_json(path), str(path))
+        if loop.name == name:
+            return loop.description
+    return loop_name(TREATMENT).description if name == loop_name(TREATMENT).name else name
+
+
+def _loops_table(run_ids: list[str], results_dir: Path | None) -> list[str]:
+    """The loops side by side (`study.loop_summary`): per dataset single-pass, then each run's loop, pooled."""
+    dirs = [published_run_dir(r, results_dir) for r in run_ids]
+    missing = [r for r, d in zip(run_ids, dirs) if not d.is_dir()]
+    if missing:
+        raise ReadmeTablesError(
+            f"run {missing[0]} is not published (no results/published/{missing[0]}/); publish it first"
+        )
+    try:
+        rows = loop_rows(dirs)
+    except T2CError as exc:
+        raise ReadmeTablesError(str(exc)) from None
+    head = ["dataset", "loop", "run", "Pass@1", "KG-valid", "made valid", "repeats", "model calls per question"]
+    lines = [_row(head), _row(["---"] * len(head))]
+    for r in rows:
+        lines.append(
+            _row(
+                [
+                    f"{_text(r.dataset)} ({_text(r.scoring)})",
+                    _code(r.loop),
+                    _code(r.run_id),
+                    _pooled_text(r.pass_at_1, r.loop == BASELINE),
+                    _pooled_text(r.kg_valid, r.loop == BASELINE),
+                    "-" if r.made_valid is None else f"{r.made_valid[0]}/{r.made_valid[1]}",
+                    "-" if r.repeats is None else f"{r.repeats[0]}/{r.repeats[1]}",
+                    f"{r.calls_per_question:.2f}",
+                ]
+            )
+        )
+    models = sorted(
+        {str(_json(p).get("model_id") or "unknown") for d in dirs for p in sorted(d.glob("*/*/manifest.json"))}
+    )
+    sources = ", ".join(f"`results/published/{r}/`" for r in run_ids)
+    caption = (
+        f"Rendered by `{RENDER_COMMAND}` from {sources} (`analysis/headline.csv`, `agentic.csv`, `strategies.csv` and "
+        f"the cells' manifests; do not edit by hand), answered by {', '.join(_code(m) for m in models)}: each loop "
+        "against single-pass on the same questions, all configurations of its run pooled, Pass@1 under the dataset's "
+        "headline scoring preset (in brackets) and KG-valid (the final query passes the whole validator chain) as k/N; "
+        "in brackets, the configurations where the loop differs from single-pass after Holm (exact McNemar, "
+        f"p < {SIGNIFICANT:g}) and the largest such Holm p; made valid: chain-invalid first attempts whose final query "
+        "passes the chain; repeats: refinements (all model replies) repeating a query that already failed; model calls "
+        "per question: the mean."
+    )
+    return ["", caption, "", *lines, ""]
+
+
+def _pooled_text(pooled: Pooled, baseline: bool) -> str:
+    counted = f"{pooled.k}/{pooled.n}"
+    if baseline:
+        return counted
+    if not pooled.significant:
+        return f"{counted} (0 of {pooled.configurations})"
+    p = pooled.max_significant_p
+    bound = "< 0.001" if p < 0.001 else f"≤ {p:.3f}"
+    return f"{counted} ({pooled.significant} of {pooled.configurations}, Holm p {bound})"
 
 
 def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:
@@ -332,15 +452,16 @@ def _groups(rows: list[dict[str, str]]) -> list[tuple[tuple[str, str], dict[str,
 def _paired_table(rows: list[dict[str, str]], table: str, reference: dict[str, dict[str, str]]) -> list[str]:
     measures = list(dict.fromkeys(r["measure"] for r in rows)) or ["Pass@1", "KG-valid"]
     other = "FB" if table == HEADLINE else "S"
-    lead = ["configuration"] if table == HEADLINE else ["strategy", "configuration"]
+    lead = ["configuration"] if table == HEADLINE else ["loop", "configuration"]
     head = [*lead]
     for measure in measures:
         head += [f"{_text(measure)} SP -> {other}", "diff [95% CI]", "p (Holm)"]
     if table == HEADLINE:
         head += [f"thesis {_text(model)}" for model in reference]
     lines = [_row(head), _row(["---"] * len(head))]
-    for (strategy, configuration), by_measure in _groups(rows):
-        cells = [_text(configuration)] if table == HEADLINE else [_text(strategy), _text(configuration)]
+    for (_strategy, configuration), by_measure in _groups(rows):
+        loop = next(iter(by_measure.values()))["loop"]
+        cells = [_text(configuration)] if table == HEADLINE else [_text(loop), _text(configuration)]
         for measure in measures:
             r = by_measure.get(measure)
             if r is None:
@@ -362,12 +483,12 @@ def _paired_table(rows: list[dict[str, str]], table: str, reference: dict[str, d
 
 def _means_table(rows: list[dict[str, str]]) -> list[str]:
     measures = list(dict.fromkeys(r["measure"] for r in rows))
-    head = ["strategy", "configuration"]
+    head = ["loop", "configuration"]
     for measure in measures:
         head += [f"{_text(measure)} k/N", "share [95% CI]"]
     lines = [_row(head), _row(["---"] * len(head))]
-    for (strategy, configuration), by_measure in _groups(rows):
-        cells = [_text(strategy), _text(configuration)]
+    for (_strategy, configuration), by_measure in _groups(rows):
+        cells = [_text(next(iter(by_measure.values()))["loop"]), _text(configuration)]
         for measure in measures:
             r = by_measure.get(measure)
             if r is None:
@@ -437,7 +558,7 @@ def rendered_page(text: str, doc: str = "<page>", results_dir: Path | None = Non
     """`text` with every table block rendered anew and every pending block whose run is published made a table."""
     lines = text.split("\n")
     for block in reversed(find_blocks(text, doc)):
-        if block.kind == PENDING and not published_run_dir(block.run_id, results_dir).is_dir():
+        if block.kind == PENDING and not _published(block.run_id, block.table, results_dir):
             continue
         opening = f"<!-- t2c:{TABLE} {block.run_id}" + ("" if block.table == HEADLINE else f" {block.table}") + " -->"
         try:
@@ -453,7 +574,7 @@ def page_problems(text: str, doc: str = "<page>", results_dir: Path | None = Non
     problems = []
     for block in find_blocks(text, doc):
         if block.kind == PENDING:
-            if published_run_dir(block.run_id, results_dir).is_dir():
+            if _published(block.run_id, block.table, results_dir):
                 problems.append(
                     f"{block.where(doc)}: run {block.run_id} is published now; render it (`{RENDER_COMMAND}`)"
                 )
