@@ -28,12 +28,16 @@ import argparse
 import functools
 import json
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 INFERRED, EVALUATED, ANALYZED = ".inferred", ".evaluated", ".analyzed"
+PROGRESS_FILE = ".progress.json"
+"""In a cell folder while it runs (`study.runner.ProgressNote`): questions done of total, when this run of it started."""
 
 
 @dataclass(frozen=True)
@@ -140,18 +144,6 @@ NOTEBOOKS = "notebooks"
 """In the run folder: the executed copies `make all` writes (`01_inference__<strategy>__<configuration>.ipynb`)."""
 
 
-def _step_seconds(path: Path, since: float) -> float | None:
-    """The papermill duration of an executed notebook written since `since`; None if none (or not readable)."""
-    try:
-        if path.stat().st_mtime < since:
-            return None
-        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("papermill", {})
-    except (OSError, ValueError):
-        return None
-    value = meta.get("duration")
-    return float(value) if isinstance(value, (int, float)) else None
-
-
 def from_cache(cell_dir: Path) -> bool | None:
     """Whether every attempt of a cell came from the response cache (None without attempts)."""
     try:
@@ -183,6 +175,37 @@ def _answered_by(cell: Path) -> Path | None:
     return cell.parent.parent / spec.waits_for / cell.name
 
 
+def _step(path: Path, since: float, now: float) -> tuple[float | None, float | None]:
+    """(seconds it took, seconds it has run) of a notebook step of this invocation: the first when it finished, the
+    second while it runs (papermill writes the executed copy with its start time at once); (None, None) otherwise."""
+    try:
+        if path.stat().st_mtime < since:
+            return None, None
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("papermill", {})
+    except (OSError, ValueError):
+        return None, None
+    value = meta.get("duration")
+    if isinstance(value, (int, float)):
+        return float(value), None
+    try:
+        started = datetime.fromisoformat(str(meta.get("start_time"))).timestamp()
+    except ValueError:
+        return None, None
+    return None, max(0.0, now - started) if started >= since else None
+
+
+def _inference_left(cost: float, ran: float | None, note: dict[str, float] | None, now: float) -> float:
+    """What is left of a cell's inference step that costs `cost`: all of it before it starts; while it runs, its own
+    pace times the questions left once its progress note (this run of it) has one answered, else what its time so
+    far leaves of `cost`."""
+    if ran is None:
+        return cost
+    asked = note["done"] - note["resumed_at"] if note is not None and note["started"] >= now - ran else 0
+    if note is not None and asked > 0:
+        return max(0.0, now - note["started"]) / asked * (note["questions"] - note["done"])
+    return max(0.0, cost - ran)
+
+
 def price_left(
     cell_dirs: list[Path],
     run_dir: Path,
@@ -191,20 +214,26 @@ def price_left(
     all_cached: Callable[[Path], bool | None] | None = None,
 ) -> tuple[float | None, int]:
     """(seconds left, cells left answered from the cache), from the steps this invocation ran; None when a kind
-    of step the cells left need has not been measured yet."""
-    notebooks = run_dir / NOTEBOOKS
+    of step the cells left need has not been measured yet.
+
+    A step under way counts what it has left (and its time so far towards the parallelism); a cell whose twin
+    answers it (single-pass after feedback) is priced as answered from the cache once the twin is in the grid."""
+    notebooks, now, grid = run_dir / NOTEBOOKS, since + elapsed_s, set(cell_dirs)
     model, cached, evaluation = [], [], []
+    running: dict[tuple[Path, str], float] = {}  # (cell, step) -> seconds it has run so far
     for cell in cell_dirs:
         tag = f"{cell.parent.name}__{cell.name}"
-        inference = _step_seconds(notebooks / f"01_inference__{tag}.ipynb", since)
-        if inference is not None:
-            (cached if (all_cached or from_cache)(cell) else model).append(inference)
-        scored = _step_seconds(notebooks / f"02_evaluation__{tag}.ipynb", since)
-        if scored is not None:
-            evaluation.append(scored)
+        for step, name in (("infer", f"01_inference__{tag}"), ("score", f"02_evaluation__{tag}")):
+            took, ran = _step(notebooks / f"{name}.ipynb", since, now)
+            if took is not None:
+                kind = evaluation if step == "score" else cached if (all_cached or from_cache)(cell) else model
+                kind.append(took)
+            elif ran is not None:
+                running[(cell, step)] = ran
     busy = sum(model) + sum(cached) + sum(evaluation)
     if not busy:
         return None, 0
+    busy += sum(running.values())  # steps under way are busy too
     score = _mean(evaluation)
     answer_cached = _mean(cached) if cached else score  # a step without model calls costs about an evaluation
     answer_model = _mean(model)
@@ -214,19 +243,96 @@ def price_left(
             continue
         if score is None:
             return None, 0
+        scoring = max(0.0, score - running.get((cell, "score"), 0.0))
         if (cell / INFERRED).exists():
-            total += score
+            total += scoring
             continue
         twin = _answered_by(cell)
-        if twin is not None and (twin / INFERRED).exists():
+        if twin is not None and (twin in grid or (twin / INFERRED).exists()):  # make runs the twin first
             cached_left += 1
             cost = answer_cached
         else:
             cost = answer_model
         if cost is None:
             return None, 0
-        total += cost + score
+        total += _inference_left(cost, running.get((cell, "infer")), read_note(cell), now) + scoring
     return total / max(1.0, busy / elapsed_s if elapsed_s else 1.0), cached_left
+
+
+def read_note(cell_dir: Path) -> dict[str, float] | None:
+    """A cell's `.progress.json` (questions, done, resumed_at, started), or None when absent or unreadable."""
+    try:
+        data = json.loads((cell_dir / PROGRESS_FILE).read_text(encoding="utf-8"))
+        return {k: float(data[k]) for k in ("questions", "done", "resumed_at", "started")}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def cell_line(cell_dir: Path, now: float | None = None, grid_left_s: float | None = None) -> str | None:
+    """`[cell feedback/CoT_Nodes+Paths] 3 of 6 questions, 1 min 02 s so far, about 1 min 02 s left in this cell`.
+
+    The cell's own pace in this run of it (questions resumed from an earlier run cost nothing); None before it
+    has written its progress note."""
+    note = read_note(cell_dir)
+    if note is None:
+        return None
+    now = time.time() if now is None else now
+    elapsed = max(0.0, now - note["started"])
+    done, total, asked = int(note["done"]), int(note["questions"]), note["done"] - note["resumed_at"]
+    left = (
+        ""
+        if done >= total
+        else f", about {duration(elapsed / asked * (total - done))} left in this cell"
+        if asked > 0
+        else ", an estimate after its first question"
+    )
+    grid = f"; the grid: about {duration(grid_left_s)} left" if grid_left_s else ""
+    name = f"{cell_dir.parent.name}/{cell_dir.name}"
+    return f"[cell {name}] {done} of {total} questions, {duration(elapsed)} so far{left}{grid}"
+
+
+WATCH_EVERY_S = 20.0
+"""How often `make all`'s watcher looks at a running cell: a line when it finished a question since the last one."""
+HEARTBEAT_S = 120.0
+"""A line at least this often while a cell runs, even when no question finished (a slow first question)."""
+
+
+@dataclass(frozen=True)
+class GridWatch:
+    """The grid around a watched cell (`make all`'s `GRID_CELLS`, `GRID_START`), for the grid's estimate."""
+
+    run_dir: Path
+    cell_dirs: tuple[Path, ...]
+    since: float
+
+    def left_s(self) -> float | None:
+        return grid_progress(self.run_dir.name, list(self.cell_dirs), self.run_dir, self.since).left_s
+
+
+def watch(
+    cell_dir: Path,
+    write: Callable[[str], None],
+    stop: threading.Event,
+    grid: GridWatch | None = None,
+    every_s: float | None = None,
+) -> None:
+    """Until `stop` is set: `cell_line` whenever the cell finished another question (at most every `every_s`), at
+    least every `HEARTBEAT_S`, and once more when stopped if it moved on; notes older than the watch (an earlier run
+    of the cell) are not shown."""
+    started = time.time() - 1.0
+    shown_done, shown_at = -1.0, 0.0
+    while True:
+        stopped = stop.wait(every_s or WATCH_EVERY_S)
+        note = read_note(cell_dir)
+        now = time.time()
+        fresh = note is not None and note["started"] >= started
+        if fresh and (note["done"] != shown_done or (not stopped and now - shown_at >= HEARTBEAT_S)):
+            line = cell_line(cell_dir, now, grid.left_s() if grid is not None else None)
+            if line:
+                write(line)
+                shown_done, shown_at = note["done"], now
+        if stopped:  # the notebook ended: its last line was shown (a cell answered from the cache gets one)
+            return
 
 
 def main(argv: list[str] | None = None) -> None:

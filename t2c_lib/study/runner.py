@@ -18,6 +18,7 @@ asked again. A torn last line
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from t2c_lib.llm.lanes import LaneGroup, split_for_lanes
 from t2c_lib.records import NO_MODEL_CALL, Attempt
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import StudyParams
+from t2c_lib.study.progress import PROGRESS_FILE
 from t2c_lib.study.runlog import AttemptLog
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,6 +104,7 @@ def run_cell(
     todo = [q for q in questions if q.id not in done]
     counters = {"calls": 0, "hits": 0, "raised": 0, "finished": 0}
     counter_lock = threading.Lock()
+    note = ProgressNote(log.directory, len(questions), len(questions) - len(todo))
 
     def on_attempt(attempt: Attempt) -> None:
         log.append_attempt(attempt)
@@ -131,6 +134,7 @@ def run_cell(
         log.append_question(record)
         with counter_lock:
             counters["finished"] += 1
+            note.write(len(questions) - len(todo) + counters["finished"])
 
     bar = tqdm(
         total=len(questions),
@@ -165,6 +169,29 @@ def run_cell(
         outages_set_aside=outages,
         model_id=model_id,
     )
+
+
+class ProgressNote:
+    """`.progress.json` (`study.progress.PROGRESS_FILE`) of one running cell, rewritten atomically after every
+    finished question: questions done of total and when this run of the cell started (wall clock). Hidden, so never
+    published or compared: `make all`'s watch (`study.progress.watch`) prints a line per cell from it while the
+    notebook runs, and the grid's estimate prices a running cell by its own pace."""
+
+    def __init__(self, directory: Path, questions: int, done: int) -> None:
+        self.path = directory / PROGRESS_FILE
+        self.questions = questions
+        self.resumed = done
+        self.started = time.time()
+        self.write(done)
+
+    def write(self, done: int) -> None:
+        data = {"questions": self.questions, "done": done, "resumed_at": self.resumed, "started": self.started}
+        tmp = self.path.with_name(f"{PROGRESS_FILE}.{threading.get_ident()}.tmp")
+        try:
+            tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
+            tmp.replace(self.path)
+        except OSError:  # a progress note never stops a run
+            pass
 
 
 def _raised_record(exc: Exception) -> dict[str, Any]:
