@@ -353,18 +353,21 @@ def column_means(frame: Any, names: Iterable[str]) -> dict[str, float]:
     return {name: column_mean(frame[name], name) for name in names}
 
 
-def column_mean_ci(values: Any, name: str) -> BootstrapCI:
+def column_mean_ci(values: Any, name: str, clusters: Any = None) -> BootstrapCI:
     """Column `name`'s mean over questions with its bootstrap 95% CI (questions resampled, the fixed seed).
 
     The interval is of a mean, so the spec must aggregate the column by its mean; the estimate is that mean
-    (NaN for no values, and where a value is missing: a bootstrap resamples every question).
+    (NaN for no values, and where a value is missing: a bootstrap resamples every question). `clusters` (each
+    row's question id, where a question repeats across configurations): the cluster bootstrap, questions resampled.
     """
-    from t2c_lib.metrics.stats import paired_bootstrap_ci  # here: scipy loads with it, and most readers need no CI
+    from t2c_lib.metrics.stats import cluster_bootstrap_ci, paired_bootstrap_ci  # scipy loads with them
 
     column = aggregated(name)
     if column.aggregation != "mean":
         raise ValueError(f"column {name!r} is aggregated by {column.aggregation}, not by a mean")
     scores = np.asarray(values, dtype=float)
+    if clusters is not None:
+        return cluster_bootstrap_ci(scores, list(clusters))
     return paired_bootstrap_ci(np.zeros_like(scores), scores)
 
 

@@ -2,7 +2,9 @@
 
 Exact McNemar (binomial test on the discordant pairs) for pass/fail metrics, Wilcoxon
 signed-rank with `zero_method='pratt'` for per-question scores, paired bootstrap 95% CIs
-with a fixed seed, and Holm's step-down correction across configurations.
+with a fixed seed (questions resampled; where a question repeats across configurations, the
+cluster bootstrap resamples questions with all their rows), and Holm's step-down correction
+across configurations.
 """
 
 from __future__ import annotations
@@ -97,6 +99,45 @@ def paired_bootstrap_ci(
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(means, [alpha, 1.0 - alpha])
     return BootstrapCI(float(diff.mean()), float(low), float(high), level, resamples, seed)
+
+
+def cluster_bootstrap_ci(
+    values: Sequence[float],
+    clusters: Sequence[object],
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> BootstrapCI:
+    """Percentile CI of mean(values) whose rows come in clusters, resampling clusters (each with all its rows).
+
+    A question asked in nine configurations is one unit, not nine: resampling its rows apart would treat
+    repeats as independent and make the interval too narrow. The estimate is the plain mean of the rows;
+    each resample's mean is its rows' sum over its rows' count. One row per cluster gives exactly
+    `paired_bootstrap_ci(zeros, values)`.
+    """
+    v = np.asarray(values, dtype=float)
+    labels = np.asarray([str(c) for c in clusters])
+    if v.shape != labels.shape or v.ndim != 1:
+        raise ValueError(f"values and clusters must have the same length (got {v.shape} and {labels.shape})")
+    if len(v) == 0:
+        return BootstrapCI(float("nan"), float("nan"), float("nan"), level, resamples, seed)
+    names, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # clusters numbered in the order they first appear
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    inverse = rank[inverse]
+    sums = np.bincount(inverse, weights=v, minlength=len(names))
+    counts = np.bincount(inverse, minlength=len(names)).astype(float)
+    idx = _resample_indices(len(names), resamples, seed)
+    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return BootstrapCI(float(v.mean()), float(low), float(high), level, resamples, seed)
+
+
+def cluster_count(clusters: Sequence[object]) -> int:
+    """How many clusters (questions) a cluster bootstrap resamples."""
+    return len({str(c) for c in clusters})
 
 
 @lru_cache(maxsize=16)

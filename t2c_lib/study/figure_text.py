@@ -63,6 +63,15 @@ ERROR_BARS = (
 )
 
 
+def cluster_error_bars(tables: RunTables) -> str:
+    """The error bars of a figure pooling configurations: the questions are the unit (each repeats per configuration)."""
+    n = tables.per_question["question_id"].nunique() if "question_id" in tables.per_question else 0
+    return (
+        f"Error bars: 95% CI, questions resampled (cluster bootstrap, {n} questions, each with all its "
+        f"configurations; {BOOTSTRAP_RESAMPLES:,} resamples, seed {BOOTSTRAP_SEED})."
+    )
+
+
 def stratum_title(column: str, language: str = "en") -> str:
     return STRATUM_TITLES.get(column, {}).get(language, column)
 
@@ -141,8 +150,7 @@ def _strata(tables: RunTables, language: str = "en") -> str:
         f"Pass@1 of the final query per stratum value, all configurations pooled: {both(tables)}, on "
         f"the same questions; values in the dataset's order. {loop_words(tables)} "
         f"Each bar is labelled k/N (k of N question-configuration pairs). {_sizes(tables)} "
-        f"{ERROR_BARS.replace('over the questions', 'over the question-configuration pairs')} "
-        f"{_who(tables)}{variant}"
+        f"{cluster_error_bars(tables)} {_who(tables)}{variant}"
     )
 
 

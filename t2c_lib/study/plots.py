@@ -309,7 +309,8 @@ def fig_errors(tables: RunTables) -> plt.Figure:
 
 
 def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
-    """Pass@1 per stratum value, single-pass vs feedback, all configurations pooled, with bootstrap 95% CIs and k/N.
+    """Pass@1 per stratum value, single-pass vs feedback, all configurations pooled, with cluster bootstrap 95% CIs
+    (questions resampled, each with all its configurations) and k/N.
 
     Panels are titled in English (`language="en"`) or in the dataset's own words (the
     thesis-language variant); values follow the dataset's declared order (Easy < Medium < Hard).
@@ -341,8 +342,9 @@ def fig_strata(tables: RunTables, language: str = "en") -> plt.Figure:
         for offset, strategy in drawn:
             shares, lows, highs, sizes = [], [], [], []
             for value in values:
-                scores = per_question[(column == value) & (per_question["strategy"] == strategy)][metric]
-                ci = columns.column_mean_ci(scores, metric)
+                rows = per_question[(column == value) & (per_question["strategy"] == strategy)]
+                scores = rows[metric]
+                ci = columns.column_mean_ci(scores, metric, clusters=rows["question_id"])  # questions repeat
                 shares.append(ci.estimate)
                 lows.append(ci.low)
                 highs.append(ci.high)
