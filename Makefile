@@ -228,17 +228,18 @@ figures: analyze ## the paper figures (same as analyze)
 # answered from, how many model calls it made, and its files against the published ones. FRESH=1 seeds nothing.
 CONVERSATIONS_DIR ?= results/conversations
 CONVERSATIONS_RUN := $(patsubst results/%,%,$(filter results/%,$(CONVERSATIONS_DIR)))
+# CONVERSATIONS_DIR, DATASET, STORE and ROUTER must be plain words (PLAIN): checked before the first line runs
 conversations: setup ## play data/<DATASET>/conversations.yaml as chat sessions: intent accuracy, turn Pass@1, follow-up success (results/conversations/, from its published replies)
-	@$(foreach v,CONVERSATIONS_DIR DATASET STORE ROUTER,$(call PLAIN,$(v)))mkdir -p -- $(call shq,$(CONVERSATIONS_DIR))
+	@$(foreach v,CONVERSATIONS_DIR DATASET STORE ROUTER,$(call PLAIN,$(v)))mkdir -p $(CONVERSATIONS_DIR)
 ifneq ($(CONVERSATIONS_RUN),)
 ifneq ($(FRESH),1)
-	$(Q)$(T2C) study seed --run-id $(call shq,$(CONVERSATIONS_RUN))
+	$(Q)$(T2C) study seed --run-id $(CONVERSATIONS_RUN)
 endif
 endif
-	$(Q)$(PAPERMILL) notebooks/04_conversations.ipynb $(call shq,$(CONVERSATIONS_DIR)/04_conversations.ipynb) -p dataset $(call shq,$(DATASET)) -p store $(call shq,$(STORE)) -p router $(call shq,$(ROUTER)) -p out_dir $(call shq,$(CONVERSATIONS_DIR)) $(call NOTEBOOK_LOG,$(CONVERSATIONS_DIR)/04_conversations.log)
-	@echo $(call shq,conversations: results in $(CONVERSATIONS_DIR)/ (summary.json$(comma) turns.csv$(comma) sessions/$(comma) the figure); the notebook's output in $(CONVERSATIONS_DIR)/04_conversations.log)
+	$(Q)$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p out_dir $(CONVERSATIONS_DIR) $(call NOTEBOOK_LOG,$(CONVERSATIONS_DIR)/04_conversations.log)
+	@echo "conversations: results in $(CONVERSATIONS_DIR)/ (summary.json, turns.csv, sessions/, the figure); the notebook's output in $(CONVERSATIONS_DIR)/04_conversations.log"
 ifneq ($(CONVERSATIONS_RUN),)
-	$(Q)$(T2C) study reproduced --run-id $(call shq,$(CONVERSATIONS_RUN))
+	$(Q)$(T2C) study reproduced --run-id $(CONVERSATIONS_RUN)
 endif
 
 decoding: setup ## the thesis grid decoded free and constrained, side by side (results/compare/thesis-constrained_vs_thesis/constrained_vs_free.*)
