@@ -210,3 +210,12 @@ def test_a_notebook_value_past_its_range_is_refused_in_one_line(injected):
 @pytest.mark.parametrize("injected", ["max_iterations = 5\n", "limit = 'all'\n", "limit = None\n", "limit = 20\n"])
 def test_a_notebook_value_in_range_passes(injected):
     check_parameters(_history(injected))
+
+
+@pytest.mark.parametrize("value", [10**9, float("inf"), float("nan"), -(10**7)])
+def test_a_later_strategy_s_numeric_option_is_bounded_too(value):
+    from tests.test_strategy_declarations import OPTION  # registers a strategy with a numeric option
+
+    with pytest.raises(ParamsError, match=f"p.yaml: {OPTION}=.*: a number between -1000000 and 1000000"):
+        params_from_dict({OPTION: value}, source="p.yaml")
+    assert params_from_dict({OPTION: 0.3}).option(OPTION) == 0.3

@@ -76,3 +76,16 @@ def bound_problem(key: str, value: Any) -> str | None:
     if value is None and bound.nullable:
         return None
     return None if bound.admits(value) else bound.describe()
+
+
+LATER_OPTION_LIMIT = 1_000_000
+"""The largest number (in size) an option of a strategy registered later may have in a parameter file."""
+
+
+def later_option_problem(value: Any) -> str | None:
+    """Why a later strategy's option value is out of bounds (a number that is not finite or past the limit), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if (isinstance(value, float) and not math.isfinite(value)) or abs(value) > LATER_OPTION_LIMIT:
+        return f"a number between -{LATER_OPTION_LIMIT} and {LATER_OPTION_LIMIT}"
+    return None

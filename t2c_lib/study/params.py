@@ -23,7 +23,7 @@ from t2c_lib.metrics.composite import WEIGHT_SETS
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.study.param_bounds import BOUNDS, bound_problem
+from t2c_lib.study.param_bounds import BOUNDS, bound_problem, later_option_problem
 from t2c_lib.yaml_file import YamlFileError, read_yaml
 
 PROMPT_TYPES = tuple(p.value for p in PromptType)
@@ -200,6 +200,9 @@ def params_from_dict(raw: dict[str, Any], source: str = "params") -> StudyParams
     values: dict[str, Any] = {}
     for key, value in raw.items():
         values[key] = _check(key, value, source)
+    for key, value in later.items():  # a later strategy's option: its own checks come when it is built
+        if (why := later_option_problem(value)) is not None:
+            raise ParamsError(f"{source}: {key}={value!r}: {why}")
     if later:
         values["extra"] = {STRATEGY_OPTIONS_KEY: later}
     return StudyParams(**values)

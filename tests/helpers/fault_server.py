@@ -259,7 +259,10 @@ class FaultServer:
                     self.close_connection = True
                     self.connection.shutdown(2)
                 elif fault.kind == "raw":
-                    self._send(200, fault.payload, fault.headers)
+                    try:
+                        self._send(200, fault.payload, fault.headers)
+                    except OSError:
+                        self.close_connection = True  # the client stopped reading (a refused body): what it should do
                 elif fault.kind in ("endless", "stall"):
                     self._misbehave(fault)
                 else:  # pragma: no cover - a typo in a test
