@@ -59,7 +59,7 @@ def bound_replies(client: Any, bounds: ReplyBounds) -> Any:
     stream_class = _stream_class(_library(client))
 
     def stamp(request: Any) -> None:
-        request.extensions[_STARTED] = time.monotonic()
+        request.extensions.setdefault(_STARTED, time.monotonic())  # a redirect keeps the first request's start
         request.headers["Accept-Encoding"] = "gzip"
 
     def bound(response: Any) -> None:
