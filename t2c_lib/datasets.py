@@ -8,6 +8,7 @@ file format is described in `data/README.md`.
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -231,6 +232,8 @@ def load_dataset(name_or_path: str | Path, split: str = TEST_SPLIT) -> Dataset:
     settings = _read_yaml(root / "dataset.yaml", required=False) or {}
     if not isinstance(settings, dict):
         raise DatasetError(root / "dataset.yaml", "expected a mapping of settings")
+    refuse_unknown_keys(root / "dataset.yaml", "dataset.yaml", settings, SETTINGS_KEYS)
+    refuse_unknown_keys(root / "dataset.yaml", "ground_truth", settings.get("ground_truth") or {}, GROUND_TRUTH_KEYS)
     name = str(settings.get("name", root.name))
     if "name" in settings:
         check_identifier(root / "dataset.yaml", "dataset name", name)
@@ -299,6 +302,24 @@ def dataset_hash(root: Path, split: str = TEST_SPLIT) -> str:
         digest.update(path.read_bytes())
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+SETTINGS_KEYS = ("name", "language", "description", "source", "ground_truth", "gold_exclusions")
+"""The keys dataset.yaml may hold (a typo such as `languag:` is refused, not read as the default)."""
+GROUND_TRUTH_KEYS = ("file", "question", "cypher", "strata")
+
+
+def refuse_unknown_keys(path: Path, what: str, raw: Any, allowed: tuple[str, ...]) -> None:
+    """A one-line DatasetError for the first key of the mapping `raw` not in `allowed`, with a close valid one."""
+    if not isinstance(raw, dict):
+        return  # the reader of that part says what it expected
+    for key in raw:
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise DatasetError(
+                path, f"{what}: unknown key {str(key)[:_SHOWN_NAME]!r} (valid: {', '.join(allowed)}){hint}"
+            )
 
 
 # --- schema.yaml ---------------------------------------------------------------------------
@@ -664,7 +685,9 @@ def _check_follow_ups(path: Path, dialogue_id: str, turns: tuple[DialogueTurn, .
 def check_identifier(path: Path | str, what: str, name: Any) -> str:
     """`name` if it matches IDENTIFIER; otherwise a one-line `DatasetError` naming the file and the name."""
     if not isinstance(name, str):  # YAML reads a bare `ON:`, `YES:`, `NO:`, `OFF:` or `1:` as a boolean or a number
-        raise DatasetError(path, f"{what} {name!r} is not text: YAML reads a bare ON, YES, NO, OFF or a number so; quote it")
+        raise DatasetError(
+            path, f"{what} {name!r} is not text: YAML reads a bare ON, YES, NO, OFF or a number so; quote it"
+        )
     text = str(name)
     if IDENTIFIER.fullmatch(text):
         return text

@@ -5,6 +5,7 @@ sources are refused in one line and leave nothing behind."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -20,6 +21,15 @@ from tests.helpers import FIXTURES, ROOT
 from tests.helpers.neo4j import open_neo4j
 
 MOVIES_SOURCE = ROOT / "data" / "movies" / "source"
+
+
+@pytest.fixture(scope="module")
+def keywords_store(tmp_path_factory):
+    from t2c_lib.graph.ladybug import LadybugStore
+
+    store = LadybugStore(load_dataset(FIXTURES / "keywords"), root=tmp_path_factory.mktemp("ladybug-keywords"))
+    yield store
+    store.close()
 
 
 def _import(*args: str):
@@ -178,4 +188,52 @@ def test_a_bare_yaml_boolean_as_a_type_name_is_refused_not_loaded_as_true(tmp_pa
     schema.write_text(schema.read_text(encoding="utf-8").replace("  IN:", "  ON:"), encoding="utf-8")
     (copy / "rels" / "IN.csv").rename(copy / "rels" / "ON.csv")
     with pytest.raises(DatasetError, match="relationship type True is not text: YAML reads a bare ON"):
+        load_dataset(copy)
+
+
+def _keywords_copy(tmp_path):
+    import shutil
+
+    copy = tmp_path / "keywords"
+    shutil.copytree(FIXTURES / "keywords", copy)
+    return copy
+
+
+def test_a_failing_few_shot_example_is_refused_and_a_keyword_label_example_is_not(tmp_path, keywords_store):
+    from t2c_lib.errors import InvalidValue
+    from t2c_lib.graph.ladybug import LadybugStore
+    from t2c_lib.study.screen import failing_examples, refuse_failing_examples
+
+    assert failing_examples(load_dataset(FIXTURES / "keywords"), keywords_store) == []  # `(o:Order)` runs
+    copy = _keywords_copy(tmp_path)
+    examples = copy / "examples.yaml"
+    examples.write_text(examples.read_text(encoding="utf-8").replace("o.number", "o.numbr"), encoding="utf-8")
+    broken = load_dataset(copy)
+    store = LadybugStore(broken, root=tmp_path / "store")
+    try:
+        with pytest.raises(
+            InvalidValue, match=r"1 of 1 few-shot examples fail on ladybug; the first: example 1 .*numbr"
+        ):
+            refuse_failing_examples(broken, store)
+    finally:
+        store.close()
+    check = CliRunner().invoke(main, ["dataset", "check", str(copy)], catch_exceptions=False)
+    assert "examples.yaml: 0 of 1 few-shot examples pass the chain" in check.output
+
+
+@pytest.mark.parametrize(
+    ("typo", "hint"),
+    [
+        ("language: en", "unknown key 'languag' (valid: name, language"),
+        ("ground_truth:", "did you mean 'ground_truth'?"),
+    ],
+)
+def test_a_dataset_yaml_typo_is_refused_with_a_suggestion(tmp_path, typo, hint):
+    from t2c_lib.datasets import DatasetError
+
+    copy = _keywords_copy(tmp_path)
+    settings = copy / "dataset.yaml"
+    wrong = typo.replace("language", "languag").replace("ground_truth", "ground_truht")
+    settings.write_text(settings.read_text(encoding="utf-8").replace(typo, wrong), encoding="utf-8")
+    with pytest.raises(DatasetError, match=re.escape(hint)):
         load_dataset(copy)

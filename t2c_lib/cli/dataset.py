@@ -97,12 +97,18 @@ def _read_source(script: Path | None, csv_mapping: Path | None, caps: object) ->
 @friendly_errors
 def check_command(dataset: str, store: str, timeout: float) -> None:
     """The loader's checks, a schema preview and the gold screen of DATASET, with what each dropped pair needs."""
-    from t2c_lib.study.screen import NEEDS, OrderProbe, screen_gold
+    from t2c_lib.study.screen import NEEDS, OrderProbe, failing_examples, screen_gold
 
     ds, graph = open_dataset_store(dataset, store)
     try:
         counts = ", ".join(f"{k} {v:,}" for k, v in ds.expected_counts().items())
         click.echo(f"{ds.name}: the loader's checks passed ({counts}; {len(ds.questions)} gold pairs)")
+        failing = failing_examples(ds, graph, timeout)
+        click.echo(
+            f"examples.yaml: {len(ds.examples) - len(failing)} of {len(ds.examples)} few-shot examples pass the chain"
+        )
+        for line in failing:
+            click.echo(f"- {line} (a run refuses the dataset until it is fixed)")
         click.echo("schema (nodes_paths, as the prompts show it):")
         click.echo(graph.schema().render("nodes_paths").rstrip("\n"))
         probe = OrderProbe.open(ds) if store == "ladybug" else None

@@ -50,6 +50,7 @@ NOT_REWRITTEN = {
     "toInteger(x)": "LadybugDB's to_int64 rounds floats (2.7 -> 3) where Neo4j truncates (2)",
     "toFloat(x) / toString(x)": "to_double fails on text Neo4j maps to NULL; to_string formats floats differently",
     "WITH ... ORDER BY without SKIP/LIMIT": "dropping the ORDER BY loses the order later clauses may rely on",
+    "length(s) on a string": "LadybugDB's length takes a path (its form is size(s)); the argument's type is known only when bound",
     "reduce(acc = v, x IN xs | e)": "LadybugDB's list_reduce has no initial value",
     "pattern comprehension [(a)-->(b) | e]": "no LadybugDB form returns the same list",
     "head(xs) / last(xs)": "LadybugDB's list_extract fails on an empty list where Neo4j gives NULL",

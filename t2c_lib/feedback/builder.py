@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from t2c_lib.feedback.dialect_hints import dialect_hints
 from t2c_lib.feedback.templates import load_feedback_template, load_phrases
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.records import ErrorType, ValidationResult
@@ -47,7 +48,7 @@ class FeedbackBuilder:
             "query": query.strip(),
             "clause": str(details.get("clause", "")),
             "timeout": f"{float(details.get('timeout_s', self.timeout_s)):g}",
-            "suggestions": suggestions,
+            "suggestions": _with_hints(suggestions, self.phrases, result, self.language),
             "labels": self._labels_block(),
             "patterns": self._patterns_block(used),
             "properties": self._properties_block(used),
@@ -171,6 +172,14 @@ class FeedbackBuilder:
             else:
                 lines.append(self._p("value_none", **fields))
         return self.phrases["values_heading"] + "\n" + "\n".join(lines) if lines else ""
+
+
+def _with_hints(suggestions: str, phrases: dict[str, str], result: ValidationResult, language: str) -> str:
+    """The suggestions block with the LadybugDB form of a Neo4j form the store's message reports (`dialect_hints`)."""
+    hints = dialect_hints(str((result.details or {}).get("store_message") or result.message), language)
+    if not hints:
+        return suggestions
+    return "\n".join([suggestions or phrases["suggestions_heading"], *hints])
 
 
 def _tidy(text: str) -> str:

@@ -280,6 +280,36 @@ def gold_note(summary: dict[str, Any]) -> str:
     return f"{text}, dropped {total - kept}" + (f" ({main}{more}; see gold_screen/)" if main else "")
 
 
+def failing_examples(dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[str]:
+    """One line per few-shot example whose query fails the validator chain on `store`: the step and its message.
+
+    A few-shot example is shown to the model as a right answer; one the store cannot run (`(o:Order)` before
+    keyword names were quoted, a misspelt property) teaches the model a failing query."""
+    from t2c_lib.validation.chain import build_chain, make_context, run_chain
+
+    chain = build_chain(store)
+    ctx = make_context(store, timeout_s)
+    lines = []
+    for number, example in enumerate(dataset.examples, start=1):
+        failed = [r for r in run_chain(example.cypher, chain, ctx) if not r.ok]
+        if failed:
+            message = " ".join(failed[0].message.split())[:240]
+            lines.append(
+                f"example {number} ({example.question[:60]!r}) fails the {failed[0].validator} step: {message}"
+            )
+    return lines
+
+
+def refuse_failing_examples(dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Raise InvalidValue naming the first failing example of `dataset` and how many fail (`failing_examples`)."""
+    failing = failing_examples(dataset, store, timeout_s)
+    if failing:
+        raise InvalidValue(
+            f"{dataset.path / 'examples.yaml'}: {len(failing)} of {len(dataset.examples)} few-shot examples fail on "
+            f"{_store_name(store)}; the first: {failing[0]} (`t2c dataset check {dataset.name}` lists them all)"
+        )
+
+
 def read_gold_note(screen_dir: Path) -> str:
     """`gold_note` of a run's `<screen_dir>/gold_screen.json`; "" when the run has none or it is unreadable."""
     path = Path(screen_dir) / Path(REPORT_CSV).with_suffix(".json").name

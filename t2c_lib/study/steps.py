@@ -31,6 +31,7 @@ from t2c_lib.study.screen import (
     GoldScreen,
     OrderProbe,
     read_cached_screen,
+    refuse_failing_examples,
     sample_items,
     screen_cache_key,
     screen_gold,
@@ -62,6 +63,7 @@ def open_study(params: StudyParams, results_dir: Path | None = None) -> StudyCon
     dataset = load_dataset(params.dataset, split=params.split)
     store = open_store(params.store, dataset)
     run_dir = run_dir_for(params, results_dir)
+    refuse_failing_examples(dataset, store, params.query_timeout_s)  # a few-shot example must run where it is shown
     screen = screened_gold(dataset, store, params.query_timeout_s)
     screen.write_report(run_dir / SCREEN_DIR)
     write_schema_texts(store, dataset, run_dir / "schema")
