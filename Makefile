@@ -165,7 +165,7 @@ setup: $(STAMP) ## create .venv, build llama.cpp (LLAMA_BUILD=portable: x86-64-v
 
 test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
 	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"
-	tools/neo4j/run_tests.sh $(PY) -q
+	tools/neo4j/run_tests.sh $(PY) -q -p no:randomly
 
 TEST_WORKERS ?= auto
 test-fast: $(STAMP) ## the quick tests, under a minute: no model, no subprocess pipelines, no Neo4j, no browser; one pytest worker per core (TEST_WORKERS=1: in one process)

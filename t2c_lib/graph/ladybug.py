@@ -50,7 +50,7 @@ from typing import Any
 
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
-from t2c_lib.datasets import Dataset
+from t2c_lib.datasets import DEV_DIR, DEV_SPLIT, Dataset, dataset_hash
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
@@ -124,6 +124,7 @@ class LadybugStore:
         self.max_rows = max_rows if max_rows is not None else max_rows_setting()
         self.root = Path(root or config.CACHE_DIR / "ladybug") / store_dir_name(dataset, variant)
         self.max_result_bytes = max_result_bytes_setting()
+        self._graph_key = graph_key(dataset)
         self.memory_bytes = query_memory_setting()
         self._lock = threading.Lock()
         self._process: QueryProcess | None = None
@@ -142,8 +143,8 @@ class LadybugStore:
 
     @property
     def version_dir(self) -> Path:
-        """Directory of the database built from this dataset version."""
-        return self.root / self.dataset.hash[:16]
+        """Directory of the database built from this dataset version's graph (`graph_key`)."""
+        return self.root / self._graph_key[:16]
 
     @property
     def db_path(self) -> Path:
@@ -165,6 +166,7 @@ class LadybugStore:
         self.close()
         self._build(only_if_missing)
         return self.counts()
+            self._graph_key = graph_key(dataset)
 
     def _build(self, only_if_missing: bool) -> None:
         """Build this version's database in a walled builder process and swap it in (no query process running)."""
@@ -317,6 +319,18 @@ class LadybugStore:
 
 def store_dir_name(dataset: Dataset, variant: str = "") -> str:
     """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
+
+def graph_key(dataset: Dataset) -> str:
+    """Which graph a store holds: the dataset's hash, the test split's for its dev split (the same graph).
+
+    Keyed by the dev split's own hash, loading one split removed the other's database as an older
+    version while a store of it was open (a test failed with "graph is not loaded", issue 52).
+    """
+    root = Path(dataset.path)
+    if (root / DEV_DIR).is_dir() and dataset.hash == dataset_hash(root, DEV_SPLIT):
+        return dataset_hash(root)
+    return dataset.hash
+
 
     Always one path component inside the cache: a name or variant that is not an identifier
     (`[A-Za-z_][A-Za-z0-9_-]*`: `../..`, `a/b`, a dot) is replaced by a safe form and its hash.
