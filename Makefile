@@ -161,15 +161,17 @@ $(STAMP): pyproject.toml $(LLAMA_STAMP)
 
 # The default model is fetched with the environment (once); a model removed later (make clean-cache)
 # is fetched again on first use.
-setup: $(STAMP) ## create .venv, build llama.cpp (LLAMA_BUILD=portable: x86-64-v3, or native), install the package, fetch the default model
+setup: $(STAMP) ## create .venv, build llama.cpp (LLAMA_BUILD=portable: x86-64-v3, or native), install the package, fetch the default model (12 min 27 s on 2 cores, 10 min 31 s of it llama.cpp, measured on 2026-12-02; `make all` on a fresh clone runs it first)
 
 test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` tests when Java is present)
 	@tools/install_chromium.sh || echo "make test: no Chromium, the JupyterLab rendering test will say so"
 	tools/neo4j/run_tests.sh $(PY) -q -p no:randomly
 
 TEST_WORKERS ?= auto
-test-fast: $(STAMP) ## the quick tests, under a minute: no model, no subprocess pipelines, no Neo4j, no browser; one pytest worker per core (TEST_WORKERS=1: in one process)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) -m "not slow and not neo4j and not browser"
+# in file order by default; TEST_ARGS=--randomly-seed=N: in pytest-randomly's order N (.ci/run runs two random orders)
+TEST_ARGS ?= -p no:randomly
+test-fast: $(STAMP) ## the quick tests (5 min 25 s on 2 cores under load average 7, measured on 2026-12-02): no model, no subprocess pipelines, no Neo4j, no browser; one pytest worker per core (TEST_WORKERS=1: in one process)
+	$(PY) -m pytest -q -n $(TEST_WORKERS) $(TEST_ARGS) -m "not slow and not neo4j and not browser"
 
 lint: $(STAMP) ## ruff check and ruff format --check (rules in pyproject.toml; `ruff format` fixes the layout)
 	$(PY) -m ruff check .
