@@ -161,7 +161,8 @@ def presets_of(per_question: pd.DataFrame) -> list[str]:
     found = columns.presets_in(per_question.columns)
     if not found:
         raise IncompatibleResults(
-            "metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; run the evaluation step again"
+            "metrics.csv has no pass_at_1_final__<preset> columns: made by an older t2c; evaluate the run again "
+            "with the settings it recorded (`t2c evaluate --run-id RUN_ID` reads them from its run.json)"
         )
     return found
 
@@ -199,7 +200,8 @@ def load_per_question(run_dir: Path, folders: list[Path] | None = None) -> pd.Da
         elsewhere = outside_grid(run_dir, folders) if folders is not None else ()
         where = f" (only cells outside the run's grid have one: {', '.join(elsewhere)})" if elsewhere else ""
         raise MissingResults(
-            f"{run_dir}: no {METRICS_FILE} found in the grid's cells{where}; run the evaluation step first"
+            f"{run_dir}: no {METRICS_FILE} found in the grid's cells{where}; evaluate them first "
+            f"(`t2c evaluate --run-id {run_dir.name}`: the settings the run recorded)"
         )
     data = pd.concat(frames, ignore_index=True)
     data["mode"] = data["strategy"]  # in memory only: the run comparison and replication join on the old name
@@ -831,7 +833,8 @@ def analyze_run(
     if len(schemes) != 1 or not schemes[0]:
         raise IncompatibleResults(
             f"{run_dir}: cells were evaluated with different or unknown headline scoring presets "
-            f"({', '.join(schemes)}); run the evaluation step again"
+            f"({', '.join(schemes)}); evaluate the run again with the settings it recorded "
+            f"(`t2c evaluate --run-id {run_dir.name}` reads them from its run.json)"
         )
     signatures = sorted({s.signature for s in summaries})
     models = tuple(sorted({s.model_id for s in summaries if s.model_id}))
