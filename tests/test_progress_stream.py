@@ -20,7 +20,7 @@ from pathlib import Path
 from t2c_lib.study import progress
 from t2c_lib.study.make import make_rules
 from t2c_lib.study.params import params_from_dict
-from t2c_lib.study.progress import PROGRESS_FILE, cell_line, grid_progress, watch
+from t2c_lib.study.progress import PROGRESS_FILE, cell_line, grid_progress, start_watch, watch
 
 MIN = 60.0
 
@@ -68,8 +68,6 @@ def test_the_watch_prints_a_line_as_questions_finish_and_none_for_an_earlier_run
 
 
 def test_the_notebook_engine_sends_the_lines_to_the_descriptor_a_make_rule_names(tmp_path, monkeypatch):
-    from t2c_lib.study.notebook_engine import start_watch
-
     cell = tmp_path / "run" / "single-pass" / "CoT_Full"
     read_end, write_end = os.pipe()
     monkeypatch.setenv("T2C_PROGRESS_CELL", str(cell))

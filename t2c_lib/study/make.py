@@ -7,7 +7,7 @@ from t2c_lib.study.params import StudyParams
 
 WATCH_CELL = "T2C_PROGRESS_CELL"
 """Exported to an inference notebook's rule: the cell whose progress lines go to descriptor 3 while it runs, the
-terminal's stderr (`3>&2` before the log's redirect; `notebook_engine.start_watch`), its own output to its log."""
+terminal's stderr (`3>&2` before the log's redirect; `progress.start_watch`, which the notebook engine starts), its own output to its log."""
 
 
 def make_rules(params: StudyParams, params_file: str, run_id: str | None = None) -> str:

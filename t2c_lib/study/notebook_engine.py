@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import threading
-from pathlib import Path
 from typing import Any
 
 # Optional modules papermill's process would import and never use, kept out (a None entry in
@@ -78,57 +76,6 @@ class IPCEngine(NBClientEngine):
         return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
 
 
-PROGRESS_CELL_ENV = "T2C_PROGRESS_CELL"
-"""The cell folder a `make all` rule's notebook runs: its progress is watched while the notebook runs."""
-PROGRESS_FD_ENV = "T2C_PROGRESS_FD"
-"""The open file descriptor the watched cell's lines go to (make's rule: 3, its stderr before the log redirect)."""
-GRID_ENV = ("T2C_RUN_DIR", "T2C_GRID_CELLS", "T2C_GRID_START")
-"""The run folder, its cell folders and when this make started: the grid's estimate on every cell line."""
-
-
-class Watch:
-    """The thread printing a watched cell's lines; `finish` stops it after its last line (before the process ends)."""
-
-    def __init__(self, thread: threading.Thread, stop: threading.Event) -> None:
-        self.thread, self.stop = thread, stop
-
-    def finish(self) -> None:
-        self.stop.set()
-        self.thread.join(timeout=5)
-
-
-def start_watch() -> Watch | None:
-    """A daemon thread printing the watched cell's progress lines (`study.progress.watch`), or None.
-
-    Only under a `make all` rule (both variables set, the descriptor open): the notebook's own output goes to its
-    log, and without these lines a cell that runs for minutes would print nothing."""
-    from t2c_lib.study.progress import GridWatch, watch
-
-    cell, fd = os.environ.get(PROGRESS_CELL_ENV, ""), os.environ.get(PROGRESS_FD_ENV, "")
-    if not cell or not fd.isdigit():
-        return None
-    try:
-        out = os.fdopen(int(fd), "w", closefd=False)
-    except OSError:
-        return None
-
-    def write(line: str) -> None:
-        try:
-            out.write(line + "\n")  # one write: lines of cells running at once do not interleave
-            out.flush()
-        except OSError:
-            pass
-
-    run_dir, cells, since = (os.environ.get(name, "") for name in GRID_ENV)
-    grid = None
-    if run_dir and cells and since.replace(".", "", 1).isdigit():
-        grid = GridWatch(Path(run_dir), tuple(Path(c) for c in cells.split()), float(since))
-    stop = threading.Event()
-    thread = threading.Thread(target=watch, args=(Path(cell), write, stop, grid), daemon=True, name="t2c-watch")
-    thread.start()
-    return Watch(thread, stop)
-
-
 def main(argv: list[str] | None = None) -> None:
     """Run papermill's own command line with the IPC engine as the default engine.
 
@@ -142,6 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     papermill_engines.register(None, IPCEngine)
     papermill_engines.register("t2c-ipc", IPCEngine)
+    from t2c_lib.study.progress import start_watch
+
     watching = start_watch()
     try:
         papermill.main(args=args, prog_name="papermill")
