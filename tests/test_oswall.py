@@ -210,6 +210,46 @@ def test_the_seccomp_filter_is_well_formed() -> None:
     assert seccomp_program("sparc") is None
 
 
+ROUND4_CALLS = {
+    "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl",
+    "semtimedop", "keyctl", "add_key", "request_key", "fchmod", "fchmodat", "fchmodat2", "fchown", "fchownat",
+    "utimensat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "setxattrat", "removexattrat", "prlimit64", "inotify_init1", "inotify_add_watch", "fanotify_init",
+    "fanotify_mark", "clone", "clone3", "setsid", "setpgid", "unshare", "setns",
+}  # fmt: skip
+"""The calls the fourth round's probe made from inside the walled process (issue 55 item 2)."""
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_covers_every_call_of_the_fourth_round(machine: str) -> None:
+    from t2c_lib.graph.oswall_syscalls import ARCHES
+
+    numbers = ARCHES[machine][1]
+    assert ROUND4_CALLS <= set(numbers), ROUND4_CALLS - set(numbers)
+    if machine == "x86_64":
+        assert {"chmod", "chown", "lchown", "utime", "utimes", "futimesat", "inotify_init", "fork", "vfork"} <= set(
+            numbers
+        )
+    assert len(set(numbers.values())) == len(numbers), "two calls share a number"
+
+
+def test_the_builder_is_walled_the_same_way_and_ignores_pythonpath(tiny_dataset, tmp_path, monkeypatch) -> None:
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    marker = tmp_path / "sitecustomize-ran"
+    (planted / "sitecustomize.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(planted))
+    store = LadybugStore(tiny_dataset, root=tmp_path / "cache")
+    try:
+        assert store.query("MATCH (p:Person) RETURN count(p)").rows == [[2]]
+    finally:
+        store.close()
+    assert not marker.exists(), "a sitecustomize from PYTHONPATH ran inside the builder or the query process"
+    if landlock_abi() >= 1:
+        assert store.build_wall is not None and store.build_wall.complete
+        assert store.build_wall.view and store.build_wall.keyring
+
+
 # --- the dataset is hostile input ----------------------------------------------------------------
 
 

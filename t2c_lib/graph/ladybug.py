@@ -14,19 +14,23 @@ Every query, generated, typed, gold or scored, passes these walls before and whi
    parent (`ladybug_process.py`): killed past the time limit (parse, plan, execute and fetch
    together) or over its memory budget, so a runaway query cannot take the user's process
    or machine down;
-3. there the text is prepared as one statement, and the physical plan `EXPLAIN` prints must
-   hold only read operators and schema table functions (`ladybug_plan.read_plan`);
+3. there a statement that does not start with a read clause is refused before it is bound or
+   planned (EXPLAIN itself can act: `EXPLAIN EXPORT DATABASE` creates folders), the text is
+   prepared as one statement, and the physical plan `EXPLAIN` prints must hold only read
+   operators and schema table functions (`ladybug_plan.read_plan`);
 4. the database is opened `read_only=True`, one thread, a bounded buffer pool and no
-   automatic checkpoints, so a write that slipped past everything would still be refused;
+   automatic checkpoints, and its connection runs queries only (a read-only database still lets
+   CHECKPOINT write files); a database that no longer opens read-only is rebuilt from the dataset;
 5. the result is bounded: over `max_rows` rows it is refused before a row is fetched, and
    fetching stops past the byte budget (`T2C_MAX_RESULT_BYTES`); error messages are cut to a
    byte budget in the process and cleaned of anything that looks like the environment
    (`graph/messages.py`);
-6. the operating-system wall (`graph/oswall.py`, Landlock and seccomp; `os_wall` says which parts
-   hold): the query process may read its database's folder and the libraries and nothing else,
-   write nothing, open no socket, run nothing and map no code, so even a query every other wall
-   misread cannot touch a file. File and extension words are refused again inside it before the
-   database binds the text (`ladybug_words.py`).
+6. the operating-system wall (`graph/oswall.py`: a private file-system view, Landlock and seccomp;
+   `os_wall` says which parts hold): only the database's folder and the libraries exist for the
+   query process, read-only; it writes nothing, opens no socket, runs nothing, maps no code and
+   starts no process, so even a query every other wall misread cannot touch a file. File and
+   extension words are refused again inside it before the database binds the text
+   (`ladybug_words.py`).
 
 The dataset is hostile input too: `load()` escapes every name, sends one statement per call
 with every value a parameter, and runs them in a builder process walled in to its staging
@@ -121,10 +125,10 @@ class LadybugStore:
         """`variant` names a differently built copy of the same version (its own directory, e.g. "reversed");
         `max_rows` caps every result (default `T2C_MAX_ROWS`, else 10,000)."""
         self.dataset = dataset
+        self._graph_key = graph_key(dataset)
         self.max_rows = max_rows if max_rows is not None else max_rows_setting()
         self.root = Path(root or config.CACHE_DIR / "ladybug") / store_dir_name(dataset, variant)
         self.max_result_bytes = max_result_bytes_setting()
-        self._graph_key = graph_key(dataset)
         self.memory_bytes = query_memory_setting()
         self._lock = threading.Lock()
         self._process: QueryProcess | None = None
@@ -163,10 +167,10 @@ class LadybugStore:
         """
         if dataset is not None and dataset.hash != self.dataset.hash:
             self.dataset = dataset
+            self._graph_key = graph_key(dataset)
         self.close()
         self._build(only_if_missing)
         return self.counts()
-            self._graph_key = graph_key(dataset)
 
     def _build(self, only_if_missing: bool) -> None:
         """Build this version's database in a walled builder process and swap it in (no query process running)."""
@@ -317,9 +321,6 @@ class LadybugStore:
 # --- helpers --------------------------------------------------------------------------------
 
 
-def store_dir_name(dataset: Dataset, variant: str = "") -> str:
-    """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
-
 def graph_key(dataset: Dataset) -> str:
     """Which graph a store holds: the dataset's hash, the test split's for its dev split (the same graph).
 
@@ -331,6 +332,9 @@ def graph_key(dataset: Dataset) -> str:
         return dataset_hash(root)
     return dataset.hash
 
+
+def store_dir_name(dataset: Dataset, variant: str = "") -> str:
+    """`<name>[.<variant>]-<folder key>`: same-named datasets from different folders get separate stores.
 
     Always one path component inside the cache: a name or variant that is not an identifier
     (`[A-Za-z_][A-Za-z0-9_-]*`: `../..`, `a/b`, a dot) is replaced by a safe form and its hash.

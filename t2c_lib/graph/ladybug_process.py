@@ -1,14 +1,15 @@
 """The parent's side of the embedded store's query process: start it, send it a query, bound it.
 
 `QueryProcess.call` sends one request to `graph/ladybug_worker.py` and waits for the reply
-while it watches the clock and the process's resident memory. Past the time limit (plus
+while it watches the clock and the resident memory of the process and everything it started. Past the time limit (plus
 GRACE_S for the process to answer with the database's own timeout) or over the memory budget
 the process is killed and the caller gets QueryTimeout or ResourceLimit; the next query
 starts a fresh process (about a third of a second). A process that dies by itself (a crash
 in the database) gives ResourceLimit too. The user's process never holds the database, so
 no query can take it down.
 
-The process walls itself in at start (`graph/oswall.py`, unless `T2C_OS_WALL=0`) and says which
+The process starts with a fixed environment in an isolated interpreter, and a kill stops its whole
+tree (`graph/ladybug_child.py`). It walls itself in at start (`graph/oswall.py`, unless `T2C_OS_WALL=0`) and says which
 walls hold in its ready frame (`QueryProcess.wall`); where the kernel lacks a part, this module
 says so once per user process, and the other walls stay.
 """

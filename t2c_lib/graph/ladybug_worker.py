@@ -9,16 +9,17 @@ descriptors. Requests come from the parent (trusted); replies are plain builtins
 values and dates, which the parent unpickles through an allow-list (`SAFE_GLOBALS`).
 Each request is `{"op": "run" | "plan", "text": ..., "timeout_ms": ..., "max_rows": ...,
 "max_bytes": ...}` (and `"word_check": False` where a test shows the walls behind the word check); the text has passed the gate (`cypher/gate.py`) and the Neo4j-dialect
-rewrite already. Here the file and extension words are refused again on the database's
-tokens (`ladybug_words`), then it is prepared as one statement, its EXPLAIN plan must hold read
+rewrite already. Here the read-only session refuses any statement that does not start with a read
+clause (`session_problem`: CHECKPOINT, transactions, exports, ...), the file and extension words are
+refused again on the database's tokens (`ladybug_words`), then it is prepared as one statement, its EXPLAIN plan must hold read
 operators only (`ladybug_plan.read_plan`), and the result is bounded in rows and bytes. A compile
 message is passed on only for a text that is plainly a read, and every message is cut to
 MAX_MESSAGE_BYTES.
 
 Before the database is opened (so every thread it starts inherits it) the process walls itself
-in (`graph/oswall.py`): it may read its database's folder and the Python and system libraries,
-nothing else; it may write nothing, open no socket, run nothing and map no code. The ready frame
-says which walls hold (`"wall"`).
+in (`graph/oswall.py`): only its database's folder and the Python and system libraries exist for it,
+read-only; it may write nothing, open no socket, run nothing, map no code and start no process. The
+ready frame says which walls hold (`"wall"`).
 """
 
 from __future__ import annotations

@@ -8,14 +8,20 @@ before it handles hostile input, and from then on (with every thread it starts l
   and only the folders given are reachable, read-only or read-write as asked; nothing else can be
   opened, listed, created, written or executed; TCP bind/connect are handled with no rule (ABI 4+),
   abstract unix sockets and signals are scoped to the process (ABI 6+);
-- **seccomp**: a small BPF filter refuses (EPERM) what Landlock cannot express: mapping memory
-  executable (a readable library could still be loaded with `mmap(PROT_EXEC)`), exec, sockets,
-  io_uring (whose operations bypass the filter), ptrace and the personality that makes readable
-  memory executable;
-- **capabilities**: all dropped (for a process started by root; an ordinary user has none).
+- **a private file-system view** (`oswall_view.py`, first, while mounting is still allowed): a new
+  user and mount namespace in which only the given folders exist, so even the calls Landlock does
+  not govern (stat, access, readlink) find nothing outside;
+- **a fresh session keyring**, so the inherited one's keys cannot be named;
+- **seccomp** (`oswall_syscalls.py`): a BPF filter refuses (EPERM) what Landlock cannot express:
+  mapping memory executable (a readable library could still be loaded with `mmap(PROT_EXEC)`), exec,
+  sockets, io_uring (whose operations bypass the filter), ptrace, SysV IPC, key calls, file metadata
+  changes (chmod, chown, utime, xattrs), inotify/fanotify, prlimit on another process, namespaces,
+  every new process and session (only threads may be started), mounts;
+- **capabilities**: all dropped (for a process started by root, or by anyone inside its new namespace).
 
-Landlock and seccomp filters bind the calling thread and its future children only, so `restrict`
-must run before the process starts threads (LadybugDB starts its workers when a database is opened).
+Landlock and seccomp filters bind the calling thread and its future children only, and the kernel gives
+a new user namespace only to a single-threaded process, so `restrict` must run before the process
+starts threads (LadybugDB starts its workers when a database is opened).
 Where the kernel lacks either, `restrict` says which walls hold (`WallStatus`) and never raises for
 that: the caller reports it and keeps its other walls.
 """
