@@ -501,3 +501,15 @@ def test_the_security_doc_shows_the_measured_table() -> None:
     for wall in WALLS:
         row = f"| {wall} | " + " | ".join("holds" if HOLDS[wall][c] else "**no**" for c in [*CLASSES, CODE]) + " |"
         assert row in text, row
+
+
+@pytest.mark.parametrize("name", ["kurikulum", "movies"])
+def test_every_gold_query_and_example_starts_with_a_read_clause(name: str) -> None:
+    """The session and the plan wall refuse no gold query or few-shot example, before or after the gate's rewrite."""
+    from t2c_lib.datasets import load_dataset
+    from t2c_lib.graph.ladybug_plan import statement_kind_problem
+
+    dataset = load_dataset(name)
+    texts = [q.cypher for q in dataset.questions] + [e.cypher for e in dataset.examples]
+    refused = [t for t in texts if statement_kind_problem(t) or statement_kind_problem(admit(t))]
+    assert refused == [] and len(texts) > 50
