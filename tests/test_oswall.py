@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import platform
 import shutil
 import subprocess
 import sys
@@ -457,3 +458,43 @@ def test_without_landlock_the_store_still_answers_and_says_so_once(kurikulum_sto
     assert report["wall"]["seccomp"] is True  # the filter still refuses code mappings, exec and sockets
     assert done.stderr.count("operating-system wall around its query process is incomplete") == 1, done.stderr
     assert "Landlock unavailable" in done.stderr
+
+
+_NO_NAMESPACES = r"""
+import json, sys, time
+from pathlib import Path
+from t2c_lib.graph import oswall
+libc = oswall._libc()
+# a machine that gives no namespace to this process and its children (a container's filter): unshare says EPERM
+program = b"".join([
+    oswall._bpf(0x20, 0),               # load the call number
+    oswall._bpf(0x15, 272, 0, 1),       # unshare (x86_64)
+    oswall._bpf(0x06, 0x00050000 | 1),  # EPERM
+    oswall._bpf(0x06, 0x7FFF0000),
+])
+buf = oswall.ctypes.create_string_buffer(program, len(program))
+class Prog(oswall.ctypes.Structure):
+    _fields_ = [("len", oswall.ctypes.c_ushort), ("filter", oswall.ctypes.c_void_p)]
+prog = Prog(len(program) // 8, oswall.ctypes.addressof(buf))
+assert oswall._prctl(libc, 38, 1) == 0 and oswall._prctl(libc, 22, 2, oswall.ctypes.addressof(prog)) == 0
+from t2c_lib.graph.ladybug_process import QueryProcess
+process = QueryProcess(Path(sys.argv[1]), 64 << 20, 2 << 30, os_wall=True)
+reply = process.call({"op": "run", "text": "MATCH (m:MK) RETURN count(m)", "max_rows": 10, "max_bytes": 1 << 20},
+                     time.perf_counter(), 10.0)
+print(json.dumps({"wall": process.wall.as_dict(), "complete": process.wall.complete, "rows": reply["rows"]}))
+process.close()
+"""
+
+
+@needs_landlock
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the stand-in filter knows x86_64's unshare number")
+def test_without_namespaces_the_view_is_missing_said_and_the_rest_holds(kurikulum_store: LadybugStore) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_NAMESPACES, str(kurikulum_store.db_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["rows"] == [[63]] and report["complete"] is False
+    assert report["wall"]["view"] is False and report["wall"]["seccomp"] and "fs" in report["wall"]["landlock"]
+    assert "no private file-system view" in done.stderr and "stat" in done.stderr
