@@ -199,7 +199,7 @@ def evaluate_command(params_file, run_id, prompt_type, schema_format, strategy):
 def summary_line(summary: dict) -> str:
     """One cell's headline numbers, every scoring preset named, Pass@1 by attempt, KG-valid by kind."""
     parts = [
-        f"{summary.get('strategy', summary['mode'])}/{summary['configuration']}: KG-valid structural {summary['kg_valid_structural_final']:.3f}"
+        f"{summary.get('strategy') or summary.get('mode', '')}/{summary['configuration']}: KG-valid structural {summary['kg_valid_structural_final']:.3f}"
         f" chain {summary['kg_valid_chain_final']:.3f}"
     ]
     for name, s in summary["by_scoring"].items():
