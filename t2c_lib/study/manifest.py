@@ -10,8 +10,8 @@ A cell is resumed only under the settings it was started with (`check_same_setti
 
 from __future__ import annotations
 
-import subprocess
 import dataclasses
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -262,12 +262,12 @@ def recorded_cells(run_id: str, results_dir: Path | None = None) -> list[tuple[C
         raise MissingResults(
             f"{run_dir}: no run {run_id!r} found (no cell manifests); start it with `t2c run --run-id {run_id}`"
         )
-    return found
-
     params = dataclasses.replace(record.params, run_id=run_id)  # a run moved aside keeps its folder's name
     found = [(cell, params) for cell in record.grid() if (cell.directory(run_dir) / MANIFEST_FILE).is_file()]
     if not found:
         raise MissingResults(f"{run_dir}: no cell of the run's recorded grid has started; run it with `t2c run`")
+    return found
+
 
 def recorded_grid(pairs: list[tuple[Cell, StudyParams]]) -> list[Cell]:
     """The grid a run was made for: every cell of the parameters its cells' manifests record (`recorded_cells`).
