@@ -67,6 +67,7 @@ from t2c_lib.graph.base import (
     max_rows_setting,
     patiently,
 )
+from t2c_lib.graph.ladybug_bounds import check_size
 from t2c_lib.graph.ladybug_builder import build
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict
 from t2c_lib.graph.ladybug_process import QueryProcess, query_memory_setting, report_wall
@@ -174,6 +175,7 @@ class LadybugStore:
 
     def _build(self, only_if_missing: bool) -> None:
         """Build this version's database in a walled builder process and swap it in (no query process running)."""
+        check_size(self.dataset)  # a graph past the embedded store's bound is refused, pointing to Neo4j
         self.root.mkdir(parents=True, exist_ok=True)
         with _file_lock(self.root / ".load.lock"):
             if only_if_missing and self.is_loaded():
