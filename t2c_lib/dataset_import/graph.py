@@ -27,7 +27,7 @@ class SourceError(InvalidValue):
 
 @dataclass(frozen=True)
 class ImportCaps:
-    """The most nodes and relationships an import takes (the embedded store's bound by default)."""
+    """The most nodes and relationships an import reads (the embedded store builds far fewer: graph/ladybug_bounds.py)."""
 
     nodes: int = 1_000_000
     relationships: int = 4_000_000
@@ -117,8 +117,8 @@ def shown(text: Any) -> str:
 
 def over_cap(what: str, cap: int) -> str:
     return (
-        f"the source has more than {cap:,} {what}, the most an import takes for the embedded store; "
-        "load a larger graph into Neo4j and run the study with `store: neo4j` (docs/datasets.md, Bounds)"
+        f"the source has more than {cap:,} {what}, the most this import takes (--max-nodes sets another); "
+        "a graph that large belongs on Neo4j: run the study with `store: neo4j` (docs/datasets.md, Bounds)"
     )
 
 
