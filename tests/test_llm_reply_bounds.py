@@ -20,7 +20,7 @@ import pytest
 from t2c_lib.llm.base import LLMError, Message
 from t2c_lib.llm.bounded_body import MAX_BODY_BYTES, ReplyRefused, check_json
 from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy
-from tests.helpers.fault_server import FaultServer, endless, raw, stall
+from tests.helpers.fault_server import FaultServer, endless, raw, stall, trickle_headers
 
 pytestmark = pytest.mark.slow  # a loopback endpoint with real timeouts
 
@@ -81,6 +81,13 @@ def test_a_body_that_stops_mid_way_ends_at_the_deadline_not_a_read_timeout_later
     outcome, took = _complete(server)
     _one_line_error(outcome, "timeout")
     assert took < ONCE.timeout_s + GRACE_S
+
+
+def test_headers_sent_a_byte_at_a_time_end_at_the_deadline(server):
+    server.queue(trickle_headers(0.2))  # every read gets a byte well within the read timeout
+    outcome, took = _complete(server)
+    _one_line_error(outcome, "timeout")
+    assert took < ONCE.timeout_s + 2 * GRACE_S
 
 
 def _gzip_bomb(megabytes: int) -> bytes:

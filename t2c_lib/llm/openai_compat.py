@@ -351,8 +351,11 @@ class OpenAICompatModel:
             # The SDK's documented raw request (`client.post`), not `chat.completions.create`: the body is
             # plain JSON already, and create's per-field type transform of every message cost ~5 ms of
             # CPU per call under the GIL, which many workers share (benchmarks/endpoint_workers.py).
-            response = self._client.post("/chat/completions", body=body, cast_to=self._completion_type)
-        except openai.APITimeoutError:
+            response = _within(
+                self.retry.timeout_s + DEADLINE_GRACE_S,
+                lambda: self._client.post("/chat/completions", body=body, cast_to=self._completion_type),
+            )
+        except (openai.APITimeoutError, _Overdue):
             raise _Retryable(f"no response within {self.retry.timeout_s:g}s (timeout)") from None
         except openai.APIConnectionError as exc:
             refused_reply = _cause(exc, ReplyRefused)
@@ -433,6 +436,39 @@ def _shared_client(endpoint: Endpoint, timeout_s: float) -> Any:
 
 
 MAX_TOKEN_COUNT = 10**9
+DEADLINE_GRACE_S = 0.5
+"""How long past `timeout_s` a request may take before its caller stops waiting for it."""
+
+
+class _Overdue(Exception):
+    """The request did not end within its deadline (headers trickled in, say): its caller stopped waiting."""
+
+
+def _within(seconds: float, call: Callable[[], Any]) -> Any:
+    """`call()` run in a thread of its own, its result or exception; `_Overdue` once `seconds` pass without one.
+
+    httpx's timeout bounds each read, and the reply's own watchdog (`bounded_body`) starts with the
+    headers, so a server that sends its headers a byte at a time could hold a request for a read
+    timeout per byte; the caller stops waiting here instead. The thread is left to end by itself (each
+    of its reads still times out, and the server's connection closes with it)."""
+    outcome: list[tuple[bool, Any]] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append((True, call()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+            outcome.append((False, exc))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="t2c-llm-request", daemon=True).start()
+    if not done.wait(seconds):
+        raise _Overdue()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
 
 
 def _token_count(usage: Any, name: str) -> int:

@@ -21,7 +21,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Fault:
-    """One scripted answer: kind is ok / status / malformed / empty_choices / hang / drop / raw / endless / stall."""
+    """One scripted answer: ok / status / malformed / empty_choices / hang / drop / raw / endless / stall / trickle."""
 
     kind: str
     status: int = 200
@@ -63,6 +63,11 @@ def raw(payload: bytes, **headers: str) -> Fault:
 def endless(interval_s: float = 0.01) -> Fault:
     """HTTP 200 with a chunked body that never ends: a chunk of spaces every `interval_s` until the client goes."""
     return Fault("endless", seconds=interval_s)
+
+
+def trickle_headers(interval_s: float) -> Fault:
+    """HTTP 200 whose header lines never end: one byte every `interval_s` (each read of the client gets one)."""
+    return Fault("trickle", seconds=interval_s)
 
 
 def stall(seconds: float, after_s: float = 0.0) -> Fault:
@@ -265,6 +270,15 @@ class FaultServer:
                         self.close_connection = True  # the client stopped reading (a refused body): what it should do
                 elif fault.kind in ("endless", "stall"):
                     self._misbehave(fault)
+                elif fault.kind == "trickle":
+                    self.close_connection = True
+                    try:
+                        self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                        while not server._stop.wait(fault.seconds):
+                            self.wfile.write(b"a")
+                            self.wfile.flush()
+                    except OSError:
+                        pass  # the client went away
                 else:  # pragma: no cover - a typo in a test
                     self._send(500, b"unknown fault kind")
 
