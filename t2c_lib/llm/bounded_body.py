@@ -6,9 +6,10 @@ decoder inflates a whole piece at once (0.6 MB of gzip can become 600 MB). `boun
 gives an httpx client (the one the `openai` SDK sends with) a response hook that, before the
 body is read, replaces the body's stream with `_BoundedStream`:
 
-- the whole request, headers and body, must end by `deadline_s` after it was sent; past it the
-  read ends as a timeout, and a watchdog shuts the socket so a server that stops sending mid-body
-  cannot hold the read for a further read timeout;
+- the body must end by `deadline_s` after the request was sent; past it the read ends as a
+  timeout, and a watchdog shuts the socket so a server that stops sending mid-body cannot hold the
+  read for a further read timeout (headers that never end are `openai_compat._within`'s: the
+  caller stops waiting for the request);
 - at most `max_bytes` arrive, and a gzip or deflate body inflates to at most `max_bytes`
   (`gzipped.Inflater`); any other content coding is refused;
 - a 2xx body must be JSON without NaN or Infinity, nested at most `MAX_JSON_DEPTH` deep.
