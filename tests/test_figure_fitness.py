@@ -65,7 +65,7 @@ def test_one_strategy_bars_stand_on_their_ticks_and_the_heatmap_has_no_blank_pan
         plt.close(fig)
         heat = fig_llmetric_heatmap(one_strategy)
         assert len(heat.axes) == 2  # the feedback panel and its colour bar
-        assert "feedback" in heat.axes[0].get_title()
+        assert "thesis-loop" in heat.axes[0].get_title()  # the loop's one name (issue 51)
         plt.close(heat)
 
 
@@ -92,3 +92,48 @@ def test_captions_speak_of_pass_at_1_only_where_the_figure_shows_it(scored_run):
         assert "Pass@1" not in caption(name, tables), name
     for name in ("pass_kgvalid_by_config", "accuracy_by_stratum", "cost_vs_gain"):
         assert f"Pass@1 under the {tables.scoring} scoring preset" in caption(name, tables), name
+
+
+# --- issue 51, item 6: no text covers another, no label leaves its panel, on the published runs' data ---------------
+
+PUBLISHED_RUNS = {"thesis-strict": "kurikulum", "movies-strict": "movies", "strategies-strict": "kurikulum"}
+"""Runs whose figures a paper takes: nine configurations (crowded strata k/N, nine points), a movies run (its long
+question types under the legend), the strategies run (six strategies' points in one corner)."""
+
+
+@pytest.fixture(scope="module", params=sorted(PUBLISHED_RUNS))
+def published_tables(request):
+    from t2c_lib.datasets import load_dataset
+    from tests.helpers import ROOT
+
+    run = ROOT / "results" / "published" / request.param
+    if not run.is_dir():
+        pytest.skip(f"results/published/{request.param} is not in this checkout")
+    return request.param, analyze_run(run, load_dataset(PUBLISHED_RUNS[request.param]).ground_truth_spec.strata)
+
+
+def test_no_text_covers_another_and_no_label_leaves_its_panel(published_tables):
+    from t2c_lib.study.figure_layout import crowded_texts, texts_outside
+
+    run, tables = published_tables
+    with plt.style.context(str(STYLE)):
+        for name, draw in figures_of(tables).items():
+            fig = draw(tables)
+            mark_illustrative(fig)
+            crowded, outside = crowded_texts(fig), texts_outside(fig)
+            plt.close(fig)
+            assert not crowded, f"{run} {name}: texts touching where the saved file has them: {crowded[:5]}"
+            assert not outside, f"{run} {name}: labels outside their panel: {outside[:5]}"
+
+
+def test_the_check_sees_touching_texts_and_a_label_outside_its_panel():
+    from t2c_lib.study.figure_layout import POINT_GID, crowded_texts, texts_outside
+
+    with plt.style.context(str(STYLE)):
+        fig, ax = plt.subplots(figsize=(3.4, 2.0))  # a column of a two-column paper
+        ax.text(0.5, 0.5, "28/180", fontsize=6)
+        ax.text(0.52, 0.5, "29/180", fontsize=6)  # upright neighbours: "28/18029/180"
+        ax.annotate("9", (0.5, 0.5), xytext=(0, 200), textcoords="offset points", gid=POINT_GID)  # far above
+        crowded, outside = crowded_texts(fig), texts_outside(fig)
+        plt.close(fig)
+    assert ("28/180", "29/180") in crowded and outside == ["9"]

@@ -24,6 +24,7 @@ from t2c_lib.metrics import columns  # noqa: E402
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
 from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
 from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
+from t2c_lib.study.figure_layout import COUNT_GID, declutter_counts, place_point_labels  # noqa: E402
 from t2c_lib.study.figure_text import (  # noqa: E402
     caption,
     pair_shown,
@@ -70,6 +71,7 @@ def _count_labels(
             rotation=0 if upright else 90,
             fontsize=6 if upright else 4.5,
             color="#333333",
+            gid=COUNT_GID,
         )
 
 
@@ -106,8 +108,15 @@ def _shares(
 
 def _legend_below(fig: plt.Figure, ax: plt.Axes) -> None:
     """The strategies' legend under the panels, clear of every bar and label."""
-    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=6)
+    fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize=6, **_on_canvas(fig, 0.5))
     fig.tight_layout(rect=(0, 0.06, 1, 1))
+    declutter_counts(fig)
+
+
+def _on_canvas(fig: plt.Figure, x: float) -> dict[str, Any]:
+    """A figure legend anchored at (x, 0) of the canvas in figure coordinates: `savefig.bbox: tight` crops the saved
+    area, and a legend anchored to the figure's box (the default) would move with the crop onto the texts below it."""
+    return {"bbox_to_anchor": (x, 0.0), "bbox_transform": fig.transFigure}
 
 
 ILLUSTRATIVE = "local model results are illustrative"
@@ -115,13 +124,19 @@ ILLUSTRATIVE = "local model results are illustrative"
 
 def mark_illustrative(fig: plt.Figure) -> Any:
     """The "illustrative" mark, under everything the figure draws (the saved area grows to hold it: `savefig.bbox:
-    tight`), right-aligned: it cannot cover an axis label, a tick label or a legend."""
+    tight`), right-aligned, `MARK_GAP_IN` below the lowest text: it cannot cover an axis label, a tick label or a
+    legend, and stands clear of them on paper."""
+    fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     box = fig.get_tightbbox(renderer)  # inches
     width, height = fig.get_size_inches()
     return fig.text(
-        box.x1 / width, (box.y0 - 0.03) / height, ILLUSTRATIVE, ha="right", va="top", fontsize=5, color="#777777"
+        box.x1 / width, (box.y0 - MARK_GAP_IN) / height, ILLUSTRATIVE, ha="right", va="top", fontsize=5, color="#777777"
     )
+
+
+MARK_GAP_IN = 0.08
+"""The clear space between the "illustrative" mark and the lowest text above it (about 6 points)."""
 
 
 def _illustrative(tables: RunTables) -> bool:
@@ -286,8 +301,8 @@ def fig_errors(tables: RunTables) -> plt.Figure:
                 *axes[0].get_legend_handles_labels(),
                 fontsize=6,
                 loc="lower left",
-                bbox_to_anchor=(0.06, 0.0),
                 ncol=min(4, len(shares.columns)),
+                **_on_canvas(fig, 0.06),
             )
     axes[0].set_title(f"error types of failed attempts ({tables.shown(TREATMENT)})", fontsize=8)
     axes[0].set_ylabel("share of failed attempts")
@@ -304,7 +319,7 @@ def fig_errors(tables: RunTables) -> plt.Figure:
     axes[1].set_ylim(0, 1.1)
     axes[1].set_title("repaired, by first error type (all configurations)", fontsize=8)
     axes[1].set_ylabel("recovered / initially failed")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))  # room for the error-type legend under the tick labels
+    fig.tight_layout(rect=(0, 0.1, 1, 1))  # room for the error-type legend under the tick labels
     return fig
 
 
@@ -438,15 +453,21 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         for s, m in SCHEMA_MARKERS.items()
         if s in present
     ]
-    axes[1].legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), title=None)
-    key = "\n".join(f"{number[name]:>2}  {name}" for name in order)
-    axes[1].text(
-        1.04, 0.0, key, transform=axes[1].transAxes, fontsize=6, va="bottom", ha="left", family="DejaVu Sans Mono"
-    )
+    handles += [plt.Line2D([], [], linestyle="", marker="", label=f"{number[name]:>2}  {name}") for name in order]
+    axes[1].legend(
+        handles=handles,
+        fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        handlelength=0.8,
+        handletextpad=0.4,
+        labelspacing=0.3,
+        borderaxespad=0.0,
+    )  # one key: colours, markers, then the configurations' numbers
     fig.tight_layout()
     renderer = fig.canvas.get_renderer()
     for ax, groups in points:
-        _place_labels(ax, groups, renderer)
+        place_point_labels(ax, groups, renderer)
     return fig
 
 
@@ -475,9 +496,10 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
         ax.set_ylim(-0.02, 1.02)
     _repeat_panel(axes[2], rows, tables)
     fig.tight_layout()
+    declutter_counts(fig)
     renderer = fig.canvas.get_renderer()
     for ax, groups in points:
-        _place_labels(ax, groups, renderer)
+        place_point_labels(ax, groups, renderer)
     return fig
 
 
@@ -511,27 +533,6 @@ def _repeat_panel(ax: plt.Axes, rows: Any, tables: RunTables) -> None:
 
 REPEAT_COLORS = ("#C44E52", "#8172B2")
 """The repeat panel's bars: all model replies, accepted refinements (`columns.REPEAT_RATES` order)."""
-
-
-def _place_labels(ax: plt.Axes, groups: dict[tuple[float, float], list[Any]], renderer: object) -> None:
-    """One label per point (`1,4`, `history`), moved up in 6-point steps until it overlaps no label placed before."""
-    placed = []
-    for (x, y), names in sorted(groups.items()):
-        text = ",".join(str(n) for n in names)
-        for step in range(60):
-            label = ax.annotate(
-                text,
-                (x, y),
-                xytext=(4, 2 + 6 * step),
-                textcoords="offset points",
-                fontsize=6,
-                arrowprops={"arrowstyle": "-", "linewidth": 0.3, "color": "#999999"} if step else None,
-            )
-            box = matplotlib.text.Text.get_window_extent(label, renderer)  # the words, not the leader line
-            if not any(box.overlaps(other) for other in placed) or step == 59:
-                break
-            label.remove()
-        placed.append(box)
 
 
 FIGURES: dict[str, Callable[[RunTables], plt.Figure]] = {
@@ -662,7 +663,7 @@ def fig_run_pair(pair: RunPair) -> plt.Figure:
         ax.set_ylim(0, 1.05)
     axes[0].set_ylabel("share of questions")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(bars), fontsize=6, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=len(bars), fontsize=6, frameon=False, **_on_canvas(fig, 0.5))
     fig.tight_layout(rect=(0, 0.07, 1, 1))  # the legend below the panels, clear of the bars
     return fig
 
