@@ -219,3 +219,30 @@ def test_a_later_strategy_s_numeric_option_is_bounded_too(value):
     with pytest.raises(ParamsError, match=f"p.yaml: {OPTION}=.*: a number between -1000000 and 1000000"):
         params_from_dict({OPTION: value}, source="p.yaml")
     assert params_from_dict({OPTION: 0.3}).option(OPTION) == 0.3
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"max_iterations": 10**9},
+        {"max_tokens": 10**12},
+        {"answer_max_tokens": 10**9},
+        {"display_limit": 10**9},
+        {"timeout_s": float("nan")},
+        {"timeout_s": float("inf")},
+    ],
+)
+def test_a_chat_option_past_its_range_is_refused_in_one_line(option):
+    from t2c_lib.chat.settings import ChatSettings
+    from t2c_lib.errors import InvalidValue
+
+    with pytest.raises(InvalidValue) as refused:
+        ChatSettings(**option)
+    (key,) = option
+    assert key in str(refused.value) and "at most" in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_the_chat_s_largest_counts_are_taken():
+    from t2c_lib.chat.settings import ChatSettings
+
+    assert ChatSettings(max_iterations=20, max_tokens=32768, timeout_s=3600).max_iterations == 20

@@ -11,6 +11,16 @@ from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 
 ROUTERS = ("hybrid", "model", "rules")
 CACHE_MODES = ("use", "refresh", "off")
+_MOST = {
+    "max_iterations": 20,
+    "max_tokens": 32768,
+    "router_max_tokens": 32768,
+    "answer_max_tokens": 32768,
+    "display_limit": 10_000,
+}
+"""The largest value of each count a chat accepts (the study's own ranges, `study/param_bounds.py`: a session file
+or a typed option is hostile input, so no count is unbounded)."""
+_MOST_TIMEOUT_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -44,12 +54,14 @@ class ChatSettings:
             raise InvalidValue(f"router must be one of {', '.join(ROUTERS)}, got {self.router!r}")
         if self.cache not in CACHE_MODES:
             raise InvalidValue(f"cache must be one of {', '.join(CACHE_MODES)}, got {self.cache!r}")
-        for name in ("max_iterations", "max_tokens", "router_max_tokens", "answer_max_tokens", "display_limit"):
+        for name, most in _MOST.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InvalidValue(f"{name} must be a positive integer, got {value!r}")
-        if not self.timeout_s > 0:
-            raise InvalidValue(f"timeout_s must be > 0, got {self.timeout_s!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+                raise InvalidValue(f"{name} must be a positive integer, at most {most:g}, got {value!r}")
+        if not (isinstance(self.timeout_s, (int, float)) and 0 < self.timeout_s <= _MOST_TIMEOUT_S):
+            raise InvalidValue(
+                f"timeout_s must be a number above 0 and at most {_MOST_TIMEOUT_S:g}, got {self.timeout_s!r}"
+            )
         _ = self.loop_options  # a bad option value is a one-line error here, not at the first question
 
     @property
