@@ -275,8 +275,9 @@ def gold_note(summary: dict[str, Any]) -> str:
     text = f"gold pairs: kept {kept} of {total}"
     if kept == total:
         return text + ", none dropped"
-    main = ", ".join(f"{n} {word}" for n, word in sorted(counts, key=lambda c: (-c[0], c[1]))[:4])
-    more = f", {len(counts) - 4} more reasons" if len(counts) > 4 else ""
+    main = ", ".join(f"{n} {word}" for n, word in sorted(counts, key=lambda c: (-c[0], c[1]))[:5])
+    rest = len(counts) - 5
+    more = f", {rest} more reason{'s' if rest > 1 else ''}" if rest > 0 else ""
     return f"{text}, dropped {total - kept}" + (f" ({main}{more}; see gold_screen/)" if main else "")
 
 
