@@ -32,6 +32,14 @@ def keywords_store(tmp_path_factory):
     store.close()
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    """`t2c dataset check` builds its stores under the cache: a private one, not the user's .cache."""
+    from t2c_lib import config
+
+    monkeypatch.setattr(config, "CACHE_DIR", tmp_path / "cache")
+
+
 def _import(*args: str):
     return CliRunner().invoke(main, ["dataset", "import", *args], catch_exceptions=False)
 
