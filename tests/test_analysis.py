@@ -137,17 +137,15 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
     tables = RunTables(empty, comparison, empty, empty, empty, empty, empty, empty, "kg-axel", "sig")
     with matplotlib.pyplot.style.context(str(STYLE)):
         fig = fig_cost_gain(tables)
-        fig.canvas.draw()
-        renderer = fig.canvas.get_renderer()
+        from t2c_lib.study.figure_layout import crowded_texts, texts_outside
+
         for ax in fig.axes:
-            labels = [t for t in ax.texts if t.get_text() and "\n" not in t.get_text()]
+            labels = [t for t in ax.texts if t.get_text()]
             numbers = sorted(int(n) for t in labels for n in t.get_text().split(","))
             assert numbers == list(range(1, 10)), "every configuration is labelled exactly once per panel"
-            boxes = [matplotlib.text.Text.get_window_extent(t, renderer) for t in labels]
-            for i, a in enumerate(boxes):
-                assert not any(a.overlaps(b) for b in boxes[i + 1 :]), [t.get_text() for t in labels]
-        key = next(t.get_text() for t in fig.axes[1].texts if "\n" in t.get_text())
-        assert all(name in key for name in names)
+        assert not crowded_texts(fig) and not texts_outside(fig)  # measured where the annotations are drawn
+        key = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]  # one key: colours, markers, numbers
+        assert all(any(name in entry for entry in key) for name in names)
         matplotlib.pyplot.close(fig)
 
 

@@ -57,7 +57,7 @@ def test_headline_tex_is_a_booktabs_table_with_caption_label_counts_ci_and_holm(
     assert found["width"] == 5  # measure, SP, FB, difference [CI], p under a heading row: one column of a paper
     assert found["label"] == "tab:run-headline"
     assert "kg-axel scoring preset" in found["caption"] and "Model: " in found["caption"]
-    assert found["caption"].startswith("Feedback (the thesis's agentic loop) (FB) against single-pass (SP) on tiny")
+    assert found["caption"].startswith("The loop thesis-loop (FB: the thesis's agentic loop: one refinement message")
     assert "Holm-adjusted across 2 configuration(s)" in found["caption"]
     assert "$\\Delta$" in found["caption"] and "95\\% CI" in found["caption"]
     # Zero-Shot_Full: single-pass right on tiny-002 only; feedback also repairs tiny-001
@@ -67,7 +67,7 @@ def test_headline_tex_is_a_booktabs_table_with_caption_label_counts_ci_and_holm(
         "\\quad KG-valid & 2/3 & 3/3 & $+0.33$ [$+0.00$, $+1.00$] & 1.000 \\\\",
     ]
     frame = pd.read_csv(scored_run / "analysis" / "headline.csv")
-    assert frame.columns.tolist()[:4] == ["strategy", "configuration", "measure", "n"]
+    assert frame.columns.tolist()[:5] == ["strategy", "loop", "configuration", "measure", "n"]
     first = frame.iloc[0]
     assert (first["k_baseline"], first["k_strategy"], first["n"]) == (1, 2, 3)
     assert first["diff_low"] <= first["diff"] <= first["diff_high"] and 0 <= first["p_holm"] <= 1
@@ -93,7 +93,7 @@ def test_a_run_of_several_strategies_gets_a_strategies_headline(scored_run, tiny
     assert names == ["headline.csv", "headline.tex", "strategies_headline.csv", "strategies_headline.tex"]
     found = structure((scored_run / "analysis" / "strategies_headline.tex").read_text(encoding="utf-8"))
     assert found["width"] == 5 and found["label"] == "tab:strat-strategies-headline"
-    assert found["caption"].startswith("Each strategy (S: feedback (the thesis's agentic loop), history) against")
+    assert found["caption"].startswith("Each strategy (S: thesis-loop, history) against")
     assert "\\multicolumn{5}{@{}l}{history, Zero-Shot, Only-Paths} \\\\" in found["rows"]
     frame = pd.read_csv(scored_run / "analysis" / "strategies_headline.csv")
     assert set(frame["strategy"]) == {"feedback", "history"}
@@ -108,7 +108,7 @@ def test_a_one_strategy_run_gets_shares_with_intervals_and_no_paired_columns(sco
     write_paper_tables(tables, scored_run, "one", "tiny")
     found = structure((scored_run / "analysis" / "headline.tex").read_text(encoding="utf-8"))
     assert found["width"] == 3 and "no paired test" in found["caption"]
-    assert found["rows"][0] == "\\multicolumn{3}{@{}l}{feedback, Zero-Shot, Full} \\\\"
+    assert found["rows"][0] == "\\multicolumn{3}{@{}l}{thesis-loop, Zero-Shot, Full} \\\\"
     assert found["rows"][1].startswith("\\quad Pass@1 & 2/3 & $0.67$ [")
 
 

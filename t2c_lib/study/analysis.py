@@ -260,6 +260,16 @@ def run_loops(run_dir: Path, folders: list[Path] | None = None) -> dict[str, Loo
     return {strategy: next(iter(loops)) for strategy, loops in sorted(found.items())}
 
 
+def with_loop(table: pd.DataFrame, loops: dict[str, LoopName]) -> pd.DataFrame:
+    """`table` with a `loop` column beside its `strategy` (the loop's one name), so each row says which loop made it."""
+    if table.empty or "strategy" not in table or "loop" in table:
+        return table
+    out = table.copy()
+    names = [loops[s].name if s in loops else loop_name(str(s)).name for s in out["strategy"]]
+    out.insert(out.columns.get_loc("strategy") + 1, "loop", names)
+    return out
+
+
 def load_summaries(run_dir: Path, folders: list[Path] | None = None) -> list[CellSummary]:
     """Every cell's `summary.json` record (old files' keys mapped, `summary_record`)."""
     return [read_summary(p) for p in cell_files(run_dir, SUMMARY_FILE, folders)]
@@ -851,13 +861,13 @@ def analyze_run(
         cumulative=cumulative,
         errors=errors,
         recovery=recovery,
-        strategy_means=strategy_means(per_question),
+        strategy_means=with_loop(strategy_means(per_question), loops),
         weights=",".join(weights),
         signature=" ; ".join(signatures) + f" ; bootstrap-seed:{BOOTSTRAP_SEED}",
         scoring=schemes[0],
         by_scoring=by_scoring,
         reference=beside_reference(by_scoring, published if published is not None else pd.DataFrame(), run_label),
-        strategies=strategy_table(per_question),
+        strategies=with_loop(strategy_table(per_question), loops),
         transitions=error_transitions(attempts),
         validator_audit=validator_audit(attempts, gold),
         recovery_by_strategy=recovery_by_strategy(per_question),

@@ -189,7 +189,7 @@ def caption_text(frame: pd.DataFrame, tables: RunTables, dataset: str, name: str
         return text[0].upper() + text[1:]
     if name == HEADLINE:
         loop = tables.loop(TREATMENT)
-        compared, scope = f"{loop.name} (FB: {loop.description})", f"{n_configs} configuration(s)"
+        compared, scope = f"the loop {loop.name} (FB: {loop.description})", f"{n_configs} configuration(s)"
     else:
         listed = ", ".join(tables.shown(s) for s in dict.fromkeys(frame["strategy"]))
         compared, scope = f"each strategy (S: {listed})", "strategies and configurations"
