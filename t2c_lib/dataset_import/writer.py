@@ -103,14 +103,31 @@ def _write_settings(name: str, source: str, language: str, path: Path) -> None:
     path.write_text(yaml.safe_dump(settings, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
+class _RowWriter:
+    """Rows as the loader reads them back: a row holding a carriage return has every field quoted (Python's
+    writer with `\\n` line ends leaves a lone CR bare, and a reader ends the row there)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.plain = csv.writer(handle, lineterminator="\n")
+        self.quoted = csv.writer(handle, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def writerow(self, row: list[Any]) -> None:
+        (self.quoted if any("\r" in str(v) for v in row) else self.plain).writerow(row)
+
+    def writerows(self, rows: Any) -> None:
+        for row in rows:
+            self.writerow(list(row))
+
+
 class _csv:
-    """A CSV writer on a new UTF-8 file (`\\n` line ends), closed on leaving."""
+    """A CSV writer on a new UTF-8 file (`\\n` line ends), closed on leaving. The cells are the dataset's values
+    exactly, formula-like text too: a dataset is input data the loader reads back, not a spreadsheet report."""
 
     def __init__(self, path: Path) -> None:
         self.handle = path.open("x", encoding="utf-8", newline="")
 
     def __enter__(self) -> tuple[Any, Any]:
-        return csv.writer(self.handle, lineterminator="\n"), self.handle
+        return _RowWriter(self.handle), self.handle
 
     def __exit__(self, *exc: object) -> None:
         self.handle.close()
