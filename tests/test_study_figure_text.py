@@ -43,7 +43,8 @@ def test_every_figure_has_a_caption_saying_what_n_and_the_error_bars_are(tables,
         assert (f"Pass@1 under the {tables.scoring} scoring preset" in caption) == shows_pass, name
     for name in ("pass_kgvalid_by_config", "accuracy_by_stratum"):
         caption = (tmp_path / f"{name}.txt").read_text(encoding="utf-8")
-        assert "95% percentile bootstrap confidence intervals" in caption and "seed 20241" in caption
+        bootstrap = "cluster bootstrap" if name == "accuracy_by_stratum" else "95% percentile bootstrap confidence"
+        assert bootstrap in caption and "seed 20241" in caption  # the strata pool configurations: questions resampled
         assert "labelled k/N" in caption and "single-pass (grey) and thesis-loop (blue)" in caption
         assert "thesis-loop: the thesis's agentic loop" in caption
     assert {p.suffix for p in written} == {".pdf", ".svg", ".png", ".txt"}
