@@ -189,8 +189,8 @@ NAMED_LOOPS: tuple[tuple[LoopOptions, str, str], ...] = (
     (
         LoopOptions(RepairTurns.FRESH_STRICT, True, 2, CorrectorKind.SCHEMA_SYNTAX),
         REVISE_STRICT,
-        "revise with no line quoting a failed query in the feedback, a repeat guard (2 retries) and the schema "
-        "and syntax corrector",
+        "a revising loop: each refinement a fresh attempt told every failure's feedback with no line quoting a "
+        "failed query, a repeat guard (2 retries) and the schema and syntax corrector",
     ),
 )
 """The option combinations that have a name of their own; any other gets `feedback-<tag>` (`LoopOptions.tag`)."""
