@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.graph import oswall
-from t2c_lib.graph.ladybug_worker import become_subreaper, cut_message, load_native, write_frame
+from t2c_lib.graph.ladybug_worker import become_subreaper, cut_message, exit_with_parent, load_native, write_frame
 
 
 class BuildFailed(Exception):
@@ -112,6 +112,7 @@ def build(
 
 def main(argv: list[str]) -> int:
     staging, reply_fd, wall_on = Path(argv[1]), int(argv[2]), argv[3] != "0"
+    parent = os.getppid()
     replies = os.fdopen(reply_fd, "wb")
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     become_subreaper()
@@ -120,6 +121,7 @@ def main(argv: list[str]) -> int:
 
     load_native()
     wall = oswall.restrict(read=oswall.system_library_dirs(), write=[staging.resolve()]) if wall_on else oswall.OFF
+    exit_with_parent(parent)
     try:
         db = ladybug.Database(request["db"], max_db_size=request["max_db"], buffer_pool_size=request["buffer_pool"])
         conn = ladybug.Connection(db)

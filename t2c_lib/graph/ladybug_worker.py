@@ -322,6 +322,20 @@ def become_subreaper() -> None:
         oswall._prctl(oswall._libc(), _PR_SET_CHILD_SUBREAPER, 1)
 
 
+def exit_with_parent(parent: int, every_s: float = 0.5) -> None:
+    """End this process (exit status 3) once `parent` is gone: a builder whose t2c process died would otherwise
+    build on for minutes, orphaned (its own session keeps it out of a terminal's kill). Call it after the wall is
+    up: a thread started before `oswall.restrict` would be outside it."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every_s)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="t2c-parent-watch", daemon=True).start()
+
+
 def load_native() -> None:
     """Map LadybugDB's native library now (`import ladybug` defers it to the first database): the wall
     refuses every executable mapping after it is up."""

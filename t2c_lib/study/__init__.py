@@ -4,17 +4,21 @@ Where each part lives:
 
 | module | holds |
 | --- | --- |
-| `params.py` | the parameter file, checked strictly (`StudyParams`) |
+| `params.py`, `param_bounds.py` | the parameter file, checked strictly (`StudyParams`); the range of every number in it |
+| `grid.py` | the grid of a parameter file: its cells in run order |
+| `run_record.py` | `run.json`: a run folder bound to the settings it started with (`--replace-run` moves it aside) |
 | `model_precedence.py` | which model a run uses: `--model`, else `T2C_MODEL`, else the file |
 | `layout.py` | the grid's cells, their folders and the files a run writes |
 | `screen.py` | the gold screen (pairs that cannot serve as ground truth, with reasons) and the sample |
 | `runlog.py`, `runner.py` | the crash-safe attempt log; one cell's questions through the loop |
 | `manifest.py` | manifests and signatures; a resumed cell keeps its settings |
 | `steps.py` | the three steps notebooks and the CLI call: `infer`, `evaluate`, `analyze` |
-| `columns.py` | what every result column means, how it aggregates, how figures label it |
-| `evaluation.py` | one cell's `metrics.csv`, `attempt_scores.csv`, `summary.json` (numbers from `metrics/`) |
+| `evaluation.py`, `summary_record.py` | one cell's `metrics.csv`, `attempt_scores.csv`, `summary.json` (numbers from `metrics/`); the declared `summary.json` record |
 | `analysis.py`, `compare.py` | a run's comparison tables; two runs side by side |
-| `plots.py`, `figure_text.py` | the paper's figures and their captions |
+| `plots.py`, `figure_layout.py`, `figure_text.py` | the paper's figures, their labels placed without overlaps, their captions |
+| `paper_tables.py`, `readme_tables.py`, `loop_summary.py` | the paper's headline tables; the README's and docs' tables rendered from published runs |
+| `citations.py`, `failures.py` | what `CITATION.cff` cites (each run's `reference.csv`); `t2c failures` |
+| `publish.py`, `rerun_check.py`, `replicate.py`, `forecast.py` | published runs: copy, seed (a run's own requests only), compare a rerun, replicate, forecast the model calls |
 | `make.py`, `progress.py`, `notebook_engine.py`, `kernel.py` | `make all`: its rules, its progress line, papermill on IPC, the notebooks' kernel |
 | `notebook_params.py` | a notebook's papermill parameters checked against the names it takes; t2c errors as one line |
 | `table_view.py` | a few rows shown in a notebook without pandas |
