@@ -38,7 +38,8 @@ KEPT = {"T2C_LLM_API_KEY": "sk-1", "T2C_MODEL": "m", "NEO4J_URI": "bolt://127.0.
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for key in [*REFUSED, *KEPT]:
-        monkeypatch.delenv(key, raising=False)
+        monkeypatch.setenv(key, "")  # records the key's real state, so what load_dotenv sets is undone after the test
+        monkeypatch.delenv(key)
 
 
 @pytest.mark.parametrize("key", REFUSED)

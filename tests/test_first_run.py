@@ -135,8 +135,8 @@ def test_a_broken_parameter_file_is_reported_with_its_line_and_column(tmp_path) 
     done = t2c("run", "--params", str(broken))
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        f"t2c: error: {broken}: not valid YAML at line 3, column 6: expected ',' or ']', "
-        "but got ':' (while parsing a flow sequence from line 2, column 15)"
+        f"t2c: error: {broken}: not valid YAML at line 3, column 6: did not find expected ',' or ']' "
+        "(while parsing a flow sequence from line 2, column 15)"
     )
 
 
@@ -185,7 +185,7 @@ def test_a_one_strategy_run_prints_intervals_and_writes_a_latex_table_with_a_bod
     )
     tex = (Path(env["T2C_RESULTS_DIR"]) / "first" / "analysis" / "comparison.tex").read_text()
     body = tex.split("\\hline")[2]
-    assert "Few-Shot\\_Nodes+Paths & feedback (the thesis's agentic loop) & 1 & " in body, tex
+    assert "Few-Shot\\_Nodes+Paths & thesis-loop & 1 & " in body, tex
 
 
 # --- item 7: a long answer is a preview with its row count --------------------------------------

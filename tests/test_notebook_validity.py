@@ -86,6 +86,7 @@ def recorded_run(run_dir: Path, tiny_dataset, tiny_store, recorded_grid: list[st
                     "configuration": cell.configuration,
                     "max_iterations": cell.max_iterations(params),
                     "signature": f"hand-written:{strategy}/{cell.configuration}",
+                    "dataset_hash": tiny_dataset.hash,  # what every real manifest records (the run's binding reads it)
                 },
             )
             evaluate_cell(
