@@ -170,7 +170,7 @@ test: setup ## run the whole test suite (starts a local Neo4j for the `neo4j` te
 TEST_WORKERS ?= auto
 # in file order by default; TEST_ARGS=--randomly-seed=N: in pytest-randomly's order N (.ci/run runs two random orders)
 TEST_ARGS ?= -p no:randomly
-test-fast: $(STAMP) ## the quick tests (5 min 25 s on 2 cores under load average 7, measured on 2026-12-02): no model, no subprocess pipelines, no Neo4j, no browser; one pytest worker per core (TEST_WORKERS=1: in one process)
+test-fast: $(STAMP) ## the quick tests (2 min 49 s on 2 cores otherwise idle, 5 min 25 s under load average 7, both measured on 2026-12-02): no model, no subprocess pipelines, no Neo4j, no browser; one pytest worker per core (TEST_WORKERS=1: in one process)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) $(TEST_ARGS) -m "not slow and not neo4j and not browser"
 
 lint: $(STAMP) ## ruff check and ruff format --check (rules in pyproject.toml; `ruff format` fixes the layout)
