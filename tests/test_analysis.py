@@ -165,3 +165,17 @@ def test_stratum_panels_carry_bootstrap_intervals_drawn_by_seaborn(scored_run, t
         cells = [t.get_text() for t in heat.axes[0].texts]
         assert len(cells) == 2 and all(len(c) == 4 and c[1] == "." for c in cells)  # annotated, two decimals
         matplotlib.pyplot.close("all")
+
+
+def test_a_dataset_without_strata_gets_an_empty_strata_table_with_its_columns():
+    """An imported graph has no strata: notebook 03 selects `configuration == "ALL"` on the table all the same."""
+    import pandas as pd
+
+    from t2c_lib.study.analysis import STRATA_KEYS, strata_breakdown
+
+    per_question = pd.DataFrame(
+        {"configuration": ["Zero-Shot_Full"], "strategy": ["single-pass"], "pass_at_1_final__t2c": [1.0]}
+    )
+    table = strata_breakdown(per_question, [], "t2c")
+    assert table.empty and list(table.columns) == list(STRATA_KEYS)
+    assert table[table["configuration"] == "ALL"].empty

@@ -350,6 +350,10 @@ def _stratum_means(rows: pd.DataFrame, presets: list[str], headline: str) -> dic
     return {"n": len(rows), **columns.column_means(rows, names)}
 
 
+STRATA_KEYS = ("stratum", "value", "configuration", "strategy")
+"""The columns that place a row of the strata table (its numbers follow)."""
+
+
 def strata_breakdown(
     per_question: pd.DataFrame, strata_columns: list[str] | dict[str, tuple[str, ...]], headline: str | None = None
 ) -> pd.DataFrame:
@@ -402,7 +406,8 @@ def strata_breakdown(
         )
 
     records.sort(key=key)
-    return pd.DataFrame.from_records(records)
+    # a dataset without strata (an imported graph) still gets the table's columns: readers select on them
+    return pd.DataFrame.from_records(records, columns=None if records else list(STRATA_KEYS))
 
 
 def strategy_means(per_question: pd.DataFrame) -> pd.DataFrame:
