@@ -170,11 +170,15 @@ def _csv(path: Path) -> list[dict[str, str]]:
         raise LoopSummaryError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
 
 
-def _json(path: Path) -> dict:
+def read_json_object(path: Path, error: type[StudyError] = LoopSummaryError) -> dict:
+    """A published JSON file's object ({} when absent, a link or not an object); unreadable JSON is `error`."""
     if not path.is_file() or path.is_symlink():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        raise LoopSummaryError(f"{path}: not readable JSON") from None
+        raise error(f"{path}: not readable JSON") from None
     return data if isinstance(data, dict) else {}
+
+
+_json = read_json_object

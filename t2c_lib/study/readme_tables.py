@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import math
 import re
 from collections.abc import Iterable
@@ -43,7 +42,7 @@ from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.agent.strategies import loop_name, recorded_loop
 from t2c_lib.errors import StudyError, T2CError
 from t2c_lib.study.analysis import BASELINE, TREATMENT
-from t2c_lib.study.loop_summary import SIGNIFICANT, Pooled, loop_rows
+from t2c_lib.study.loop_summary import SIGNIFICANT, Pooled, loop_rows, read_json_object
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
 from t2c_lib.study.publish import INDEX_FILE, published_run_dir
@@ -414,13 +413,7 @@ def _short_build(fingerprint: str) -> str:
 
 
 def _json(path: Path) -> dict:
-    if not path.is_file() or path.is_symlink():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        raise ReadmeTablesError(f"{path}: not readable JSON") from None
-    return data if isinstance(data, dict) else {}
+    return read_json_object(path, ReadmeTablesError)
 
 
 def _reference(run_dir: Path) -> dict[str, dict[str, str]]:
