@@ -1,6 +1,6 @@
 """Gzip for files the repository carries: the same data always gives the same bytes, and reading stops at a limit.
 
-Published runs (`study.publish`) keep their replies and their attempt logs gzipped: an attempt log
+Published runs (`publish.publish`) keep their replies and their attempt logs gzipped: an attempt log
 is half of a run's bytes and shrinks about elevenfold. `gzip_bytes` writes level 9 with mtime 0 and
 no file name, so publishing the same run twice gives the same bytes. A committed file is hostile
 input: `read_gzip` refuses one that is not gzip, is cut short, or decompresses past its limit (a

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+from t2c_lib.publish.readme_tables import _gold
 from t2c_lib.study.analysis import analyze_run, summary_text
-from t2c_lib.study.readme_tables import _gold
 from t2c_lib.study.screen import DropKind, DroppedItem, GoldScreen, gold_note, read_gold_note, screen_gold
 
 

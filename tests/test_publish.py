@@ -22,11 +22,11 @@ from t2c_lib.cli import main
 from t2c_lib.llm.base import Completion, Message, Usage
 from t2c_lib.llm.build import build_fingerprint
 from t2c_lib.llm.cache import CachedModel, ResponseCache
-from t2c_lib.llm.published import PublishedRepliesError, read_replies, seed_cache
+from t2c_lib.publish.publish import PublishError, publish_run, read_published_replies
+from t2c_lib.publish.published import PublishedRepliesError, read_replies, seed_cache
+from t2c_lib.publish.replicate import replication_report, reproduced_line
+from t2c_lib.publish.rerun_check import check_rerun
 from t2c_lib.study.params import ParamsError, params_from_dict
-from t2c_lib.study.publish import PublishError, publish_run, read_published_replies
-from t2c_lib.study.replicate import replication_report, reproduced_line
-from t2c_lib.study.rerun_check import check_rerun
 from t2c_lib.study.steps import analyze, evaluate, infer
 
 # runs, publishes and reruns a small study: `make test` runs it, `make test-fast` stays under a minute
@@ -174,7 +174,7 @@ def test_seeding_adds_exactly_this_builds_rows_and_another_builds_row_is_never_s
         request = dict(reply.row.request, fingerprint=other.fingerprint)
         moved.append(CacheRow(cache_key(request), reply.row.model, "OTHER " + reply.row.text, 1, 1, 0.0, request))
     other_cache.put_rows(moved)
-    from t2c_lib.llm.published import write_replies
+    from t2c_lib.publish.published import write_replies
 
     mixed_path = tmp_path / "mixed.jsonl.gz"
     write_replies(mixed_path, [r.row for r in published] + moved)
@@ -328,7 +328,7 @@ def test_cli_publish_and_seed_say_what_they_did(finished, tmp_path, monkeypatch)
 def test_the_forecast_before_the_first_notebook(finished, tmp_path):
     """Cells of this build and model come from the published replies; FRESH=1 or another build prices them from the
     published run's distinct requests (single-pass shares feedback's first requests: counted once)."""
-    from t2c_lib.study.forecast import forecast
+    from t2c_lib.publish.forecast import forecast
 
     root, cache = finished
     publish_run("pub", cache, root / "results", root / "figures")

@@ -26,18 +26,18 @@ from t2c_lib.llm.base import Completion, Usage
 from t2c_lib.llm.build import build_fingerprint, installed_build
 from t2c_lib.llm.cache import CachedModel, ResponseCache
 from t2c_lib.llm.call_log import CALLS_FILE, read_calls
-from t2c_lib.llm.published import PublishedRepliesError, read_replies, seed_cache
-from t2c_lib.study.plots import export_conversation_figure
-from t2c_lib.study.publish import (
+from t2c_lib.publish.publish import (
     CONVERSATION_FILES,
     PublishError,
     is_conversation_run,
     publish_run,
     read_published_replies,
 )
-from t2c_lib.study.readme_tables import ReadmeTablesError, render_table
-from t2c_lib.study.replicate import reproduced_line
-from t2c_lib.study.rerun_check import ANALYTICS_STEPS, check_rerun
+from t2c_lib.publish.published import PublishedRepliesError, read_replies, seed_cache
+from t2c_lib.publish.readme_tables import ReadmeTablesError, render_table
+from t2c_lib.publish.replicate import reproduced_line
+from t2c_lib.publish.rerun_check import ANALYTICS_STEPS, check_rerun
+from t2c_lib.study.plots import export_conversation_figure
 from tests.helpers import konv13_replies
 
 # a study pipeline end to end (evaluate, write, publish): `make test` runs it, `make test-fast` leaves it out

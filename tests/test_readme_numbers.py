@@ -473,7 +473,7 @@ def git_tracks(path: Path) -> bool:
 
 
 def test_every_marked_table_is_the_rendering_of_its_committed_run() -> None:
-    from t2c_lib.study.readme_tables import TABLE, find_blocks, page_problems, table_sources
+    from t2c_lib.publish.readme_tables import TABLE, find_blocks, page_problems, table_sources
 
     problems = []
     for doc in DOCS:
@@ -488,7 +488,7 @@ def test_every_marked_table_is_the_rendering_of_its_committed_run() -> None:
 
 def test_the_readme_marks_the_thesis_grid_table() -> None:
     """The front door's headline is the thesis grid: a rendered table of its published run, or its placeholder."""
-    from t2c_lib.study.readme_tables import find_blocks
+    from t2c_lib.publish.readme_tables import find_blocks
 
     marked = {(b.kind, b.run_id) for b in find_blocks((ROOT / "README.md").read_text(encoding="utf-8"), "README.md")}
     assert marked & {("table", "thesis"), ("pending", "thesis")}, marked
@@ -502,7 +502,7 @@ def published_results(tmp_path_factory) -> tuple[Path, int]:
 
     from t2c_lib.datasets import load_dataset
     from t2c_lib.llm.cache import ResponseCache
-    from t2c_lib.study.publish import publish_run
+    from t2c_lib.publish.publish import publish_run
     from tests.test_publish import make_run
 
     root = tmp_path_factory.mktemp("tables")
@@ -519,7 +519,7 @@ PAGE = "# a page\n\nprose\n\n<!-- t2c:table pub -->\n<!-- /t2c:table -->\n\nmore
 
 
 def test_a_marked_table_is_rendered_from_the_published_run_and_checked(published_results) -> None:
-    from t2c_lib.study.readme_tables import find_blocks, page_problems, rendered_page
+    from t2c_lib.publish.readme_tables import find_blocks, page_problems, rendered_page
 
     results, right = published_results
     assert 0 < right < 3, "the stand-in answers some but not all of the three questions"
@@ -539,7 +539,7 @@ def test_a_marked_table_is_rendered_from_the_published_run_and_checked(published
 
 
 def test_a_placeholder_becomes_the_table_once_its_run_is_published(published_results) -> None:
-    from t2c_lib.study.readme_tables import page_problems, rendered_page
+    from t2c_lib.publish.readme_tables import page_problems, rendered_page
 
     results, _ = published_results
     waiting = "<!-- t2c:pending thesis -->\nThe published run is being produced.\n<!-- /t2c:pending -->\n"
@@ -553,7 +553,7 @@ def test_a_placeholder_becomes_the_table_once_its_run_is_published(published_res
 
 
 def test_a_marked_table_whose_run_is_not_published_is_refused(published_results) -> None:
-    from t2c_lib.study.readme_tables import ReadmeTablesError, page_problems, rendered_page
+    from t2c_lib.publish.readme_tables import ReadmeTablesError, page_problems, rendered_page
 
     results, _ = published_results
     page = PAGE.replace("pub", "thesis")
@@ -580,7 +580,7 @@ def test_a_marked_table_whose_run_is_not_published_is_refused(published_results)
     ],
 )
 def test_broken_markers_are_refused_in_one_line(page: str, message: str) -> None:
-    from t2c_lib.study.readme_tables import ReadmeTablesError, find_blocks
+    from t2c_lib.publish.readme_tables import ReadmeTablesError, find_blocks
 
     with pytest.raises(ReadmeTablesError, match=message) as raised:
         find_blocks(page, "page.md")
@@ -588,7 +588,7 @@ def test_broken_markers_are_refused_in_one_line(page: str, message: str) -> None
 
 
 def test_a_marker_in_a_code_block_or_code_span_is_text(published_results) -> None:
-    from t2c_lib.study.readme_tables import find_blocks
+    from t2c_lib.publish.readme_tables import find_blocks
 
     page = "write `<!-- t2c:table RUN_ID -->` above the table\n\n```\n<!-- t2c:table pub -->\n```\n"
     assert find_blocks(page, "page.md") == []
@@ -597,7 +597,7 @@ def test_a_marker_in_a_code_block_or_code_span_is_text(published_results) -> Non
 def test_hostile_headline_files_are_refused_or_shown_as_text(published_results, tmp_path) -> None:
     import shutil
 
-    from t2c_lib.study.readme_tables import ReadmeTablesError, find_blocks, render_table
+    from t2c_lib.publish.readme_tables import ReadmeTablesError, find_blocks, render_table
 
     results, _ = published_results
     copy = tmp_path / "results"
@@ -632,7 +632,7 @@ def test_t2c_study_tables_writes_the_blocks_and_check_fails_on_a_stale_one(publi
     from click.testing import CliRunner
 
     from t2c_lib.cli import main
-    from t2c_lib.study.readme_tables import page_problems
+    from t2c_lib.publish.readme_tables import page_problems
 
     results, right = published_results
     page = tmp_path / "page.md"

@@ -1,4 +1,4 @@
-"""A rerun checked against its published run file by file (`study.rerun_check`, `t2c study reproduced`).
+"""A rerun checked against its published run file by file (`publish.rerun_check`, `t2c study reproduced`).
 
 The run is a real study run built in the test (`tests.test_publish.make_run`: the notebook steps on the embedded
 curriculum store, a real response cache; the model behind the cache is that module's scripted stand-in), published,
@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from t2c_lib.cli import main
 from t2c_lib.llm.cache import ResponseCache
-from t2c_lib.study.publish import publish_run
-from t2c_lib.study.rerun_check import check_rerun
+from t2c_lib.publish.publish import publish_run
+from t2c_lib.publish.rerun_check import check_rerun
 from tests.test_publish import make_run
 
 # runs and reruns a small study: `make test` runs it, `make test-fast` stays under a minute
@@ -156,7 +156,7 @@ def test_a_published_log_that_is_not_gzip_or_decompresses_past_its_limit_differs
     assert check(run).differ == [name]
     packed.write_bytes(original)
     assert check(run).differ == []
-    monkeypatch.setattr("t2c_lib.study.rerun_check.MAX_ATTEMPTS_BYTES", 100)  # a bomb stops at the limit
+    monkeypatch.setattr("t2c_lib.publish.rerun_check.MAX_ATTEMPTS_BYTES", 100)  # a bomb stops at the limit
     every_log = sorted(
         p.relative_to(packed.parents[2]).as_posix() for p in packed.parents[2].rglob("attempts.jsonl.gz")
     )

@@ -3,7 +3,7 @@
 A published run is hostile input. `t2c study seed` once put every row of its `replies.jsonl.gz`
 into the response cache, so a row keyed to a request the run never made (one of the user's own
 `t2c ask`) answered that request with no model call. Now a row is admitted only when an attempt of
-a cell the run's `manifest.json` names made its request (`study.publish.own_replies`), and the
+a cell the run's `manifest.json` names made its request (`publish.publish.own_replies`), and the
 seed line counts the rest as refused. The committed published runs still seed every reply.
 """
 
@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from t2c_lib.cli import main
 from t2c_lib.llm.base import Message
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key, request_payload
-from t2c_lib.llm.published import REPLIES_FILE, write_replies
 from t2c_lib.prompts.builder import prompt_hash
-from t2c_lib.study.publish import INDEX_FILE, own_replies, published_root, read_published_replies
+from t2c_lib.publish.publish import INDEX_FILE, own_replies, published_root, read_published_replies
+from t2c_lib.publish.published import REPLIES_FILE, write_replies
 from tests.helpers import ROOT
 
 PUBLISHED = ROOT / "results" / "published"

@@ -4,7 +4,7 @@
 `make all` runs `t2c study seed` and `t2c study forecast` before its first notebook and `t2c study reproduced`
 after the last, `make conversations` `t2c study seed` before its notebook and `t2c study reproduced` after it;
 `make all FRESH=1` runs `t2c study forecast --fresh` first and `t2c study replicate` at the end
-(`study.publish`, `study.forecast`, `study.replicate`, `llm.published` say what each does and why).
+(`publish.publish`, `publish.forecast`, `publish.replicate`, `publish.published` say what each does and why).
 Every one of them names the run by `t2c study run-id`: the Makefile asks it for the parameter file's
 run id, checked, and never reads a parameter file itself (a hostile `run_id` would reach its shell).
 """
@@ -41,7 +41,7 @@ def publish_command(run_id: str, cache_path: Path | None) -> None:
 
     A grid run (`make all`), or a conversation evaluation under results/ (`make conversations`: --run-id conversations).
     """
-    from t2c_lib.study.publish import publish_run
+    from t2c_lib.publish.publish import publish_run
 
     click.echo(publish_run(run_id, _cache(cache_path)).line())
 
@@ -53,11 +53,11 @@ def publish_command(run_id: str, cache_path: Path | None) -> None:
 def seed_command(run_id: str, cache_path: Path | None) -> None:
     """Put the published replies of a run that this machine's llama.cpp build can be asked for into the response cache.
 
-    Only replies whose request the run's own attempt logs made are seeded (`study.publish.own_replies`); the
+    Only replies whose request the run's own attempt logs made are seeded (`publish.publish.own_replies`); the
     line counts the rest as refused."""
     from t2c_lib.llm.build import build_fingerprint
-    from t2c_lib.llm.published import seed_cache
-    from t2c_lib.study.publish import every_published_reply, own_replies
+    from t2c_lib.publish.publish import every_published_reply, own_replies
+    from t2c_lib.publish.published import seed_cache
 
     own = own_replies(run_id)
     if own is None:
@@ -86,10 +86,10 @@ def reproduced_command(run_id: str) -> None:
     """
     from t2c_lib import config
     from t2c_lib.errors import T2CError
+    from t2c_lib.publish.publish import read_published_replies
+    from t2c_lib.publish.replicate import reproduced_line
+    from t2c_lib.publish.rerun_check import check_rerun
     from t2c_lib.study.params import check_run_id
-    from t2c_lib.study.publish import read_published_replies
-    from t2c_lib.study.replicate import reproduced_line
-    from t2c_lib.study.rerun_check import check_rerun
 
     check_run_id(run_id)
     published = read_published_replies(run_id)
@@ -111,9 +111,9 @@ def replicate_command(run_id: str, fresh_run_id: str | None) -> None:
     """After `make all FRESH=1`: the replication report of the fresh run against the published one."""
     from t2c_lib import config
     from t2c_lib.errors import MissingResults
+    from t2c_lib.publish.publish import published_run_dir
+    from t2c_lib.publish.replicate import FRESH_SUFFIX, replication_report
     from t2c_lib.study.params import check_run_id
-    from t2c_lib.study.publish import published_run_dir
-    from t2c_lib.study.replicate import FRESH_SUFFIX, replication_report
 
     published = published_run_dir(run_id)
     fresh = config.RESULTS_DIR / check_run_id(fresh_run_id or f"{run_id}{FRESH_SUFFIX}")
@@ -133,8 +133,8 @@ def forecast_command(params_file: str, fresh: bool) -> None:
     """Before `make all` asks a model: the cells answered from the published replies, the calls and time of the rest."""
     from t2c_lib.cli.study import _params
     from t2c_lib.llm.build import build_fingerprint
-    from t2c_lib.study.forecast import forecast
-    from t2c_lib.study.publish import published_run_dir
+    from t2c_lib.publish.forecast import forecast
+    from t2c_lib.publish.publish import published_run_dir
 
     params = _params(params_file)
     click.echo(forecast(params, published_run_dir(params.run_id), build_fingerprint(), fresh=fresh).line())
@@ -164,7 +164,7 @@ def run_id_command(params_file: str) -> None:
 @friendly_errors
 def tables_command(docs: tuple[Path, ...], check: bool, results_dir: Path | None) -> None:
     """Render the README's and docs' marked tables (<!-- t2c:table RUN_ID -->) from the published runs."""
-    from t2c_lib.study.readme_tables import find_blocks, page_problems, rendered_page, table_pages
+    from t2c_lib.publish.readme_tables import find_blocks, page_problems, rendered_page, table_pages
 
     problems = []
     for doc in docs or table_pages():

@@ -266,7 +266,7 @@ def plan_command(params_file, makefile, run_id, fresh):
     from t2c_lib.study.make import make_rules
 
     if fresh:
-        run_id = f"{_params(params_file).run_id}-fresh"  # study.replicate.FRESH_SUFFIX, without its pandas
+        run_id = f"{_params(params_file).run_id}-fresh"  # publish.replicate.FRESH_SUFFIX, without its pandas
     params = _params(params_file, run_id=run_id)
     with user_path(makefile):
         makefile.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ write is one short `INSERT OR IGNORE` / `INSERT OR REPLACE` transaction.
 
 `T2C_RESPONSE_CACHE` names another cache file (`make all FRESH=1` uses a private one, so a
 replication asks the model again and no earlier reply is served). `rows()` and `put_rows()` are
-what a published run's replies are cut from and seeded back with (`llm.published`).
+what a published run's replies are cut from and seeded back with (`publish.published`).
 """
 
 from __future__ import annotations

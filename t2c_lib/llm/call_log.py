@@ -1,7 +1,7 @@
 """The model calls of a run that records no prompts: each call's response-cache key, in order (`model_calls.jsonl`).
 
 A study cell records every attempt with its prompt hash and raw reply, so the replies it used can be
-found in the response cache afterwards (`study.publish.replies_used`). A conversation evaluation asks
+found in the response cache afterwards (`publish.publish.replies_used`). A conversation evaluation asks
 three kinds of model (router, loop, answer templates) and keeps no prompt; it wraps each model in a
 `RecordedModel` instead, which writes down the cache key of every call it passes on (the same key
 `CachedModel` computes, `cache.model_request`), and whether the reply came from the cache. The log is

@@ -21,7 +21,7 @@ from t2c_lib.study.params import StudyParams
 
 ATTEMPTS_FILE = "attempts.jsonl"
 ATTEMPTS_GZ_FILE = f"{ATTEMPTS_FILE}.gz"
-"""A published cell's attempt log (`study.publish` gzips it); a run's own cells write `ATTEMPTS_FILE`."""
+"""A published cell's attempt log (`publish.publish` gzips it); a run's own cells write `ATTEMPTS_FILE`."""
 MAX_ATTEMPTS_BYTES = 256 * 1024 * 1024
 """A gzipped attempt log is refused past this decompressed (a published cell's log is well under 1 MB)."""
 QUESTIONS_FILE = "questions.jsonl"

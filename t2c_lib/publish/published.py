@@ -1,6 +1,6 @@
 """Published replies: the response-cache rows a published run used, as one `replies.jsonl.gz`.
 
-A published run (`results/published/<run_id>/`, `study.publish`) carries the model replies
+A published run (`results/published/<run_id>/`, `publish.publish`) carries the model replies
 behind its numbers, so anyone can recompute its tables without asking a model. Each line is
 one response-cache row, keyed exactly like the cache (`cache.cache_key` over the stored
 `request`), with the model id, the model file's sha256 and the llama.cpp build fingerprint
@@ -10,7 +10,7 @@ endpoint's reply has neither).
 Seeding (`seed_cache`) puts the rows whose build is this machine's into the response cache;
 rows of another build are left out, and would never be served anyway: the build is part of
 every key, so a request of this build never asks for them. Only rows whose request the run's
-own attempt logs made are offered (`study.publish.own_replies`): a published file is hostile
+own attempt logs made are offered (`publish.publish.own_replies`): a published file is hostile
 input, and a row keyed to any other request (a user's own `t2c ask`) would answer it.
 
 The file is written deterministically (rows sorted by key, canonical JSON, gzip with mtime 0
@@ -213,7 +213,7 @@ def matches_build(reply: PublishedReply, build: str) -> bool:
 def seed_cache(cache: ResponseCache, replies: list[PublishedReply], build: str, refused: int = 0) -> SeedReport:
     """Put the replies of `build` (this machine's `llm.build.build_fingerprint()`) into `cache`, in one transaction.
 
-    `replies` are the ones seeding admits (`study.publish.own_replies`: requests the run's own attempt
+    `replies` are the ones seeding admits (`publish.publish.own_replies`: requests the run's own attempt
     logs made); `refused` counts the rest, for the report. A key the cache holds with the same text is
     left alone; with another text (the same build answered differently before) the published reply
     replaces it, so the run reproduces the published numbers, and the report counts it.

@@ -1,9 +1,9 @@
 """A rerun checked file by file against its published run: what `make all` says after its counts.
 
-`make all` reproduces a published run from its committed replies (`study.replicate.reproduced_line`
+`make all` reproduces a published run from its committed replies (`publish.replicate.reproduced_line`
 counts them); this module checks the result. Every file the published run holds, except the two the
 publisher writes itself (`published.json`, the replies), is looked up in the rerun through the map
-the publisher used (`study.publish.run_files`: `results/<run_id>/...` and `figures/<run_id>/...`)
+the publisher used (`publish.publish.run_files`: `results/<run_id>/...` and `figures/<run_id>/...`)
 and compared byte for byte; a cell's gzipped attempt log is compared decompressed with the rerun's log.
 
 Some files cannot repeat byte for byte, and are not called identical when they do not:
@@ -34,8 +34,8 @@ from typing import Any
 from t2c_lib.gzipped import GzipReadError, read_gzip
 from t2c_lib.llm.call_log import CALLS_FILE
 from t2c_lib.outputs import jsonl_lines
+from t2c_lib.publish.publish import PUBLISHER_FILES, is_gzipped_copy, published_run_dir, run_files
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, MAX_ATTEMPTS_BYTES
-from t2c_lib.study.publish import PUBLISHER_FILES, is_gzipped_copy, published_run_dir, run_files
 
 ANALYTICS_STEPS = ("route", "generate", "validate", "execute", "answer")
 """The steps whose durations a conversation session logs per turn (`chat.log.STEPS`; study does not import chat)."""

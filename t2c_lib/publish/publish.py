@@ -3,7 +3,7 @@
 `t2c publish --run-id R` (or `make publish RUN=R`) copies what a reader needs to check the run
 without a model: every cell's per-question results, attempt logs (gzipped: `attempts.jsonl.gz`), metrics and manifests, the
 run's analysis tables (CSV and LaTeX), its figures with their captions (`figures/`), and
-`replies.jsonl.gz`: the response-cache rows the run used (`llm.published`). `published.json`
+`replies.jsonl.gz`: the response-cache rows the run used (`publish.published`). `published.json`
 lists every file with its size and sha256. Left out: the executed notebooks and their logs
 (they carry clock times), the step stamps, torn lines set aside on resume.
 
@@ -51,8 +51,8 @@ from t2c_lib.gzipped import gzip_bytes
 from t2c_lib.llm.base import Message
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 from t2c_lib.llm.call_log import CALLS_FILE, CallLogError, ModelCall, read_calls
-from t2c_lib.llm.published import REPLIES_FILE, PublishedReply, read_replies, write_replies
 from t2c_lib.prompts.builder import prompt_hash
+from t2c_lib.publish.published import REPLIES_FILE, PublishedReply, read_replies, write_replies
 from t2c_lib.records import NO_MODEL_CALL
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, attempt_log_cells, attempts_text
 from t2c_lib.study.params import check_run_id, valid_run_id
@@ -269,7 +269,7 @@ def run_files(run_id: str, results_dir: Path | None = None, figures_dir: Path | 
     `results/<run_id>/<path>` becomes `<path>` (not the executed notebooks, hidden or torn files) and
     `figures/<run_id>/<path>` becomes `figures/<path>`; a cell's `attempts.jsonl` becomes `attempts.jsonl.gz`
     (`GZIPPED_FILES`, written by `published_bytes`); the publisher adds `published.json` and the replies
-    (`PUBLISHER_FILES`). A rerun is checked against its published run through the same map (`study.rerun_check`).
+    (`PUBLISHER_FILES`). A rerun is checked against its published run through the same map (`publish.rerun_check`).
     A conversation run keeps its figure in its own folder (`figures/`), so its map is its folder alone.
     """
     run_dir = Path(results_dir or config.RESULTS_DIR) / check_run_id(run_id)
@@ -402,7 +402,7 @@ def _write_tree(out: Path, run_id: str, files: dict[str, Path], used: RepliesUse
 
 
 def read_published_replies(run_id: str, results_dir: Path | None = None) -> list[PublishedReply] | None:
-    """The published replies of `run_id`, checked (`llm.published.read_replies`); None when the run is not published."""
+    """The published replies of `run_id`, checked (`publish.published.read_replies`); None when the run is not published."""
     path = published_run_dir(run_id, results_dir) / REPLIES_FILE
     if not path.exists() and not path.is_symlink():
         return None

@@ -24,13 +24,13 @@ import pandas as pd
 
 from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.errors import IncompatibleResults
-from t2c_lib.llm.published import PublishedReply
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.stats import mcnemar_exact
 from t2c_lib.outputs import csv_frame
+from t2c_lib.publish.publish import replies_used
+from t2c_lib.publish.published import PublishedReply
 from t2c_lib.study.analysis import load_per_question, presets_of
 from t2c_lib.study.layout import attempt_log_cells, attempts_text
-from t2c_lib.study.publish import replies_used
 
 FRESH_SUFFIX = "-fresh"
 """`make all FRESH=1` writes the replication of run R as run `R-fresh`."""
