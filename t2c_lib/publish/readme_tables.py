@@ -47,6 +47,7 @@ from t2c_lib.study.loop_summary import SIGNIFICANT, Pooled, loop_rows, read_json
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
 from t2c_lib.study.screen import read_gold_note
+from t2c_lib.study.table_text import p_text
 
 TABLE, PENDING = "table", "pending"
 CONVERSATIONS = "conversations"
@@ -464,7 +465,7 @@ def _paired_table(rows: list[dict[str, str]], table: str, reference: dict[str, d
             cells += [
                 f"{_count(r, 'k_baseline')}/{n} -> {_count(r, 'k_strategy')}/{n}",
                 f"{_share(r, 'diff')} [{_share(r, 'diff_low')}, {_share(r, 'diff_high')}]",
-                _p(_number(r["p_holm"], None, "p_holm")),
+                p_text(_number(r["p_holm"], None, "p_holm"), latex=False),
             ]
         if table == HEADLINE:
             cells += [reference[model].get(configuration, "") for model in reference]
@@ -516,12 +517,6 @@ def _share(row: dict[str, str], column: str, sign: bool = True) -> str:
     if math.isnan(value):
         return "-"
     return f"{value:+.2f}" if sign else f"{value:.2f}"
-
-
-def _p(value: float) -> str:
-    if math.isnan(value):
-        return "-"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 _MARKDOWN = re.compile(r"([\\|`*\[\]<>])")

@@ -21,6 +21,7 @@ Where each part lives:
 | `make.py`, `progress.py`, `notebook_engine.py`, `kernel.py` | `make all`: its rules, its progress line, papermill on IPC, the notebooks' kernel |
 | `notebook_params.py` | a notebook's papermill parameters checked against the names it takes; t2c errors as one line |
 | `table_view.py` | a few rows shown in a notebook without pandas |
+| `table_text.py` | how a value is written into a table: the one LaTeX escaper and the one p-value formatter |
 
 Published runs (copy, seed, rerun check, replication, forecast, the README's tables) are
 `t2c_lib.publish`, which only `t2c publish` and `t2c study seed/reproduced/replicate/tables` import.

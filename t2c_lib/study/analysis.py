@@ -49,6 +49,7 @@ from t2c_lib.study.layout import (
 from t2c_lib.study.runlog import read_json
 from t2c_lib.study.screen import read_gold_note
 from t2c_lib.study.summary_record import CellSummary, read_summary
+from t2c_lib.study.table_text import latex_text, p_text
 
 LEGACY_NAMES = LEGACY_STRATEGY_NAMES
 TABLES = (
@@ -1062,11 +1063,11 @@ def comparison_latex(tables: RunTables) -> str:
         "\\hline",
     ]
     for row in tables.comparison.to_dict("records"):
-        cells = [_tex(row["configuration"]), str(row["n"])]
+        cells = [latex_text(row["configuration"]), str(row["n"])]
         for metric, _, tested in groups:
             cells += [f"{row[side(metric, BASELINE_SIDE)]:.3f}", f"{row[side(metric, TREATMENT_SIDE)]:.3f}"]
             if tested:
-                cells.append(_p(row[stat(metric, "mcnemar", "p_holm")]))
+                cells.append(p_text(row[stat(metric, "mcnemar", "p_holm")], latex=True))
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", ""]
     return "\n".join(lines)
@@ -1085,18 +1086,10 @@ def means_latex(tables: RunTables) -> str:
     ]
     for r in tables.strategy_means.to_dict("records"):
         n = int(r["n"])
-        cells = [_tex(r["configuration"]), _tex(tables.shown(r["strategy"])), str(n)]
+        cells = [latex_text(r["configuration"]), latex_text(tables.shown(r["strategy"])), str(n)]
         for metric in (pass_col, "kg_valid_chain_final"):
             low, high = r[bound(metric, "low")], r[bound(metric, "high")]
             cells.append(f"{_count(r[metric], n)} ({r[metric]:.3f} [{low:.3f}, {high:.3f}])")
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\hline", "\\end{tabular}", ""]
     return "\n".join(lines)
-
-
-def _tex(text: str) -> str:
-    return text.replace("_", "\\_").replace("&", "\\&")
-
-
-def _p(value: float) -> str:
-    return "$<$0.001" if value < 0.001 else f"{value:.3f}"

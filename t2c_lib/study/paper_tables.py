@@ -31,6 +31,7 @@ from t2c_lib.outputs import csv_frame
 from t2c_lib.study.analysis import BASELINE, TREATMENT, RunTables, config_order
 from t2c_lib.study.figure_text import model_and_scoring
 from t2c_lib.study.layout import ANALYSIS_DIR
+from t2c_lib.study.table_text import latex_text, p_text
 
 HEADLINE, STRATEGIES_HEADLINE = "headline", "strategies_headline"
 PAIRED_COLUMNS = (
@@ -231,21 +232,21 @@ def table_latex(frame: pd.DataFrame, tables: RunTables, run_id: str, dataset: st
         if group != previous:
             if previous is not None:
                 lines.append("\\addlinespace")
-            who = "" if name == HEADLINE and not means else f"{_tex(r['loop'])}, "
+            who = "" if name == HEADLINE and not means else f"{latex_text(r['loop'])}, "
             lines.append(f"\\multicolumn{{{width}}}{{@{{}}l}}{{{who}{_configuration(r['configuration'])}}} \\\\")
         if means:
             cells = [
-                f"\\quad {_tex(r['measure'])}",
+                f"\\quad {latex_text(r['measure'])}",
                 f"{int(r['k'])}/{int(r['n'])}",
                 f"{_num(r['share'])} [{_num(r['share_low'])}, {_num(r['share_high'])}]",
             ]
         else:
             cells = [
-                f"\\quad {_tex(r['measure'])}",
+                f"\\quad {latex_text(r['measure'])}",
                 f"{int(r['k_baseline'])}/{int(r['n'])}",
                 f"{int(r['k_strategy'])}/{int(r['n'])}",
                 f"{_num(r['diff'], sign=True)} [{_num(r['diff_low'], sign=True)}, {_num(r['diff_high'], sign=True)}]",
-                _p(r["p_holm"]),
+                p_text(r["p_holm"], latex=True),
             ]
         lines.append(" & ".join(cells) + " \\\\")
         previous = group
@@ -262,7 +263,7 @@ def _k(share: float, n: int) -> int:
 def _configuration(name: str) -> str:
     """`Few-Shot_Nodes+Paths` -> `Few-Shot, Nodes+Paths` (escaped)."""
     prompt, _, schema = name.partition("_")
-    return _tex(f"{prompt}, {schema}" if schema else prompt)
+    return latex_text(f"{prompt}, {schema}" if schema else prompt)
 
 
 def _num(value: float, sign: bool = False) -> str:
@@ -272,35 +273,9 @@ def _num(value: float, sign: bool = False) -> str:
     return f"${text}$"
 
 
-def _p(value: float) -> str:
-    if not np.isfinite(value):
-        return "--"
-    return "$<$0.001" if value < 0.001 else f"{value:.3f}"
-
-
-_SPECIAL = {
-    "\\": "\\textbackslash{}",
-    "&": "\\&",
-    "%": "\\%",
-    "$": "\\$",
-    "#": "\\#",
-    "_": "\\_",
-    "{": "\\{",
-    "}": "\\}",
-    "~": "\\textasciitilde{}",
-    "^": "\\textasciicircum{}",
-}
-
-
-def _tex(text: str) -> str:
-    """Plain text for LaTeX: every special character escaped, control characters dropped."""
-    text = re.sub(r"[\x00-\x1f\x7f]", " ", str(text))
-    return "".join(_SPECIAL.get(ch, ch) for ch in text)
-
-
 def _caption_tex(text: str) -> str:
     """A caption for LaTeX: the plain text escaped, then its Δ and p_Holm set as math."""
-    return _tex(text).replace("Δ", "$\\Delta$").replace("p\\_Holm", "$p_{\\mathrm{Holm}}$")
+    return latex_text(text).replace("Δ", "$\\Delta$").replace("p\\_Holm", "$p_{\\mathrm{Holm}}$")
 
 
 def _label(run_id: str) -> str:
