@@ -117,6 +117,11 @@ INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION", "ACKNOWLEDGE", "UNKNOWN")
 """A dialogue turn's expected intent (the names of `t2c_lib.chat.intent.Intent`)."""
 QUERY_INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION")
 """Intents whose turns carry a gold query."""
+FOLLOW_UP_KINDS = ("add_column", "drop_column", "filter", "value", "sort", "limit", "group", "count")
+"""What a REQUEST_MODIFICATION turn changes (its optional `kind`): a returned column added or dropped, a filter
+added, a compared value swapped, a sort, a limit, a grouping, a count instead of a list (or the reverse)."""
+DEV_CONVERSATIONS = f"{DEV_DIR}/{CONVERSATIONS_FILE}"
+"""The development dialogues: for choosing a conversation design, apart from the test set's."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,7 @@ class DialogueTurn:
     message: str
     intent: str
     cypher: str = ""
+    kind: str = ""  # a REQUEST_MODIFICATION turn's FOLLOW_UP_KINDS entry; empty when the file names none
 
 
 @dataclass(frozen=True)
@@ -259,7 +265,7 @@ def load_dataset(name_or_path: str | Path, split: str = TEST_SPLIT) -> Dataset:
         questions = _read_ground_truth(root / gt_spec.file, gt_spec, name)
         exclusions = _gold_exclusions(root / "dataset.yaml", settings.get("gold_exclusions"), {q.id for q in questions})
     examples = _read_examples(root / "examples.yaml", {q.question.strip() for q in questions})
-    conversations = read_conversations(root / CONVERSATIONS_FILE)
+    conversations = read_conversations(root / (DEV_CONVERSATIONS if split == DEV_SPLIT else CONVERSATIONS_FILE))
     return Dataset(
         name=name,
         path=root,
@@ -278,8 +284,8 @@ def load_dataset(name_or_path: str | Path, split: str = TEST_SPLIT) -> Dataset:
     )
 
 
-NOT_HASHED = (CONVERSATIONS_FILE,)
-"""Files outside the dataset hash: the conversational test set changes no study question or answer."""
+NOT_HASHED = (CONVERSATIONS_FILE, DEV_CONVERSATIONS)
+"""Files outside the dataset hash: the conversational test and development sets change no study question or answer."""
 
 
 def dataset_hash(root: Path, split: str = TEST_SPLIT) -> str:
@@ -612,7 +618,7 @@ def _read_examples(path: Path, gold_questions: set[str]) -> list[Example]:
 # --- conversations --------------------------------------------------------------------------
 
 _DIALOGUE_KEYS = {"id", "title", "turns"}
-_TURN_KEYS = {"message", "intent", "cypher"}
+_TURN_KEYS = {"message", "intent", "cypher", "kind"}
 
 
 def read_conversations(path: Path) -> list[Dialogue]:
@@ -665,7 +671,12 @@ def _dialogue_turn(path: Path, dialogue_id: str, index: int, turn: Any, row: int
         raise DatasetError(path, f"{where}: a {intent} turn needs a gold 'cypher'", row)
     if intent not in QUERY_INTENTS and cypher:
         raise DatasetError(path, f"{where}: a {intent} turn has no query; remove its 'cypher'", row)
-    return DialogueTurn(message, intent, cypher)
+    kind = str(turn.get("kind") or "").strip()
+    if kind and intent != "REQUEST_MODIFICATION":
+        raise DatasetError(path, f"{where}: only a REQUEST_MODIFICATION turn has a 'kind'", row)
+    if kind and kind not in FOLLOW_UP_KINDS:
+        raise DatasetError(path, f"{where}: kind {kind!r} is not one of {', '.join(FOLLOW_UP_KINDS)}", row)
+    return DialogueTurn(message, intent, cypher, kind)
 
 
 def _check_follow_ups(path: Path, dialogue_id: str, turns: tuple[DialogueTurn, ...], row: int) -> None:
@@ -802,6 +813,8 @@ def _display(path: Path | str) -> str:
 
 __all__ = [
     "DEV_QUESTIONS",
+    "DEV_CONVERSATIONS",
+    "FOLLOW_UP_KINDS",
     "DEV_SPLIT",
     "SPLITS",
     "TEST_SPLIT",
