@@ -98,11 +98,25 @@ class GroundTruthItem:
 
 @dataclass(frozen=True)
 class Example:
-    """A few-shot example; `reasoning` feeds chain-of-thought prompts."""
+    """A few-shot example from a dataset's `examples.yaml`; `reasoning` feeds chain-of-thought prompts.
+
+    The one example type: the dataset reads it and the prompt builder (`prompts.builder`) renders it.
+    """
 
     question: str
     cypher: str
     reasoning: str = ""
+
+    @classmethod
+    def coerce(cls, item: Any) -> Example:
+        """Accept an Example, a dict from YAML, or any object with these attributes."""
+        if isinstance(item, cls):
+            return item
+        get = item.get if isinstance(item, dict) else (lambda k, d=None: getattr(item, k, d))
+        question, cypher = get("question"), get("cypher")
+        if not question or not cypher:
+            raise ValueError(f"few-shot example needs `question` and `cypher`, got {item!r}")
+        return cls(str(question).strip(), str(cypher).strip(), str(get("reasoning", "") or "").strip())
 
 
 CONVERSATIONS_FILE = "conversations.yaml"

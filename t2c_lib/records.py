@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.cypher.lexer import LexError, tokenize
@@ -78,7 +78,21 @@ class ValidationResult:
         )
 
 
-NO_MODEL_CALL = frozenset({"corrector"})
+class AttemptKind(StrEnum):
+    """What made an attempt; written to `attempts.jsonl` as its `kind` (the member's value, unchanged since the strings).
+
+    A `StrEnum`, not a `(str, Enum)` like `Change`: its `str()` and f-string form are the value, so a
+    CSV, an f-string or `json.dumps` writes exactly the string a bare `kind` wrote before. An attempt
+    read back (`Attempt.from_dict`) keeps the string it holds, which compares equal to its member.
+    """
+
+    GENERATE = "generate"  # a query the model wrote
+    VERIFY = "verify"  # the verifier's audit of one (`agent/strategies.py`)
+    REJECTED_REPEAT = "rejected_repeat"  # a refinement the repeat guard refused: call counted, answer unused
+    CORRECTOR = "corrector"  # a query the schema corrector made (`agent/revise.py`): no model call
+
+
+NO_MODEL_CALL = frozenset({AttemptKind.CORRECTOR})
 """Attempt kinds that call no model (the schema corrector's edits): never a model call, never a cache hit."""
 
 
@@ -106,7 +120,7 @@ class Attempt:
     parse_note: str = ""
     status: str = ""  # what the loop did next: SUCCESS, REFINING or FAILED
     reasoning: str = ""  # the model's <think> text, if any
-    kind: str = "generate"  # "generate" (a query written) or "verify" (the verifier's audit of one)
+    kind: str = AttemptKind.GENERATE  # an `AttemptKind` (read back: the string it holds, equal to its member)
     verdict: dict[str, Any] = field(default_factory=dict)  # verify attempts: approved, issues, corrected_query
     seed: int | None = None  # a per-call sampling seed (vote samples), None = the model's own
     change: str = ""  # what its query changed from the attempt before (a `Change`); "" for a first attempt
@@ -132,6 +146,7 @@ class Attempt:
         d = asdict(self)
         d["validations"] = [v.to_dict() for v in self.validations]
         d["error_type"] = self.error_type.value if self.error_type else None
+        d["kind"] = str(self.kind)  # the plain string, whichever writer reads the dict
         d["kg_valid"] = self.kg_valid
         return d
 

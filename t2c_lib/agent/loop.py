@@ -28,6 +28,7 @@ from t2c_lib.records import (
     AgentState,
     AgentStatus,
     Attempt,
+    AttemptKind,
     ChainResult,
     ErrorType,
     ValidationResult,
@@ -158,7 +159,7 @@ class AgentLoop:
         temperature: float,
         status: AgentStatus,
         feedback: str | None = None,
-        kind: str = "generate",
+        kind: AttemptKind = AttemptKind.GENERATE,
         verdict_json: dict[str, Any] | None = None,
         seed: int | None = None,
     ) -> Attempt:

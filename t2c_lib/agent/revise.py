@@ -42,16 +42,13 @@ from t2c_lib.prompts.repair import (
     fresh_messages,
     with_guard_line,
 )
-from t2c_lib.records import AgentState, AgentStatus, revision_of
+from t2c_lib.records import AgentState, AgentStatus, AttemptKind, revision_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.validation.base import ValidationContext
 
-REJECTED_REPEAT = "rejected_repeat"
-"""Attempt kind of a refinement the repeat guard did not accept (its call counted, its answer not used)."""
-CORRECTOR = "corrector"
-"""Attempt kind of a query the schema corrector made (no model call)."""
-NO_CALL = Completion("", Usage(0, 0), 0.0, model=CORRECTOR)
+NO_CALL = Completion("", Usage(0, 0), 0.0, model=AttemptKind.CORRECTOR.value)
+"""The corrector's stand-in for a model reply: it asks no model (`AttemptKind.CORRECTOR`)."""
 
 
 def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationContext) -> None:
@@ -167,7 +164,7 @@ def _corrected_attempt(
         temperature=0.0,
         status=status,
         feedback=note,
-        kind=CORRECTOR,
+        kind=AttemptKind.CORRECTOR,
         verdict_json={"changes": list(correction.changes), "corrected_from": source},
     )
     return correction.query, note, checked.ok
@@ -201,7 +198,7 @@ def _guard(
             loop.validate(ctx, parsed),
             temperature=temperature,
             status=AgentStatus.REFINING,
-            kind=REJECTED_REPEAT,
+            kind=AttemptKind.REJECTED_REPEAT,
             verdict_json={"repeats_iteration": revision.repeats_iteration, "guard_retry": retry},
             seed=seed,
         )

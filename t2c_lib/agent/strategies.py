@@ -42,7 +42,7 @@ from t2c_lib.agent.spec import BASELINE, TREATMENT, OptionInputs, StrategySpec, 
 from t2c_lib.errors import InvalidValue
 from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
-from t2c_lib.records import AgentState, AgentStatus, Attempt, ChainResult
+from t2c_lib.records import AgentState, AgentStatus, Attempt, AttemptKind, ChainResult
 from t2c_lib.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -298,7 +298,7 @@ class Verifier:
                 checked if changes else _carry(checked),
                 temperature=loop.temperature,
                 status=status,
-                kind="verify",
+                kind=AttemptKind.VERIFY,
                 verdict_json={k: v for k, v in judged.items() if k != "note"},
             )
             if done:

@@ -26,10 +26,10 @@ from t2c_lib.cli.common import (
 from t2c_lib.graph import STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.metrics import columns
-from t2c_lib.metrics.agentic import REJECTED_REPEAT, is_accepted_refinement, is_refinement, refinements
+from t2c_lib.metrics.agentic import is_accepted_refinement, is_refinement, refinements
 from t2c_lib.outputs import to_json
 from t2c_lib.prompts import Configuration, PromptType
-from t2c_lib.records import Change, revision_of, token_similarity
+from t2c_lib.records import AttemptKind, Change, revision_of, token_similarity
 from t2c_lib.schema import SchemaFormat
 
 ASK_DEFAULTS = {"prompt_type": "Few-Shot", "schema_format": "only_paths", "max_tokens": 256}
@@ -93,21 +93,21 @@ def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) ->
     """Print one attempt as soon as the loop hands it over; with `earlier` (verbose), also each validator's
     verdict and how its query follows the question's earlier attempts (what changed, a repeat of a failed one)."""
     cached = ", cached" if attempt.cached else ""
-    rejected = " [rejected repeat]" if attempt.kind == REJECTED_REPEAT else ""
+    rejected = " [rejected repeat]" if attempt.kind == AttemptKind.REJECTED_REPEAT else ""
     click.echo(
         f"Attempt {attempt.iteration}{rejected} (temperature {attempt.temperature:g}; model {attempt.model_latency_s:.2f} s{cached}; "
         f"validation {attempt.validation_s:.2f} s; tokens {attempt.prompt_tokens}+{attempt.completion_tokens})"
     )
-    if attempt.kind == "verify":
+    if attempt.kind == AttemptKind.VERIFY:
         approved = attempt.verdict.get("approved")
         issues = "; ".join(attempt.verdict.get("issues") or [])
         click.echo(
             f"  verifier:  {'approved' if approved else ('rejected' if approved is False else 'no verdict')}"
             + (f" ({issues})" if issues else "")
         )
-    if attempt.kind == "corrector":
+    if attempt.kind == AttemptKind.CORRECTOR:
         click.echo("  corrector: " + "; ".join(attempt.verdict.get("changes") or []) + " (no model call)")
-    if attempt.kind == REJECTED_REPEAT:
+    if attempt.kind == AttemptKind.REJECTED_REPEAT:
         click.echo(
             f"  rejected:  repeats the failed query of attempt {attempt.verdict.get('repeats_iteration')}; "
             "the repeat guard asked again"
@@ -163,14 +163,14 @@ def _echo_revision(attempt: Attempt, earlier: Sequence[Attempt]) -> None:
         ""
         if is_refinement(attempt, samples)
         else "; the corrector's query, not a model refinement"
-        if attempt.kind == "corrector"
+        if attempt.kind == AttemptKind.CORRECTOR
         else "; an independent sample, not a refinement"
     )
     click.echo(f"  change:    {change}{sampled}")
     if revision.repeats_failed:
         stood = (
             "; REJECTED by the repeat guard (a model reply, not an accepted refinement)"
-            if attempt.kind == REJECTED_REPEAT
+            if attempt.kind == AttemptKind.REJECTED_REPEAT
             else "; accepted"
             if is_accepted_refinement(attempt, samples)
             else ""

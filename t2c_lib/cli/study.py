@@ -9,9 +9,9 @@ from pathlib import Path
 
 import click
 
+from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors, loop_options
 from t2c_lib.errors import InvalidValue, user_path
-from t2c_lib.study.params import LEGACY_STRATEGY
 
 
 def _params(params_file: str, **overrides: object):
@@ -24,7 +24,7 @@ def _cells(params, prompt_type: str | None, schema_format: str | None, strategy:
     """The grid's cells that match the filters; a filter value outside the grid is an error, never an empty run."""
     from t2c_lib.study.layout import expand_grid
 
-    strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
+    strategy = canonical_strategy(strategy) if strategy else None
     where = params_file or "the parameters"
     for option, value, grid, key in (
         ("--prompt", prompt_type, params.prompt_types, "prompt_types"),
@@ -169,7 +169,7 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, strategy):
     else:
         params = _params(params_file)
         pairs = [(cell, params) for cell in _cells(params, None, None, None, params_file)]
-    strategy = LEGACY_STRATEGY.get(strategy, strategy) if strategy else None
+    strategy = canonical_strategy(strategy) if strategy else None
     chosen = [
         (c, p)
         for c, p in pairs

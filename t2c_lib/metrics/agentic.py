@@ -51,14 +51,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from t2c_lib.records import Attempt, Change, ErrorType, revisions
+from t2c_lib.records import Attempt, AttemptKind, Change, ErrorType, revisions
 
 UNKNOWN_ERROR = "UNKNOWN"
 ERROR_NAMES = tuple(e.value for e in ErrorType)
 CHANGE_NAMES = tuple(c.value for c in Change)
-REJECTED_REPEAT = "rejected_repeat"
-"""The kind of a refinement the repeat guard did not accept (`agent/revise.py` records it; read here by name)."""
-EXTRA_KINDS = frozenset({REJECTED_REPEAT, "corrector"})
+EXTRA_KINDS = frozenset({AttemptKind.REJECTED_REPEAT, AttemptKind.CORRECTOR})
 """Attempt kinds the `feedback` loop's options add beside its model answers (`agent/revise.py`): a refinement the
 repeat guard asked again for (its model call counted; it is a refinement, and a repeat) and a query the schema
 corrector made (no model call; not a model refinement). Neither counts towards `max_iterations`."""
@@ -131,12 +129,12 @@ def is_refinement(attempt: Attempt, samples: bool = False) -> bool:
     request (`StrategySpec.samples`, vote's), so none is a refinement. The caller reads the declaration
     (`agent.strategies.strategy_spec`): `metrics/` sits below `agent/` and names no strategy.
     """
-    return attempt.iteration > 1 and not samples and attempt.kind != "corrector"
+    return attempt.iteration > 1 and not samples and attempt.kind != AttemptKind.CORRECTOR
 
 
 def is_accepted_refinement(attempt: Attempt, samples: bool = False) -> bool:
     """A refinement that stood as the loop's attempt: any refinement but one the repeat guard rejected."""
-    return is_refinement(attempt, samples) and attempt.kind != REJECTED_REPEAT
+    return is_refinement(attempt, samples) and attempt.kind != AttemptKind.REJECTED_REPEAT
 
 
 def refinements(run: list[Attempt], samples: bool = False) -> Refinements:

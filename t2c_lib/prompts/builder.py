@@ -10,33 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from t2c_lib.datasets import Example
 from t2c_lib.errors import InvalidValue
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts.config import Configuration, PromptType
 from t2c_lib.prompts.templates import check_language, load_template
-
-
-@dataclass(frozen=True)
-class Example:
-    """One few-shot example from a dataset's examples.yaml."""
-
-    question: str
-    cypher: str
-    reasoning: str = ""
-
-    @classmethod
-    def coerce(cls, item: Any) -> Example:
-        """Accept an Example, a dict from YAML, or any object with these attributes."""
-        if isinstance(item, cls):
-            return item
-        get = item.get if isinstance(item, dict) else (lambda k, d=None: getattr(item, k, d))
-        question, cypher = get("question"), get("cypher")
-        if not question or not cypher:
-            raise ValueError(f"few-shot example needs `question` and `cypher`, got {item!r}")
-        return cls(str(question).strip(), str(cypher).strip(), str(get("reasoning", "") or "").strip())
 
 
 class PromptBuilder:

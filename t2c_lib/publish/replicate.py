@@ -29,6 +29,7 @@ from t2c_lib.metrics.stats import mcnemar_exact
 from t2c_lib.outputs import csv_frame
 from t2c_lib.publish.publish import replies_used
 from t2c_lib.publish.published import PublishedReply
+from t2c_lib.records import AttemptKind
 from t2c_lib.study.analysis import load_per_question, presets_of
 from t2c_lib.study.layout import attempt_log_cells, attempts_text
 
@@ -63,7 +64,7 @@ def _replies(run_dir: Path) -> dict[tuple[str, str, int, str], str]:
                 record = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(record, dict) and record.get("kind") != "corrector":
+            if isinstance(record, dict) and record.get("kind") != AttemptKind.CORRECTOR:
                 key = (cell, str(record.get("question_id")), int(record.get("iteration", 0)), str(record.get("kind")))
                 found[key] = str(record.get("raw_response", ""))
     return found

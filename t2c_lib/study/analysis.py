@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from t2c_lib.agent.names import FEEDBACK, LEGACY_STRATEGY_NAMES, LoopName
+from t2c_lib.agent.names import FEEDBACK, LEGACY_STRATEGY_NAMES, LoopName, canonical_strategy
 from t2c_lib.agent.strategies import check_loop, loop_name, recorded_loop
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import IncompatibleResults, MissingResults
@@ -51,7 +51,6 @@ from t2c_lib.study.screen import read_gold_note
 from t2c_lib.study.summary_record import CellSummary, read_summary
 from t2c_lib.study.table_text import latex_text, p_text
 
-LEGACY_NAMES = LEGACY_STRATEGY_NAMES
 TABLES = (
     "comparison",
     "strata",
@@ -230,7 +229,7 @@ def _cell_frame(path: Path) -> pd.DataFrame:
         if old in frame and new not in frame:
             frame[new] = frame[old]
         frame = frame.drop(columns=[old], errors="ignore")
-    frame["strategy"] = frame["strategy"].astype(str).replace(LEGACY_NAMES)
+    frame["strategy"] = frame["strategy"].astype(str).replace(LEGACY_STRATEGY_NAMES)
     loop = cell_loop(path.parent, str(frame["strategy"].iloc[0]) if len(frame) else FEEDBACK)
     for recorded in sorted({str(v) for v in frame.get("loop", pd.Series(dtype=str)).unique()}):
         check_loop(loop, recorded, str(path))
@@ -250,7 +249,7 @@ def run_loops(run_dir: Path, folders: list[Path] | None = None) -> dict[str, Loo
     """Strategy -> the one loop its cells ran (their manifests); a strategy whose cells ran different loops is refused."""
     found: dict[str, set[LoopName]] = {}
     for path in cell_files(run_dir, METRICS_FILE, folders):
-        strategy = LEGACY_NAMES.get(path.parent.parent.name, path.parent.parent.name)  # <run>/<strategy>/<config>
+        strategy = canonical_strategy(path.parent.parent.name)  # <run>/<strategy>/<config>
         found.setdefault(strategy, set()).add(cell_loop(path.parent, strategy))
     for strategy, loops in found.items():
         if len(loops) != 1:
@@ -766,7 +765,7 @@ def load_attempt_scores(run_dir: Path, folders: list[Path] | None = None) -> pd.
     if not frames:
         return pd.DataFrame(columns=list(columns.ATTEMPT_SCORES_CSV))
     data = pd.concat(frames, ignore_index=True)
-    data["strategy"] = data["strategy"].replace(LEGACY_NAMES)
+    data["strategy"] = data["strategy"].replace(LEGACY_STRATEGY_NAMES)
     return data.sort_values(["strategy", "configuration", "question_id", "iteration"], kind="stable").reset_index(
         drop=True
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from t2c_lib.errors import InvalidValue, MissingResults
 from t2c_lib.metrics import columns
-from t2c_lib.records import Attempt
+from t2c_lib.records import Attempt, AttemptKind
 from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, METRICS_FILE, SUMMARY_FILE
 from t2c_lib.study.runlog import read_json, read_jsonl
 
@@ -149,7 +149,7 @@ def format_failure(failure: Failure) -> str:
     out += _block("question: ", failure.question, "")
     out += _block("gold:     ", failure.gold_query, "")
     for attempt in failure.attempts:
-        kind = "" if attempt.kind == "generate" else f" ({attempt.kind})"
+        kind = "" if attempt.kind == AttemptKind.GENERATE else f" ({attempt.kind})"
         out += _block(f"attempt {attempt.iteration}{kind}: ", attempt.query, "")
         if attempt.error_type or attempt.error:
             out += _block("error:    ", f"{attempt.error_type} {attempt.error}".strip(), "  ")

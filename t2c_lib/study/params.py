@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS
+from t2c_lib.agent.names import AGENTIC, FEEDBACK, SINGLE_PASS, canonical_strategy
 from t2c_lib.agent.options import OPTION_KEYS, CorrectorKind, LoopOptions, RepairTurns
 from t2c_lib.agent.strategies import option_defaults, strategy_names
 from t2c_lib.datasets import SPLITS, TEST_SPLIT
@@ -32,7 +32,6 @@ SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat)
 RANKINGS = ("embedding", "lexical", "hybrid")  # t2c_lib.linking.Ranking (not imported here: it loads the embedder)
 LEGACY_MODES = (SINGLE_PASS, AGENTIC)
 """The thesis's names, still read from the legacy `modes` key: `agentic` is the `feedback` strategy."""
-LEGACY_STRATEGY = LEGACY_STRATEGY_NAMES
 DECODINGS = ("free", "constrained")
 STORES = STORE_REGISTRY.names()
 WEIGHT_NAMES = WEIGHT_SETS.names()
@@ -141,9 +140,7 @@ class StudyParams:
                 raise ParamsError("overrides: give 'strategies' or the old 'modes', not both")
             modes = overrides.pop("modes")
             _check("modes", modes, "overrides")
-            overrides["strategies"] = [
-                LEGACY_STRATEGY.get(m, m) for m in ([modes] if isinstance(modes, str) else modes)
-            ]
+            overrides["strategies"] = [canonical_strategy(m) for m in ([modes] if isinstance(modes, str) else modes)]
         overrides.pop("modes", None)
         merged = {**self.to_dict(), **{k: v for k, v in overrides.items() if v is not None}}
         return params_from_dict(merged, source="overrides")
@@ -193,10 +190,10 @@ def params_from_dict(raw: dict[str, Any], source: str = "params") -> StudyParams
         modes = raw.pop("modes")
         if modes is not None:
             _check("modes", modes, source)
-            raw["strategies"] = [LEGACY_STRATEGY.get(m, m) for m in ([modes] if isinstance(modes, str) else modes)]
+            raw["strategies"] = [canonical_strategy(m) for m in ([modes] if isinstance(modes, str) else modes)]
     if "strategies" in raw and raw["strategies"] is not None:
         names = [raw["strategies"]] if isinstance(raw["strategies"], str) else list(raw["strategies"] or [])
-        raw["strategies"] = [LEGACY_STRATEGY.get(m, m) for m in names]
+        raw["strategies"] = [canonical_strategy(m) for m in names]
     values: dict[str, Any] = {}
     for key, value in raw.items():
         values[key] = _check(key, value, source)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib import config
+from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.agent.strategies import strategy_names, strategy_spec
 from t2c_lib.datasets import DEV_QUESTIONS, DEV_SPLIT, TEST_SPLIT, Dataset, GroundTruthItem, load_dataset
 from t2c_lib.errors import InvalidValue, StudyError
@@ -24,7 +25,7 @@ from t2c_lib.metrics import columns
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, expand_grid, run_dir_for
 from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
-from t2c_lib.study.params import LEGACY_STRATEGY, StudyParams
+from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runlog import write_json
 from t2c_lib.study.runner import CellReport, run_cell
 from t2c_lib.study.screen import (
@@ -154,7 +155,7 @@ def grid_cell(
     run's folder, and the run's analysis would pool it with the grid's cells (issue 39).
     """
     wanted = {
-        "strategies": LEGACY_STRATEGY.get(strategy, strategy) if strategy else None,
+        "strategies": canonical_strategy(strategy) if strategy else None,
         "prompt_types": prompt_type,
         "schema_formats": schema_format,
     }
