@@ -25,7 +25,7 @@ from t2c_lib.study.plots import (
 )
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 # renders every figure of small runs: `make test` runs it, `make test-fast` stays under a minute
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from t2c_lib.study.model_precedence import AmbiguousModel, choose_model  # noqa: E402
+from t2c_lib.study.model_precedence import AmbiguousModel, choose_model
 from tests.helpers import ROOT
 from tests.helpers.fault_server import FaultServer
 

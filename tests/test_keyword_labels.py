@@ -25,7 +25,7 @@ from tests.helpers.neo4j import open_neo4j
 
 sys.path.insert(0, str(ROOT / "tools"))
 
-import ladybug_keywords  # noqa: E402
+import ladybug_keywords
 
 EXPECTED = {
     "keywords-001": [[3]],

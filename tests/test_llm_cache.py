@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from t2c_lib.llm.base import Completion, Message, Usage  # noqa: E402
-from t2c_lib.llm.cache import (  # noqa: E402
+from t2c_lib.llm.base import Completion, Message, Usage
+from t2c_lib.llm.cache import (
     CachedModel,
     CacheMode,
     ResponseCache,
@@ -22,7 +22,7 @@ from t2c_lib.llm.cache import (  # noqa: E402
     default_cache_path,
     request_payload,
 )
-from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy  # noqa: E402
+from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy
 from tests.helpers.fault_server import FaultServer, ok
 
 pytestmark = pytest.mark.slow  # a loopback endpoint with real retries
@@ -183,7 +183,7 @@ def test_threads_share_one_cache(tmp_path: Path) -> None:
             for i in range(100):
                 cache.put(f"{name}-{i}", _completion(i, name))
                 assert cache.get(f"{name}-{i}") is not None
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(f"t{k}",)) for k in range(4)]

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from t2c_lib.llm.base import LLMError, Message  # noqa: E402
-from t2c_lib.llm.cache import CachedModel, ResponseCache  # noqa: E402
-from t2c_lib.llm.factory import make_model  # noqa: E402
-from t2c_lib.llm.openai_compat import (  # noqa: E402
+from t2c_lib.llm.base import LLMError, Message
+from t2c_lib.llm.cache import CachedModel, ResponseCache
+from t2c_lib.llm.factory import make_model
+from t2c_lib.llm.openai_compat import (
     GROQ_BASE_URL,
     OPENROUTER_BASE_URL,
     Endpoint,

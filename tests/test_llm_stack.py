@@ -55,8 +55,8 @@ def test_one_builder_stacks_pacing_under_the_cache_and_the_stop_on_top(monkeypat
     monkeypatch.setenv("T2C_LLM_BASE_URL", "http://127.0.0.1:9/v1")  # never asked: nothing is sent here
     monkeypatch.setenv("T2C_RESPONSE_CACHE", str(tmp_path / "cache.sqlite"))
     slots = RequestSlots(2)
-    stack = build_model("fault-model", seed=5, requests_per_minute=60, slots=slots, on_outage=RuntimeError)
-    assert isinstance(stack, StopOnOutage) and isinstance(stack.model, CachedModel)
+    stack = StopOnOutage(build_model("fault-model", seed=5, requests_per_minute=60, slots=slots), RuntimeError)
+    assert isinstance(stack.model, CachedModel)
     paced = stack.model.model
     assert isinstance(paced, PacedModel) and paced.slots is slots and paced.limiter is not None
     assert stack.seed == 5 and stack.model_id.startswith("fault-model") and stack.lane_group() is None

@@ -10,7 +10,7 @@ from t2c_lib.config import PROJECT_ROOT
 from tests.helpers import ScriptedModelStandIn
 
 sys.path.insert(0, str(PROJECT_ROOT / "benchmarks"))
-import loop_dev  # noqa: E402
+import loop_dev
 
 DEV = PROJECT_ROOT / "data" / "kurikulum" / "dev" / "questions.csv"
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from t2c_lib.llm.base import LLMConfigError, LLMUnavailableError, Message  # noqa: E402
-from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy  # noqa: E402
+from t2c_lib.llm.base import LLMConfigError, LLMUnavailableError, Message
+from t2c_lib.llm.openai_compat import Endpoint, OpenAICompatModel, RetryPolicy
 from tests.helpers import ROOT
 from tests.helpers.fault_server import FaultServer, free_port, hang, ok, status
 

@@ -17,7 +17,7 @@ from tests.helpers import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 
-from readme_commands import documented_commands, documented_pages, readme_commands  # noqa: E402
+from readme_commands import documented_commands, documented_pages, readme_commands
 
 pytestmark = pytest.mark.slow  # subprocesses: the README's t2c commands
 

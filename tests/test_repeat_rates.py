@@ -28,7 +28,7 @@ from tests.helpers import recorded
 from tests.test_loop_options import GOOD, QUESTION, SYNONYM, SeededStandIn, cy, make_loop, parts  # noqa: F401
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 BROKEN = "MATCH (p:Person RETURN p"
 SYNTAX = ErrorType.SYNTAX_ERROR

@@ -17,11 +17,11 @@ from t2c_lib.study.figure_text import stratum_title, stratum_value
 from t2c_lib.study.plots import FIGURES, STYLE, export_figures, fig_pass_kgvalid, fig_strata, figures_of
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 @pytest.fixture()
-def tables(scored_run, tiny_dataset):  # noqa: F811
+def tables(scored_run, tiny_dataset):
     return analyze_run(scored_run, {"level": ("hard", "easy")})  # declared order, not the alphabet
 
 
@@ -82,7 +82,7 @@ def test_strata_panels_follow_the_dataset_order_and_english_titles(tables) -> No
 
 
 @pytest.mark.slow
-def test_a_dataset_in_another_language_also_gets_the_strata_figure_in_its_own_words(scored_run) -> None:  # noqa: F811
+def test_a_dataset_in_another_language_also_gets_the_strata_figure_in_its_own_words(scored_run) -> None:
     import dataclasses
 
     tables = analyze_run(scored_run, {"level": ("easy", "hard")}, language="id")
@@ -91,7 +91,7 @@ def test_a_dataset_in_another_language_also_gets_the_strata_figure_in_its_own_wo
     assert list(figures_of(kurikulum_like))[-1] == "accuracy_by_stratum_id"
 
 
-def test_one_vocabulary_in_the_tables_no_mode_no_agentic_suffix(tables, scored_run) -> None:  # noqa: F811
+def test_one_vocabulary_in_the_tables_no_mode_no_agentic_suffix(tables, scored_run) -> None:
     for path in write_tables(tables, scored_run):
         if path.suffix == ".csv" and path.stat().st_size:
             columns = pd.read_csv(path, nrows=0).columns

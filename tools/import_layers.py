@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from import_cycles import PACKAGE, cycles, edges, module_names  # noqa: E402
+from import_cycles import PACKAGE, cycles, edges, module_names
 
 
 def part_of(module: str) -> str:

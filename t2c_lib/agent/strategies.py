@@ -482,9 +482,6 @@ STRATEGIES: Registry[StrategySpec] = Registry(
 for _spec in BUILT_IN:
     STRATEGIES.register(_spec.name, _spec)
 
-RETRY_STRATEGIES = (FEEDBACK, "history", "raw-error")
-"""Strategies whose attempts are 1..max_iterations generations, each after a failed one."""
-
 STRATEGY_MODULES_ENV = "T2C_STRATEGY_MODULES"
 """Comma-separated modules that declare more strategies (imported before the registry is read): the way a
 strategy declared outside t2c_lib reaches `t2c run`, `make all` and the notebooks' kernels."""

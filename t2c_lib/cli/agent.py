@@ -85,10 +85,6 @@ def _with_loop_options(strategy: str | None, max_iterations: int, values: dict[s
         raise click.UsageError(str(exc)) from None
 
 
-def _open(dataset: str, store: str) -> tuple[Any, Any]:
-    return open_dataset_store(dataset, store)
-
-
 def _echo_attempt(attempt: Attempt, earlier: Sequence[Attempt] | None = None) -> None:
     """Print one attempt as soon as the loop hands it over; with `earlier` (verbose), also each validator's
     verdict and how its query follows the question's earlier attempts (what changed, a repeat of a failed one)."""
@@ -411,7 +407,7 @@ def ask(
             "corrector": corrector,
         },
     )
-    ds, graph = _open(dataset, store)
+    ds, graph = open_dataset_store(dataset, store)
     try:
         parts = build_parts(graph, ds, config, descriptions=descriptions, timeout_s=timeout)
         loop = build_loop(
@@ -464,7 +460,7 @@ def validate(cypher: str, dataset: str, store: str, timeout: float, as_json: boo
     from t2c_lib.feedback import FeedbackBuilder
     from t2c_lib.validation import build_chain, make_context, run_chain
 
-    ds, graph = _open(dataset, store)
+    ds, graph = open_dataset_store(dataset, store)
     try:
         ctx = make_context(graph, timeout_s=timeout)
         chain = build_chain(graph)

@@ -112,7 +112,7 @@ def _build(libc: ctypes.CDLL, root: str, steps: list[_Step]) -> None:
         elif step.kind == "dir" or (step.kind == "bind" and os.path.isdir(f"/proc/self/fd/{step.fd}")):
             os.makedirs(where, exist_ok=True)
         elif not os.path.lexists(where):
-            open(where, "x").close()  # noqa: SIM115 - an empty file to bind a file onto
+            open(where, "x").close()
         if step.kind == "bind":
             _mount(libc, f"/proc/self/fd/{step.fd}", where, None, MS_BIND)  # not MS_REC: the tmpfs is a submount
     for step in steps:

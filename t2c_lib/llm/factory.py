@@ -25,7 +25,7 @@ run in process by llama-cpp-python from a GGUF joined under `<project>/.cache/mo
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError
@@ -116,20 +116,18 @@ def build_model(
     n_ctx: int | None = None,
     requests_per_minute: float | None = None,
     slots: Any = None,
-    on_outage: Callable[[LLMError], BaseException] | None = None,
 ) -> ChatModel:
-    """The model stack for `spec` (`llm.stack`): backend, pacing, response cache, stop on outage; the one builder
-    of the study, `t2c ask` and chat.
+    """The model stack for `spec` (`llm.stack`): backend, pacing, response cache; the one builder of the study,
+    `t2c ask` and chat (a conversation evaluation wraps it in `llm.stack.StopOnOutage` itself).
 
     `seed` (a parameter file's) overrides `T2C_LLM_SEED`; `slots` are a run's `llm.stack.RequestSlots`;
-    `requests_per_minute` is the endpoint model's budget on this machine; `on_outage` turns an outage or a
-    configuration error into the caller's own error.
+    `requests_per_minute` is the endpoint model's budget on this machine.
 
     `lanes` > 1 and `n_ctx` apply to a packaged model (decoded in lanes; a context of its own) and to no
     other; `grammar` holds the model to a GBNF grammar (refused in one line by a model that takes none).
     """
     from t2c_lib.llm.cache import CachedModel, CacheMode
-    from t2c_lib.llm.stack import PacedModel, StopOnOutage, shared_limiter
+    from t2c_lib.llm.stack import PacedModel, shared_limiter
 
     model = make_model(spec, seed=seed)
     if getattr(model, "packaged", False):
@@ -145,8 +143,7 @@ def build_model(
     limiter = shared_limiter(model.model_id, requests_per_minute) if requests_per_minute else None
     if limiter is not None or slots is not None:
         model = PacedModel(model, limiter, slots)
-    cached: ChatModel = CachedModel(model, mode=CacheMode(cache_mode))
-    return StopOnOutage(cached, on_outage) if on_outage is not None else cached
+    return CachedModel(model, mode=CacheMode(cache_mode))
 
 
 def constrained(model: Any, grammar: str) -> Any:

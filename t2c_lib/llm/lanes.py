@@ -205,7 +205,7 @@ class LaneEngine:
                     self._cond.wait()
             try:
                 self._step()
-            except BaseException as exc:  # noqa: BLE001 - every waiting thread must hear about it
+            except BaseException as exc:
                 with self._cond:
                     self._failure = exc
                     for state in self._state:

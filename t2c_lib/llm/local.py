@@ -90,7 +90,7 @@ def _route_llama_logs() -> None:
     global _log_callback
     if _log_callback is not None:
         return
-    import llama_cpp._logger  # noqa: F401  (installs its callback; ours replaces it)
+    import llama_cpp._logger
     import llama_cpp.llama_cpp as lc
 
     native = logging.getLogger("t2c_lib.llm.llama_cpp")

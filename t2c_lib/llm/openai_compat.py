@@ -457,7 +457,7 @@ def _within(seconds: float, call: Callable[[], Any]) -> Any:
     def run() -> None:
         try:
             outcome.append((True, call()))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+        except BaseException as exc:
             outcome.append((False, exc))
         finally:
             done.set()

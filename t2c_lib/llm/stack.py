@@ -18,8 +18,8 @@
      and no question starts after that (`GridStopped`), nothing is recorded for them and the resumed run
      asks them;
 3. `CachedModel` (`llm.cache`): an answer from the cache takes neither budget;
-4. `StopOnOutage` when the caller gives `on_outage`: an outage or a configuration error becomes the
-   caller's own error (a conversation evaluation stops instead of scoring the turn).
+4. `StopOnOutage`, which a caller wraps around the stack itself (`chat.evaluate`): an outage or a
+   configuration error becomes the caller's own error (a conversation evaluation stops instead of scoring the turn).
 
 Every layer declares `complete(messages, temperature, max_tokens, stop, seed)` and says what a caller may
 need of the model behind it (`model_id`, `seed`, `fingerprint`, `lane_group`) itself, one layer at a time.

@@ -10,7 +10,7 @@ across configurations.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -163,8 +163,3 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, (m - rank) * p[index])
         adjusted[index] = min(1.0, running)
     return adjusted.tolist()
-
-
-def as_row(prefix: str, result: McNemarResult | WilcoxonResult | BootstrapCI) -> dict[str, float | int]:
-    """Flatten a result into `{prefix_field: value}` for a comparison table."""
-    return {f"{prefix}_{k}": v for k, v in asdict(result).items() if k not in ("level", "resamples", "seed")}

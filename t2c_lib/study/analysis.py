@@ -956,12 +956,9 @@ def readable_summary(tables: RunTables) -> pd.DataFrame:
     return pd.DataFrame.from_records(rows)
 
 
-LOOP_TEXT = (REPEATS_TEXT, ACCEPTED_REPEATS_TEXT, RECOVERED_TEXT) = (
-    columns.REFINEMENT_REPEAT_LABEL,
-    columns.ACCEPTED_REPEAT_LABEL,
-    "chain-invalid first attempts made valid",
-)
-"""The summary's columns on what the loop did (k/n), prefixed `fb ` beside a paired comparison."""
+RECOVERED_TEXT = "chain-invalid first attempts made valid"
+"""The summary's column on first attempts the loop made valid (k/n), prefixed `fb ` beside a paired comparison;
+its repeat columns are the repeat rates' labels (`columns.REPEAT_RATES`)."""
 
 
 def _loop_text(per_question: pd.DataFrame, configuration: str, strategy: str) -> dict[str, str]:

@@ -16,16 +16,16 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
 
-from t2c_lib.metrics import columns  # noqa: E402
-from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side  # noqa: E402
-from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order  # noqa: E402
-from t2c_lib.study.compare import KG_VALID, RunPair  # noqa: E402
-from t2c_lib.study.figure_layout import COUNT_GID, declutter_counts, place_point_labels  # noqa: E402
-from t2c_lib.study.figure_text import (  # noqa: E402
+from t2c_lib.metrics import columns
+from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side
+from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order
+from t2c_lib.study.compare import KG_VALID, RunPair
+from t2c_lib.study.figure_layout import COUNT_GID, declutter_counts, place_point_labels
+from t2c_lib.study.figure_text import (
     caption,
     pair_shown,
     run_pair_caption,

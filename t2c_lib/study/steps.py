@@ -580,7 +580,3 @@ def analyze(
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))
     write_json(run_dir / MANIFEST_FILE, run_manifest(params, run_dir, cells))
     return tables
-
-
-def schema_format_names() -> list[str]:
-    return [f.value for f in SchemaFormat]

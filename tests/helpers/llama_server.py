@@ -12,7 +12,7 @@ import runpy
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from t2c_lib.llm.local import extra_buffers_allowed  # noqa: E402
+from t2c_lib.llm.local import extra_buffers_allowed
 
 if __name__ == "__main__":
     with extra_buffers_allowed(os.environ.get("T2C_LOCAL_EXTRA_BUFFERS", "") in ("1", "true", "yes")):
