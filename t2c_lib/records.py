@@ -90,9 +90,10 @@ class AttemptKind(StrEnum):
     VERIFY = "verify"  # the verifier's audit of one (`agent/strategies.py`)
     REJECTED_REPEAT = "rejected_repeat"  # a refinement the repeat guard refused: call counted, answer unused
     CORRECTOR = "corrector"  # a query the schema corrector made (`agent/revise.py`): no model call
+    FOLLOW_UP_EDIT = "follow_up_edit"  # a chat follow-up made as a token edit of the previous query (`chat/edits.py`)
 
 
-NO_MODEL_CALL = frozenset({AttemptKind.CORRECTOR})
+NO_MODEL_CALL = frozenset({AttemptKind.CORRECTOR, AttemptKind.FOLLOW_UP_EDIT})
 """Attempt kinds that call no model (the schema corrector's edits): never a model call, never a cache hit."""
 
 

@@ -19,11 +19,18 @@ from tests.helpers import recorded
 
 
 def test_the_kinds_are_the_strings_the_attempt_logs_hold() -> None:
-    assert [k.value for k in AttemptKind] == ["generate", "verify", "rejected_repeat", "corrector"]
+    assert [k.value for k in AttemptKind] == ["generate", "verify", "rejected_repeat", "corrector", "follow_up_edit"]
     for kind in AttemptKind:
         assert str(kind) == f"{kind}" == kind.value and json.dumps(kind) == f'"{kind.value}"'
     frame = pd.DataFrame({"kind": list(AttemptKind)})
-    assert frame.to_csv(index=False).split() == ["kind", "generate", "verify", "rejected_repeat", "corrector"]
+    assert frame.to_csv(index=False).split() == [
+        "kind",
+        "generate",
+        "verify",
+        "rejected_repeat",
+        "corrector",
+        "follow_up_edit",
+    ]
 
 
 def test_an_attempt_writes_its_kind_as_a_plain_string_and_reads_it_back_equal() -> None:
@@ -32,7 +39,7 @@ def test_an_attempt_writes_its_kind_as_a_plain_string_and_reads_it_back_equal() 
     assert type(written["kind"]) is str and written["kind"] == "corrector"
     back = Attempt.from_dict(json.loads(json.dumps(written)))
     assert back.kind == AttemptKind.CORRECTOR and not back.called_model
-    assert "corrector" in NO_MODEL_CALL and {"rejected_repeat", "corrector"} == EXTRA_KINDS
+    assert "corrector" in NO_MODEL_CALL and "follow_up_edit" in NO_MODEL_CALL and {"rejected_repeat", "corrector"} == EXTRA_KINDS
     assert Attempt.from_dict({**written, "kind": "generate"}).kind is not AttemptKind.GENERATE  # the string it holds
     assert Attempt.from_dict({**written, "kind": "generate"}).kind == AttemptKind.GENERATE
 

@@ -29,10 +29,47 @@ def test_kurikulum_has_enough_dialogues_of_three_to_four_turns(kurikulum):
 
 def test_every_gold_query_passes_the_chain_and_returns_rows(kurikulum, kurikulum_store):
     """Through the whole validator chain (read-only guard first, then the store): valid, and not empty."""
-    ctx = make_context(kurikulum_store, timeout_s=10.0)
-    chain = build_chain(kurikulum_store)
+    assert _check_gold(kurikulum.conversations, kurikulum_store) >= 40
+
+
+@pytest.mark.parametrize(
+    "name,split,dialogues,follow_ups",
+    [
+        ("kurikulum", "dev", 15, 30),
+        ("movies", "test", 12, 22),
+        ("movies", "dev", 12, 22),
+    ],
+)
+def test_the_issue_53_dialogue_sets_cover_every_follow_up_kind(name, split, dialogues, follow_ups, tmp_path_factory):
+    """The development sets and the movies test set: enough dialogues, every follow-up labelled with a kind, every
+    kind present, every gold query valid and not empty on the embedded store; no dev message repeats a test one."""
+    from t2c_lib.datasets import FOLLOW_UP_KINDS, load_dataset
+    from t2c_lib.graph.ladybug import LadybugStore
+
+    dataset = load_dataset(name, split)
+    turns = [t for d in dataset.conversations for t in d.turns if t.intent == "REQUEST_MODIFICATION"]
+    assert len(dataset.conversations) >= dialogues and len(turns) >= follow_ups
+    assert all(t.kind for t in turns) and {t.kind for t in turns} == set(FOLLOW_UP_KINDS)
+    if split == "dev":
+        test_messages = {t.message.lower() for d in load_dataset(name).conversations for t in d.turns}
+        assert not [
+            t.message
+            for d in dataset.conversations
+            for t in d.turns
+            if t.message.lower() in test_messages and t.intent in ("EXECUTE_QUERY", "REQUEST_MODIFICATION")
+        ]
+    store = LadybugStore(load_dataset(name), root=tmp_path_factory.mktemp(f"ladybug-{name}-{split}"))
+    try:
+        assert _check_gold(dataset.conversations, store) >= follow_ups
+    finally:
+        store.close()
+
+
+def _check_gold(dialogues, store) -> int:
+    ctx = make_context(store, timeout_s=10.0)
+    chain = build_chain(store)
     checked = 0
-    for dialogue in kurikulum.conversations:
+    for dialogue in dialogues:
         previous = None
         for index, turn in enumerate(dialogue.turns, start=1):
             if not turn.cypher:
@@ -47,7 +84,7 @@ def test_every_gold_query_passes_the_chain_and_returns_rows(kurikulum, kurikulum
                 assert previous is not None and turn.cypher != previous, f"{dialogue.id} turn {index} changes nothing"
             previous = turn.cypher
             checked += 1
-    assert checked >= 40
+    return checked
 
 
 BAD_FILES = {

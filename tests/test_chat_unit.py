@@ -588,3 +588,38 @@ def test_a_follow_up_that_loses_the_previous_filter_is_not_called_perfect(engine
             assert "Filter pertanyaan sebelumnya (semester = 3) hilang dari kueri ini" in " ".join(second.warnings)
         else:
             assert second.quality == 100 and not second.warnings
+
+
+def test_follow_up_edit_answers_without_a_query_call_and_a_failed_turn_is_built_on_its_question(engine_for, tmp_path):
+    """`follow_up: edit` (issue 53): a follow-up that reads as a token edit makes no query call (router and answer
+    only) and its query passed the chain; a follow-up of a failed turn goes to the loop as that turn's question
+    with the change, not as a rewrite of an older query."""
+    engine, model = engine_for(
+        [
+            "EXECUTE_QUERY",
+            f"<cypher>{GOLD1}</cypher>",
+            "Ada {rows} mata kuliah.",
+            "REQUEST_MODIFICATION",  # "Tampilkan juga SKS-nya." -> an edit: no query call
+            "Ada {rows} baris.",
+            "EXECUTE_QUERY",
+            "<cypher>MATCH (m:MK) WHERE m.nama = 'Tidak Ada' RETURN m.kode</cypher>",
+            "<cypher>MATCH (m:MK) WHERE m.nama = 'Tidak Ada' RETURN m.kode</cypher>",
+            "REQUEST_MODIFICATION",  # after the failed turn: asked as a new question
+            f"<cypher>{GOLD1}</cypher>",
+            "Ada {rows} mata kuliah.",
+        ],
+        follow_up="edit",
+    )
+    session = Session.start(session_id="e1", directory=tmp_path / "e1", engine=engine)
+    session.ask(Q1)
+    edited = session.ask("Tampilkan juga SKS-nya.")
+    assert edited.status is TurnStatus.ANSWERED and edited.state is not None
+    assert edited.query == GOLD1.replace("RETURN m.nama", "RETURN m.nama, m.sks")
+    assert edited.state.attempts[0].kind == "follow_up_edit" and edited.state.llm_calls == 0
+    assert all(v.ok for v in edited.state.attempts[0].validations) and len(model.requests) == 5
+    failed = session.ask("Apa kode mata kuliah 'Tidak Ada'?")
+    assert failed.status is TurnStatus.FAILED and session.failed_question == "Apa kode mata kuliah 'Tidak Ada'?"
+    session.ask("Hanya yang wajib.")
+    asked = model.requests[9][-1].content
+    assert "Tidak Ada" in asked and "Hanya yang wajib." in asked and "Tulis ulang" not in asked
+    assert session.failed_question is None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.build import LoopParts, build_loop, build_parts, loop_strategy
@@ -20,13 +21,16 @@ from t2c_lib.chat.answer import AnswerWriter
 from t2c_lib.chat.intent import Router, RouterMode, domain_vocabulary
 from t2c_lib.chat.prompts import template_hashes
 from t2c_lib.chat.settings import ChatSettings
+from t2c_lib.cypher.lexer import Dialect
 from t2c_lib.prompts.config import Configuration, PromptType
 from t2c_lib.schema import SchemaFormat
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.agent.loop import AgentLoop
+    from t2c_lib.chat.edits import Edit
     from t2c_lib.datasets import Dataset
     from t2c_lib.graph.base import GraphStore
+    from t2c_lib.graph.value_index import ValueIndex
     from t2c_lib.llm.base import ChatModel
     from t2c_lib.records import Attempt
 
@@ -108,6 +112,21 @@ class ChatEngine:
             router=replace(self.router, model=None if self.router.model is None else wrap(self.router.model)),
             writer=replace(self.writer, model=None if self.writer.model is None else wrap(self.writer.model)),
             owns_store=False,
+        )
+
+    @cached_property
+    def values(self) -> ValueIndex:
+        """The stored values that identify things (for follow-up edits), read lazily from the store."""
+        from t2c_lib.graph.value_index import ValueIndex, store_loader
+
+        return ValueIndex(self.parts.context.schema, store_loader(self.store, self.settings.timeout_s))
+
+    def edit(self, query: str, message: str) -> Edit | None:
+        """`query` edited as the follow-up `message` asks, or None (`chat/edits.py`); nothing runs here."""
+        from t2c_lib.chat.edits import edit_follow_up
+
+        return edit_follow_up(
+            query, message, self.language, self.parts.context.schema, self.values, Dialect.of_store(self.store.name)
         )
 
     def loop(self, on_attempt: Callable[[Attempt], None] | None = None) -> AgentLoop:

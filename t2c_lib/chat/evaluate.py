@@ -33,16 +33,17 @@ response cache and asks the rest.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import shutil
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
-from t2c_lib.datasets import DatasetError
+from t2c_lib.datasets import CONVERSATIONS_FILE, DEV_CONVERSATIONS, SPLITS, TEST_SPLIT, DatasetError, read_conversations
 from t2c_lib.errors import T2CError
 from t2c_lib.llm.base import ChatModel, LLMError
 from t2c_lib.llm.call_log import CALLS_FILE, CallLog, ModelCall, write_calls
@@ -50,6 +51,7 @@ from t2c_lib.llm.stack import StopOnOutage
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
 from t2c_lib.outputs import csv_cell, to_json
+from t2c_lib.records import AttemptKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.chat.engine import ChatEngine
@@ -82,6 +84,8 @@ class TurnOutcome:
     attempts: int
     quality: int | None
     error: str
+    kind: str = ""  # a follow-up's FOLLOW_UP_KINDS entry from the dialogue file ("" for other turns)
+    made_by: str = ""  # a query turn's maker: `edit` (a token edit, no model call) or `loop`; "" otherwise
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,16 @@ class ConversationReport:
             "dialogue_success": _share([d in solved for d in dialogues]),
             "rule_intent_accuracy": _share([t.rule_intent == t.expected_intent for t in self.turns]),
             "routed_by_model": _share([t.intent_source == "model" for t in self.turns]),
+            "follow_ups_made_by_edit": sum(t.made_by == "edit" for t in follow_ups),
+            "follow_up_right_by_kind": {
+                kind: _count([t.pass_at_1 == 1.0 for t in follow_ups if t.kind == kind])
+                for kind in sorted({t.kind for t in follow_ups})
+            },
+            "follow_up_right_by_previous": {
+                "previous_right": _count([t.pass_at_1 == 1.0 for t in after_right]),
+                "previous_wrong": _count([t.pass_at_1 == 1.0 for t in follow_ups if t not in after_right]),
+            },
+            "dialogues_right_at_every_turn": _count([d in solved for d in dialogues]),
             "intent_accuracy_by_intent": {
                 intent: _share([t.intent_ok for t in self.turns if t.expected_intent == intent])
                 for intent in sorted({t.expected_intent for t in self.turns})
@@ -152,6 +166,11 @@ def _previous_query_turn_passed(query_turns: Sequence[TurnOutcome], follow_up: T
     """Whether the query turn before `follow_up` in its dialogue (the one it modifies) passed."""
     earlier = [t for t in query_turns if t.dialogue_id == follow_up.dialogue_id and t.turn < follow_up.turn]
     return bool(earlier) and max(earlier, key=lambda t: t.turn).pass_at_1 == 1.0
+
+
+def _count(flags: Sequence[bool]) -> dict[str, int]:
+    """k of N: how many of the turns were right, and how many there were."""
+    return {"right": sum(flags), "turns": len(flags)}
 
 
 def _share(flags: Sequence[bool]) -> float | None:
@@ -231,11 +250,21 @@ def play_dialogue(
                     answer.attempt,
                     answer.quality,
                     answer.error.technical_details if answer.error else "",
+                    turn.kind,
+                    _made_by(answer) if turn.intent in QUERY_INTENTS else "",
                 )
             )
     finally:
         session.close()
     return outcomes
+
+
+def _made_by(answer: Any) -> str:
+    """`edit` when the turn's query is a follow-up edit (no model call), `loop` when the loop ran, else ""."""
+    state = answer.state
+    if state is None or not state.attempts:
+        return ""
+    return "edit" if state.attempts[0].kind == AttemptKind.FOLLOW_UP_EDIT else "loop"
 
 
 def _scratch(dialogue_id: str) -> Path:
@@ -270,14 +299,28 @@ def run_conversations(
     limit: int | None = None,
     scoring: str = DEFAULT_SCORING,
     progress: bool = True,
+    split: str = TEST_SPLIT,
 ) -> ConversationReport:
-    """Open an engine for `settings`, play the dataset's first `limit` dialogues (all: None), write the report."""
+    """Open an engine for `settings`, play the first `limit` dialogues (all: None) of `split`, write the report.
+
+    `split` `test` plays `conversations.yaml`, `dev` plays `dev/conversations.yaml` (for choosing a design).
+    """
     from t2c_lib.chat.engine import ChatEngine
 
+    if split not in SPLITS:
+        raise DatasetError(settings.dataset, f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     engine = ChatEngine.open(settings)
     try:
-        dialogues = engine.dataset.conversations[:limit] if limit else engine.dataset.conversations
+        every = (
+            engine.dataset.conversations
+            if split == TEST_SPLIT
+            else read_conversations(engine.dataset.path / DEV_CONVERSATIONS)
+        )
+        dialogues = every[:limit] if limit else every
         report = evaluate_conversations(engine, dialogues, out_dir=out_dir, scoring=scoring, progress=progress)
+        played = engine.dataset.path / (CONVERSATIONS_FILE if split == TEST_SPLIT else DEV_CONVERSATIONS)
+        digest = hashlib.sha256(played.read_bytes()).hexdigest() if played.is_file() else ""
+        report = replace(report, signature={**report.signature, "dialogues": {"split": split, "sha256": digest}})
     finally:
         engine.close()
     write_report(report, out_dir)

@@ -18,6 +18,7 @@ from t2c_lib.yaml_file import read_yaml
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAMES = ("router", "router_user", "rewrite", "answer", "answer_user")
 EXAMPLE_NAMES = ("router_examples", "answer_examples")
+CUES_NAME = "edits"
 
 
 @cache
@@ -39,6 +40,16 @@ def load_examples(lang: str, name: str) -> tuple[dict[str, Any], ...]:
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise ValueError(f"{TEMPLATE_DIR / lang / name}.yaml: expected a list of mappings")
     return tuple(data)
+
+
+@cache
+def load_cues(lang: str) -> dict[str, Any]:
+    """`templates/<lang>/edits.yaml`: the cue words of follow-up edits (`chat/edits.py`)."""
+    check_language(lang, "chat templates")
+    data = read_yaml(TEMPLATE_DIR / lang / f"{CUES_NAME}.yaml") or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{TEMPLATE_DIR / lang / CUES_NAME}.yaml: expected a mapping")
+    return data
 
 
 def template_hashes(lang: str) -> dict[str, str]:

@@ -165,6 +165,7 @@ class Session:
         self.directory = Path(directory)
         self.turns: list[Turn] = []
         self.context: Context | None = None
+        self.failed_question: str | None = None  # the question of the last query turn, when it failed
         self.pending: str | None = None
         self.resumed = False
         self.on_attempt = on_attempt
@@ -225,6 +226,7 @@ class Session:
         context = state.get("context")
         self.context = Context(context["question"], context["query"]) if context else None
         self.pending = state.get("pending")
+        self.failed_question = state.get("failed_question")
         self.resumed = True
 
     def _save(self) -> None:
@@ -241,6 +243,8 @@ class Session:
             "context": asdict(self.context) if self.context else None,
             "pending": self.pending,
         }
+        if self.failed_question is not None:
+            state["failed_question"] = self.failed_question
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / SESSION_FILE
         tmp = path.with_name(f".{SESSION_FILE}.tmp")
@@ -350,13 +354,26 @@ class Session:
         )
 
     def _query(self, number: int, message: str, decision: RouteDecision, log: TurnLog) -> Answer:
-        """A new question or a modification through the loop; a successful result checked and answered."""
+        """A new question or a modification through the loop; a successful result checked and answered.
+
+        With `follow_up: edit`, a modification is first tried as a token edit of the previous query (no model
+        call; judged by the same chain), and a modification of a turn that failed is asked as a new question
+        built on that turn's question instead of on an older query.
+        """
+        editing = self.settings.follow_up == "edit"
         modifying = decision.intent is Intent.REQUEST_MODIFICATION and self.context is not None
-        asked = rewrite_request(self.context, message, self.language) if modifying else message  # type: ignore[arg-type]
-        question = self.context.followed_by(message, "").question if modifying else message  # type: ignore[union-attr]
+        if editing and decision.intent is Intent.REQUEST_MODIFICATION and self.failed_question is not None:
+            modifying = False
+            asked = question = Context(self.failed_question, "").followed_by(message, "").question
+        else:
+            asked = rewrite_request(self.context, message, self.language) if modifying else message  # type: ignore[arg-type]
+            question = self.context.followed_by(message, "").question if modifying else message  # type: ignore[union-attr]
         try:
-            state = self.engine.loop(self.on_attempt).run(asked, f"{self.session_id}-{number}")
+            state = self._edited(message, question, number) if editing and modifying else None
+            if state is None:
+                state = self.engine.loop(self.on_attempt).run(asked, f"{self.session_id}-{number}")
         except (LLMError, StoreError) as exc:
+            self.failed_question = question
             log.error = f"{type(exc).__name__}: {exc}"
             error = replies.failed(self.language, self.engine.suggestions, log.error)
             return Answer(
@@ -375,6 +392,7 @@ class Session:
             )
         _record_loop(log, state)
         if not state.success or state.result is None:
+            self.failed_question = question
             last = state.attempts[-1] if state.attempts else None
             failed = next((v for v in last.validations if not v.ok), None) if last else None
             details = (
@@ -411,10 +429,11 @@ class Session:
         log.durations["answer"] = writer.elapsed_s
         _count(log, writer.llm_calls, writer.prompt_tokens, writer.completion_tokens)
         log.rows = len(state.result.rows)
+        self.failed_question = None
         self.context = (
             self.context.followed_by(message, state.final_query)
             if modifying  # type: ignore[union-attr]
-            else Context(message, state.final_query)
+            else Context(question, state.final_query)
         )
         return Answer(
             filled.text,
@@ -435,6 +454,34 @@ class Session:
             filled.template,
             filled.from_model,
         )
+
+    def _edited(self, message: str, question: str, number: int) -> AgentState | None:
+        """The previous query edited as `message` asks and judged by the chain; None when no edit passes it."""
+        from t2c_lib.chat.edit_state import edited_state
+        from t2c_lib.validation.chain import run_chain
+
+        edit = self.engine.edit(self.context.query, message)  # type: ignore[union-attr]
+        if edit is None:
+            return None
+        parts = self.engine.parts
+        started = time.perf_counter()
+        verdicts = run_chain(edit.query, parts.chain, parts.context)
+        elapsed = time.perf_counter() - started
+        if not verdicts or not all(v.ok for v in verdicts) or len(verdicts) != len(parts.chain):
+            return None
+        state = edited_state(
+            question,
+            f"{self.session_id}-{number}",
+            edit,
+            verdicts,
+            parts.context.result,
+            elapsed,
+            self.settings.max_iterations,
+            parts.configuration.name,
+        )
+        if self.on_attempt is not None:
+            self.on_attempt(state.attempts[0])
+        return state
 
 
 def _count(log: TurnLog, calls: int, prompt: int, completion: int) -> None:

@@ -10,6 +10,11 @@ from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 
 ROUTERS = ("hybrid", "model", "rules")
+FOLLOW_UPS = ("rewrite", "edit")
+"""How a follow-up is answered. `rewrite` (the thesis chat): the model rewrites the previous query.
+`edit` (issue 53): a token edit of the previous query when the message reads as one (`chat/edits.py`), judged by
+the chain; after a failed turn, the follow-up is asked as a new question built on that turn's question; else
+the model's rewrite."""
 CACHE_MODES = ("use", "refresh", "off")
 _MOST = {
     "max_iterations": 20,
@@ -48,8 +53,11 @@ class ChatSettings:
     repeat_guard: bool = False
     repeat_guard_retries: int = DEFAULT_GUARD_RETRIES
     corrector: str = CorrectorKind.NONE.value
+    follow_up: str = "rewrite"
 
     def __post_init__(self) -> None:
+        if self.follow_up not in FOLLOW_UPS:
+            raise InvalidValue(f"follow_up must be one of {', '.join(FOLLOW_UPS)}, got {self.follow_up!r}")
         if self.router not in ROUTERS:
             raise InvalidValue(f"router must be one of {', '.join(ROUTERS)}, got {self.router!r}")
         if self.cache not in CACHE_MODES:
