@@ -49,10 +49,11 @@ def test_make_conversations_seeds_from_its_published_run_and_ends_with_the_repro
         assert done.returncode == 0, done.stderr
         return [line for line in done.stdout.splitlines() if line.startswith("t2c ")]
 
-    assert dry() == ["t2c study seed --run-id conversations", "t2c study reproduced --run-id conversations"]
+    runs = ["conversations", "conversations-rewrite", "conversations-movies", "conversations-movies-rewrite"]
+    assert dry() == [f"t2c study {step} --run-id {run}" for run in runs for step in ("seed", "reproduced")]
     assert dry("CONVERSATIONS_DIR=results/conversations-rules") == [
         "t2c study seed --run-id conversations-rules",
         "t2c study reproduced --run-id conversations-rules",
     ]
-    assert dry("FRESH=1") == ["t2c study reproduced --run-id conversations"]
+    assert dry("FRESH=1") == [f"t2c study reproduced --run-id {run}" for run in runs]
     assert dry("CONVERSATIONS_DIR=/tmp/elsewhere") == []

@@ -53,7 +53,7 @@ class ChatSettings:
     repeat_guard: bool = False
     repeat_guard_retries: int = DEFAULT_GUARD_RETRIES
     corrector: str = CorrectorKind.NONE.value
-    follow_up: str = "rewrite"
+    follow_up: str = "edit"  # FOLLOW_UPS; chosen on the development dialogues (issue 53, frozen at da3caa2)
 
     def __post_init__(self) -> None:
         if self.follow_up not in FOLLOW_UPS:

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from t2c_lib.chat.settings import ROUTERS, ChatSettings
+from t2c_lib.chat.settings import FOLLOW_UPS, ROUTERS, ChatSettings
 from t2c_lib.cli.agent import _echo_attempt, _with_loop_options
 from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors, loop_options
 from t2c_lib.errors import SessionError
@@ -104,6 +104,13 @@ def _show(answer: Any, debug: bool) -> None:
     help="who routes messages: the model with the rules checking its UNKNOWN, the model alone (rules when its "
     "reply is unusable) or the rules alone [default: hybrid]",
 )
+@click.option(
+    "--follow-up",
+    type=click.Choice(FOLLOW_UPS),
+    default=None,
+    help="how a follow-up is answered: a token edit of the previous query when the message reads as one, else "
+    "the model's rewrite (edit), or always the model's rewrite (rewrite, the thesis chat) [default: edit]",
+)
 @click.option("--display-limit", type=POSITIVE_INT, default=None, help="rows shown per answer [default: 20]")
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--debug", is_flag=True, help="show each route decision, generated Cypher and its verdicts")
@@ -121,6 +128,7 @@ def chat(
     max_iterations: int | None,
     max_tokens: int | None,
     router: str | None,
+    follow_up: str | None,
     display_limit: int | None,
     no_cache: bool,
     debug: bool,
@@ -158,6 +166,7 @@ def chat(
         "max_iterations": max_iterations,
         "max_tokens": max_tokens,
         "router": router,
+        "follow_up": follow_up,
         "display_limit": display_limit,
         "cache": "off" if no_cache else None,
         **loop,
