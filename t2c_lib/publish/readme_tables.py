@@ -37,6 +37,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.agent.strategies import loop_name, recorded_loop
@@ -51,8 +52,11 @@ from t2c_lib.study.table_text import p_text
 
 TABLE, PENDING = "table", "pending"
 CONVERSATIONS = "conversations"
+FOLLOW_UPS = "follow-ups"
+"""`<!-- t2c:table BASELINE+TREATMENT follow-ups -->`: two published conversation runs of the same dialogues, follow-up
+success by kind and by the previous turn, k/N each, and McNemar's exact test on the paired follow-ups (issue 53)."""
 LOOPS = "loops"
-TABLES = (HEADLINE, STRATEGIES_HEADLINE, CONVERSATIONS, LOOPS)
+TABLES = (HEADLINE, STRATEGIES_HEADLINE, CONVERSATIONS, FOLLOW_UPS, LOOPS)
 RUNS_JOINED = "+"
 """`<!-- t2c:table thesis+thesis-strict+movies loops -->`: the loops table sets several published runs side by side."""
 """The tables a block may name: `analysis/<name>.csv` of the published run, or a conversation run's summary."""
@@ -151,7 +155,7 @@ def _opening(match: re.Match[str], doc: str, number: int) -> tuple[str, str, str
     table = words[1] if len(words) == 2 else HEADLINE
     if table not in TABLES:
         raise ReadmeTablesError(f"{doc} line {number + 1}: unknown table {table[:40]!r}; one of {', '.join(TABLES)}")
-    runs = words[0].split(RUNS_JOINED) if table == LOOPS else [words[0]]
+    runs = words[0].split(RUNS_JOINED) if table in (LOOPS, FOLLOW_UPS) else [words[0]]
     try:
         for run_id in runs:
             check_run_id(run_id)
@@ -162,7 +166,7 @@ def _opening(match: re.Match[str], doc: str, number: int) -> tuple[str, str, str
 
 def _published(run_id: str, table: str, results_dir: Path | None) -> bool:
     """Whether every run a block names is published."""
-    runs = run_id.split(RUNS_JOINED) if table == LOOPS else [run_id]
+    runs = run_id.split(RUNS_JOINED) if table in (LOOPS, FOLLOW_UPS) else [run_id]
     return all(published_run_dir(r, results_dir).is_dir() for r in runs)
 
 
@@ -177,6 +181,12 @@ def table_source(run_id: str, table: str = HEADLINE, results_dir: Path | None = 
 
 def table_sources(run_id: str, table: str = HEADLINE, results_dir: Path | None = None) -> list[Path]:
     """Every published file a table block is rendered from (the loops table reads three tables of each run)."""
+    if table == FOLLOW_UPS:
+        return [
+            published_run_dir(run, results_dir) / name
+            for run in run_id.split(RUNS_JOINED)
+            for name in (CONVERSATION_SUMMARY, "turns.csv")
+        ]
     if table != LOOPS:
         return [table_source(run_id, table, results_dir)]
     return [
@@ -190,6 +200,8 @@ def render_table(run_id: str, table: str = HEADLINE, results_dir: Path | None = 
     """The lines of a table block for a published run: a caption paragraph and a Markdown table."""
     if table == LOOPS:
         return _loops_table(run_id.split(RUNS_JOINED), results_dir)
+    if table == FOLLOW_UPS:
+        return _follow_ups_table(run_id.split(RUNS_JOINED), results_dir)
     run_dir = published_run_dir(run_id, results_dir)
     source = table_source(run_id, table, results_dir)
     if not run_dir.is_dir():
@@ -390,10 +402,71 @@ def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:
         f"hand): run {_code(run_id)}, dataset {_code(signature.get('dataset', 'unknown'))}, "
         f"{_summary_count(summary, 'dialogues', source)} dialogues played as chat sessions, answered by {who}; "
         f"configuration {_code(loop.get('config', 'unknown'))}, strategy {_code(chat.get('strategy', 'unknown'))} "
-        f"({_code('max_iterations: ' + str(chat.get('max_iterations', '?')))}), router {_code(chat.get('router', 'unknown'))}; "
+        f"({_code('max_iterations: ' + str(chat.get('max_iterations', '?')))}), router {_code(chat.get('router', 'unknown'))}, "
+        f"follow-ups {_code(chat.get('follow_up', 'rewrite'))}; "
         f"a query turn is right when its final query's result equals the gold query's under the "
         f"{_code(summary.get('scoring', 'unknown'))} scoring preset. The rule router's accuracy is a reference: the "
         "rules were written beside these dialogues."
+    )
+    return ["", caption, "", *lines, ""]
+
+
+def _follow_ups_table(run_ids: list[str], results_dir: Path | None) -> list[str]:
+    """Two conversation runs of the same dialogues: follow-up success by kind and by the previous turn, and the test."""
+    from t2c_lib.chat.compare import compare_follow_ups
+
+    if len(run_ids) != 2:
+        raise ReadmeTablesError(f"a {FOLLOW_UPS} block names two runs, BASELINE+TREATMENT (got {len(run_ids)})")
+    dirs = [published_run_dir(r, results_dir) for r in run_ids]
+    for run_id, run_dir in zip(run_ids, dirs):
+        if not (run_dir / CONVERSATION_SUMMARY).is_file():
+            raise ReadmeTablesError(f"run {run_id} is not a published conversation run (no {CONVERSATION_SUMMARY})")
+    summaries = [_json(d / CONVERSATION_SUMMARY) for d in dirs]
+    try:
+        paired = compare_follow_ups(*dirs)
+    except T2CError as exc:
+        raise ReadmeTablesError(str(exc)) from None
+
+    def count(summary: dict, *keys: str) -> str:
+        value: Any = summary
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if not isinstance(value, dict) or not all(isinstance(value.get(k), int) for k in ("right", "turns")):
+            return "-"
+        return f"{value['right']}/{value['turns']}"
+
+    kinds = sorted({k for s in summaries for k in (s.get("follow_up_right_by_kind") or {}) if k})
+    lines = [_row(["follow-ups", *(_code(r) for r in run_ids)]), _row(["---"] * 3)]
+    lines.append(
+        _row(["every follow-up", f"{paired.baseline_right}/{paired.turns}", f"{paired.treatment_right}/{paired.turns}"])
+    )
+    for kind in kinds:
+        lines.append(_row([f"kind {_code(kind)}", *(count(s, "follow_up_right_by_kind", kind) for s in summaries)]))
+    for key, text in (
+        ("previous_right", "after a right previous turn"),
+        ("previous_wrong", "after a wrong previous turn"),
+    ):
+        lines.append(_row([text, *(count(s, "follow_up_right_by_previous", key) for s in summaries)]))
+    lines.append(
+        _row(["made by an edit (no model call)", *(str(s.get("follow_ups_made_by_edit", 0)) for s in summaries)])
+    )
+    lines.append(
+        _row(
+            [
+                "dialogues right at every turn",
+                *(
+                    f"{n}/{paired.dialogues}"
+                    for n in (paired.baseline_dialogues_right, paired.treatment_dialogues_right)
+                ),
+            ]
+        )
+    )
+    caption = (
+        f"Rendered by `{RENDER_COMMAND}` from `results/published/{run_ids[0]}/` and `results/published/{run_ids[1]}/` "
+        f"(`turns.csv`, `{CONVERSATION_SUMMARY}`; do not edit by hand): the same {paired.turns} follow-ups played by "
+        f"both runs; right in {_code(run_ids[0])} only: {paired.only_baseline}, in {_code(run_ids[1])} only: "
+        f"{paired.only_treatment}; exact McNemar p = {paired.p_value:.3g} (two-sided). A follow-up after a wrong "
+        "previous turn is right only when its own answer equals its gold query's."
     )
     return ["", caption, "", *lines, ""]
 
