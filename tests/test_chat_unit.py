@@ -250,7 +250,7 @@ def test_checks_and_quality():
 def engine_for(kurikulum, kurikulum_store):
     def build(replies: Sequence[str], **settings) -> tuple[ChatEngine, ScriptedModelStandIn]:
         model = ScriptedModelStandIn(replies)
-        chosen = ChatSettings(**{"max_iterations": 2, "timeout_s": 5.0, **settings})
+        chosen = ChatSettings(**{"max_iterations": 2, "timeout_s": 5.0, "follow_up": "rewrite", **settings})
         return ChatEngine.open(chosen, dataset=kurikulum, store=kurikulum_store, model=model), model
 
     return build

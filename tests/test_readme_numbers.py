@@ -306,6 +306,8 @@ FACTS = (
 )
 
 FIXED: dict[str, str] = {
+    "(issue 53)": "the issue's number",
+    "since issue 53;": "the issue's number",
     "Tamtama, 2026": "the kg-axel study's year, as CITATION.cff cites it",
     "repository record 271978": "the kg-axel study's record number at its university's repository (a citation)",
     "bound to 127.0.0.1": "the loopback address",
