@@ -28,7 +28,9 @@ SORTED = "MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama, m.sks ORDER BY m.sks 
 
 def engine(kurikulum, store, replies, **settings):
     model = ScriptedModelStandIn(replies)
-    chosen = ChatSettings(**{"max_iterations": 2, "timeout_s": 5.0, **settings})
+    chosen = ChatSettings(
+        **{"max_iterations": 2, "timeout_s": 5.0, "follow_up": "rewrite", **settings}
+    )  # the model rewrites
     return ChatEngine.open(chosen, dataset=kurikulum, store=store, model=model), model
 
 

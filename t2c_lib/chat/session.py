@@ -375,21 +375,7 @@ class Session:
         except (LLMError, StoreError) as exc:
             self.failed_question = question
             log.error = f"{type(exc).__name__}: {exc}"
-            error = replies.failed(self.language, self.engine.suggestions, log.error)
-            return Answer(
-                error.text(self.language),
-                "",
-                pd.DataFrame(),
-                [],
-                None,
-                decision.intent,
-                TurnStatus.FAILED,
-                question,
-                number,
-                error=error,
-                display_limit=self.settings.display_limit,
-                route=decision,
-            )
+            return self._unanswered(number, question, decision, log.error)
         _record_loop(log, state)
         if not state.success or state.result is None:
             self.failed_question = question
@@ -453,6 +439,24 @@ class Session:
             state,
             filled.template,
             filled.from_model,
+        )
+
+    def _unanswered(self, number: int, question: str, decision: RouteDecision, details: str) -> Answer:
+        """A turn whose model or store failed: the error response, no query."""
+        error = replies.failed(self.language, self.engine.suggestions, details)
+        return Answer(
+            error.text(self.language),
+            "",
+            pd.DataFrame(),
+            [],
+            None,
+            decision.intent,
+            TurnStatus.FAILED,
+            question,
+            number,
+            error=error,
+            display_limit=self.settings.display_limit,
+            route=decision,
         )
 
     def _edited(self, message: str, question: str, number: int) -> AgentState | None:
