@@ -39,7 +39,11 @@ def test_an_attempt_writes_its_kind_as_a_plain_string_and_reads_it_back_equal() 
     assert type(written["kind"]) is str and written["kind"] == "corrector"
     back = Attempt.from_dict(json.loads(json.dumps(written)))
     assert back.kind == AttemptKind.CORRECTOR and not back.called_model
-    assert "corrector" in NO_MODEL_CALL and "follow_up_edit" in NO_MODEL_CALL and {"rejected_repeat", "corrector"} == EXTRA_KINDS
+    assert (
+        "corrector" in NO_MODEL_CALL
+        and "follow_up_edit" in NO_MODEL_CALL
+        and {"rejected_repeat", "corrector"} == EXTRA_KINDS
+    )
     assert Attempt.from_dict({**written, "kind": "generate"}).kind is not AttemptKind.GENERATE  # the string it holds
     assert Attempt.from_dict({**written, "kind": "generate"}).kind == AttemptKind.GENERATE
 
