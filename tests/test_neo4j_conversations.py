@@ -10,7 +10,6 @@ import pytest
 
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.metrics.output import execution_scores
 from tests.helpers.neo4j import open_neo4j
 
 pytestmark = pytest.mark.neo4j
@@ -29,11 +28,8 @@ def test_dialogue_gold_agrees_on_both_stores(name, tmp_path_factory):
         for dialogue_id, turn, cypher in golds:
             rows = server.query(cypher).rows
             assert rows, f"{dialogue_id} turn {turn}: no rows on Neo4j"
-            # the embedded store's answer scored against Neo4j's: the study's result equivalence, both ways
-            if execution_scores(cypher, cypher, embedded, timeout_s=10.0).pass_at_1 != 1.0:
+            if sorted(map(repr, rows)) != sorted(map(repr, embedded.query(cypher).rows)):  # the same rows, any order
                 differ.append((dialogue_id, turn))
-            if sorted(map(repr, rows)) != sorted(map(repr, embedded.query(cypher).rows)):
-                differ.append((dialogue_id, turn, "rows"))
         assert differ == []
     finally:
         server.close()
