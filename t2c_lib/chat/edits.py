@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.chat.prompts import load_cues
@@ -214,7 +214,7 @@ class _Editor:
     # --- the edit --------------------------------------------------------------------------------
 
     def run(self) -> Edit | None:
-        if self.msg.has("value") and (self.msg.quoted or self.msg.numbers or self.linked_new_values()):
+        if self.msg.has("value") and (self.msg.quoted or self.msg.numbers or self.new_values):
             return self.swap_value()
         parts = self.parts
         if self.msg.has("limit"):
@@ -243,7 +243,9 @@ class _Editor:
         self.kinds.append("limit")
         return replace(parts, limit=str(n))
 
-    def linked_new_values(self) -> list[Any]:
+    @cached_property
+    def new_values(self) -> list[Any]:
+        """The stored values the message names that the previous query does not hold (read once per message)."""
         if self.values is None:
             return []
         try:
@@ -257,7 +259,7 @@ class _Editor:
         wants = self.msg.has("filter") or self.msg.has("only")
         conditions: list[str] = []
         if wants:
-            for link in self.linked_new_values():
+            for link in self.new_values:
                 variable = next((v for v in self.variables() if self.parts.bound(v) == link.label), "")
                 if not variable:
                     raise _NotAnEdit
@@ -411,8 +413,8 @@ class _Editor:
             tokens = tokenize(head, self.dialect)
         except LexError:
             raise _NotAnEdit from None
-        if self.msg.quoted or (self.linked_new_values() and not self.msg.numbers):
-            new = self.msg.quoted[0] if self.msg.quoted else self.linked_new_values()[0].value
+        if self.msg.quoted or (self.new_values and not self.msg.numbers):
+            new = self.msg.quoted[0] if self.msg.quoted else self.new_values[0].value
             strings = [t for t in tokens if t.kind is Kind.STRING]
             target = self.matching_literal(strings, new)
             edited = head[: target.pos] + _string(new) + head[target.end :]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from t2c_lib.agent.syntax_fix import items
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, Token, tokenize
 
 AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT"})
@@ -126,20 +127,8 @@ def _top_level(tokens: list[Token]) -> list[tuple[int, Token]]:
 
 
 def _commas(tokens: list[Token], start: int, end: int) -> list[tuple[int, int]]:
-    """Spans [a, b) of tokens between top-level commas in tokens[start:end]."""
-    spans, depth, a = [], 0, start
-    for i in range(start, end):
-        tok = tokens[i]
-        if tok.is_punct("(", "[", "{"):
-            depth += 1
-        elif tok.is_punct(")", "]", "}"):
-            depth -= 1
-        elif depth == 0 and tok.is_punct(","):
-            spans.append((a, i))
-            a = i + 1
-    if a < end:
-        spans.append((a, end))
-    return [(x, y) for x, y in spans if y > x]
+    """Spans [a, b) of tokens between top-level commas in tokens[start:end] (the dialect fixer's splitter), none empty."""
+    return [(a, b) for a, b in items(tokens, start, end) if b > a]
 
 
 def _text(query: str, tokens: list[Token], a: int, b: int) -> str:
