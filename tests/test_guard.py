@@ -6,6 +6,7 @@ import pytest
 
 from t2c_lib.agent import ErrorType
 from t2c_lib.cypher.lexer import Dialect, Kind, tokenize
+from t2c_lib.graph.facts import LADYBUG_FACTS, NEO4J_FACTS, StoreFacts
 from t2c_lib.validation.guard import ReadOnlyGuard, check_read_only
 from tests.helpers import READ_CASES, WRITE_CASES
 
@@ -57,16 +58,16 @@ def test_each_store_calls_only_its_own_procedures():
 
 def test_the_guard_step_judges_in_its_stores_dialect():
     class Store:
-        def __init__(self, name: str) -> None:
-            self.name = name
+        def __init__(self, facts: StoreFacts) -> None:
+            self.facts = facts
 
     class Context:
-        def __init__(self, name: str) -> None:
-            self.store = Store(name)
+        def __init__(self, facts: StoreFacts) -> None:
+            self.store = Store(facts)
 
     query = "CALL db.labels() YIELD label RETURN label"
-    assert ReadOnlyGuard().validate(query, Context("neo4j")).ok
-    refused = ReadOnlyGuard().validate(query, Context("ladybug"))
+    assert ReadOnlyGuard().validate(query, Context(NEO4J_FACTS)).ok
+    refused = ReadOnlyGuard().validate(query, Context(LADYBUG_FACTS))
     assert not refused.ok and refused.validator == "guard" and "db.labels" in refused.message
     assert not ReadOnlyGuard().validate(query, None).ok
 

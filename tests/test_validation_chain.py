@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from t2c_lib.agent import ErrorType
+from t2c_lib.graph.facts import NEO4J_FACTS
 from t2c_lib.validation import build_chain, make_context, run_chain
 from t2c_lib.validation.chain import STEP_NAMES, chain_names
 from tests.helpers import read_cases
@@ -82,11 +83,12 @@ def test_case_sensitive_store_rejects_other_case(kurikulum_store):
 
 
 def test_neo4j_store_without_cyver_falls_back(kurikulum_store, monkeypatch):
-    """build_chain for a store named neo4j uses CyVer steps when present, else the built-in ones."""
+    """build_chain for a store that declares CyVer's checks uses them when present, else the built-in ones."""
     import importlib
 
     class NamedNeo4j:
         name = "neo4j"
+        facts = NEO4J_FACTS
 
     real_import = importlib.import_module
 

@@ -64,7 +64,7 @@ class Correction:
 def correct(query: str, ctx: ValidationContext, syntax: bool = False) -> Correction | None:
     """The schema corrector on `query` (`syntax`: the syntax rules of `syntax_fix.py` first); None when nothing is
     mechanical to fix or the result would not pass the gate."""
-    dialect = Dialect.of_store(getattr(ctx.store, "name", None))
+    dialect = ctx.store.facts.dialect
     text, changes = query, []
     steps: tuple[Callable[[str, ValidationContext, Dialect], tuple[str, list[str]]], ...] = (
         *((_syntax,) if syntax else ()),

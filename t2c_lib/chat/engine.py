@@ -21,7 +21,6 @@ from t2c_lib.chat.answer import AnswerWriter
 from t2c_lib.chat.intent import Router, RouterMode, domain_vocabulary
 from t2c_lib.chat.prompts import template_hashes
 from t2c_lib.chat.settings import ChatSettings
-from t2c_lib.cypher.lexer import Dialect
 from t2c_lib.prompts.config import Configuration, PromptType
 from t2c_lib.schema import SchemaFormat
 
@@ -126,7 +125,7 @@ class ChatEngine:
         from t2c_lib.chat.edits import edit_follow_up
 
         return edit_follow_up(
-            query, message, self.language, self.parts.context.schema, self.values, Dialect.of_store(self.store.name)
+            query, message, self.language, self.parts.context.schema, self.values, self.store.facts.dialect
         )
 
     def loop(self, on_attempt: Callable[[Attempt], None] | None = None) -> AgentLoop:

@@ -23,7 +23,7 @@ from t2c_lib.cli.common import (
     loop_options,
     open_dataset_store,
 )
-from t2c_lib.graph import STORES
+from t2c_lib.graph import DEFAULT_STORE, STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.agentic import is_accepted_refinement, is_refinement, refinements
@@ -269,7 +269,7 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
 @click.argument("question")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
 @click.option(
-    "--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database"
+    "--store", "-s", type=click.Choice(STORES.names()), default=DEFAULT_STORE, show_default=True, help="graph database"
 )
 @click.option(
     "--prompt",
@@ -443,7 +443,7 @@ def ask(
 @click.argument("cypher")
 @click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
 @click.option(
-    "--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database"
+    "--store", "-s", type=click.Choice(STORES.names()), default=DEFAULT_STORE, show_default=True, help="graph database"
 )
 @click.option(
     "--timeout",

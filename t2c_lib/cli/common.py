@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from t2c_lib.errors import T2CError
-from t2c_lib.graph import STORES
+from t2c_lib.graph import DEFAULT_STORE, STORES
 from t2c_lib.graph.base import QueryResult, to_jsonable
 
 
@@ -137,16 +137,16 @@ def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def store_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--store", "-s", type=click.Choice(STORES.names()), default="ladybug", show_default=True, help="graph database"
+        "--store", "-s", type=click.Choice(STORES.names()), default=DEFAULT_STORE, show_default=True, help="graph database"
     )(func)
 
 
 def open_dataset_store(dataset: str, store: str, auto_load: bool = True) -> Any:
     from t2c_lib.datasets import load_dataset
-    from t2c_lib.graph import open_store
+    from t2c_lib.graph import open_store, store_facts
 
     ds = load_dataset(dataset)
-    options = {"auto_load": auto_load} if store == "ladybug" else {}
+    options = {"auto_load": auto_load} if "auto_load" in store_facts(store).opener_options else {}
     return ds, open_store(store, ds, **options)
 
 

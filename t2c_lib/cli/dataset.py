@@ -111,7 +111,7 @@ def check_command(dataset: str, store: str, timeout: float) -> None:
             click.echo(f"- {line} (a run refuses the dataset until it is fixed)")
         click.echo("schema (nodes_paths, as the prompts show it):")
         click.echo(graph.schema().render("nodes_paths").rstrip("\n"))
-        probe = OrderProbe.open(ds) if store == "ladybug" else None
+        probe = OrderProbe.open(ds) if graph.facts.embedded else None
         try:
             screen = screen_gold(ds, graph, timeout_s=timeout, order_probe=probe)
         finally:

@@ -104,10 +104,10 @@ def db_schema(
 @friendly_errors
 def db_query(dataset: str, store: str, as_json: bool, timeout: float, cypher: str) -> None:
     """Run one read-only query (the guard checks it first) and print the result."""
-    from t2c_lib.cypher.lexer import Dialect
+    from t2c_lib.graph import store_facts
     from t2c_lib.validation.guard import check_read_only
 
-    verdict = check_read_only(cypher, Dialect.of_store(store))
+    verdict = check_read_only(cypher, store_facts(store).dialect)
     if not verdict.ok:
         raise UnsafeQuery(f"refused by the read-only guard: {verdict.message}")
     _, graph = open_dataset_store(dataset, store)

@@ -10,7 +10,7 @@ import click
 
 from t2c_lib.cli.common import friendly_errors, open_dataset_store
 from t2c_lib.errors import user_path
-from t2c_lib.graph import STORES
+from t2c_lib.graph import DEFAULT_STORE, STORES
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 from t2c_lib.outputs import csv_cell
 
@@ -39,7 +39,7 @@ from t2c_lib.outputs import csv_cell
     "--store",
     "-s",
     type=click.Choice(STORES.names()),
-    default="ladybug",
+    default=DEFAULT_STORE,
     show_default=True,
     help="graph database (with --dataset)",
 )

@@ -12,6 +12,7 @@ import click
 from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors, loop_options
 from t2c_lib.errors import InvalidValue, user_path
+from t2c_lib.graph import STORES
 
 
 def _params(params_file: str, **overrides: object):
@@ -80,7 +81,7 @@ def with_cell_options(func):
 @click.command("run")
 @params_option
 @with_cell_options
-@click.option("--store", type=click.Choice(["ladybug", "neo4j"]), help="override the parameter file's store")
+@click.option("--store", type=click.Choice(STORES.names()), help="override the parameter file's store")
 @click.option("--model", help="override the parameter file's model")
 @click.option("--limit", type=LIMIT, help="number of questions (a positive integer), or 'all'")
 @click.option("--run-id", help="override the parameter file's run_id")

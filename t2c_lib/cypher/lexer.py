@@ -33,11 +33,6 @@ class Dialect(str, Enum):
     LADYBUG = "ladybug"
     NEO4J = "neo4j"
 
-    @classmethod
-    def of_store(cls, name: str | None) -> Dialect:
-        """The dialect of a store by its `name` (`neo4j`; anything else is the embedded store's)."""
-        return cls.NEO4J if (name or "").lower() == cls.NEO4J.value else cls.LADYBUG
-
 
 DEFAULT_DIALECT = Dialect.LADYBUG
 """The embedded store's dialect: what a caller that names no store gets."""

@@ -21,6 +21,7 @@ from t2c_lib.errors import (  # the store errors live at the bottom of the packa
     StoreUnavailable,
     UnsafeQuery,
 )
+from t2c_lib.graph.facts import StoreFacts
 from t2c_lib.query_result import (  # the store-neutral values live in a leaf; named here for the stores' callers
     GraphNode,
     GraphPath,
@@ -119,6 +120,8 @@ class GraphStore(Protocol):
     """What the rest of the package needs from a graph database."""
 
     name: str
+    facts: StoreFacts
+    """What its callers decide by (dialect, case of names, validator steps, opener options): `graph/facts.py`."""
 
     def load(self, dataset: Dataset) -> dict[str, int]:
         """Load a dataset idempotently (reload = same graph); return counts per label/type."""

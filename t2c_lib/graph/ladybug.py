@@ -55,6 +55,7 @@ from typing import Any
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
 from t2c_lib.datasets import DEV_DIR, DEV_SPLIT, Dataset, dataset_hash
+from t2c_lib.graph.facts import LADYBUG_FACTS
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
@@ -114,6 +115,7 @@ class LadybugStore:
     """`GraphStore` over an embedded LadybugDB file, queried read-only through one watched child process."""
 
     name = "ladybug"
+    facts = LADYBUG_FACTS
 
     def __init__(
         self,

@@ -38,6 +38,7 @@ from neo4j import exceptions as nx
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
 from t2c_lib.cypher.lexer import Dialect
+from t2c_lib.graph.facts import NEO4J_FACTS
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
@@ -239,6 +240,7 @@ class Neo4jStore:
     """`GraphStore` over a Neo4j server: read-only, time-limited queries through Bolt."""
 
     name = "neo4j"
+    facts = NEO4J_FACTS
 
     def __init__(
         self,

@@ -29,7 +29,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.cypher.lexer import Dialect
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
@@ -489,7 +488,7 @@ def _check(store: GraphStore, cypher: str, timeout_s: float) -> tuple[QueryResul
     """(result, "", None) for a usable gold result; (None, reason, kind) otherwise.
 
     Gold queries are data, so they meet the read-only guard before any store sees them."""
-    verdict = check_read_only(cypher, Dialect.of_store(_store_name(store)))
+    verdict = check_read_only(cypher, store.facts.dialect)
     if not verdict.ok:
         return None, f"refused by the read-only guard: {verdict.message}", DropKind.UNSAFE
     try:

@@ -17,10 +17,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.graph.value_index import ValueIndex
     from t2c_lib.validation.patterns import QueryShape
 
-CASE_INSENSITIVE_STORES = frozenset({"ladybug", "kuzu"})
-"""Stores whose labels, types and property keys match case-insensitively (Kuzu's binder does)."""
-
-
 @dataclass
 class ValidationContext:
     """What validators may use: the store, its introspected schema, limits, shared results."""
@@ -29,7 +25,7 @@ class ValidationContext:
     schema: GraphSchema
     timeout_s: float = DEFAULT_TIMEOUT_S
     result: QueryResult | None = field(default=None)  # set by the execution step for the next steps
-    case_sensitive_names: bool | None = None  # None: decided by the store's name
+    case_sensitive_names: bool | None = None  # None: as the store declares (`store.facts`)
     values: ValueIndex | None = field(default=None)  # stored strings, read lazily (kept across queries)
     # Per-query scratch, cleared by `reset` (run_chain does it before every query):
     shape: QueryShape | None = field(default=None)  # what the query uses (patterns.extract), computed once
@@ -41,7 +37,7 @@ class ValidationContext:
         """Whether `MK` and `mk` are different names in this store (Neo4j: yes; LadybugDB: no)."""
         if self.case_sensitive_names is not None:
             return self.case_sensitive_names
-        return getattr(self.store, "name", "") not in CASE_INSENSITIVE_STORES
+        return self.store.facts.case_sensitive_names
 
     def reset(self) -> None:
         """Forget everything learned about the previous query."""

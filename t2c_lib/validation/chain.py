@@ -1,8 +1,8 @@
 """The ordered validator chain: guard -> syntax -> schema -> properties -> execution -> non_empty.
 
 Like sqlglot's optimizer rules: a plain tuple of steps behind one protocol, run in order,
-stopping at the first failure. For a Neo4j store the syntax, schema and properties steps
-come from CyVer (`t2c_lib.validation.cyver.cyver_steps`) when that module is present.
+stopping at the first failure. For a store whose facts name CyVer's checks (Neo4j) the syntax, schema and
+properties steps come from CyVer (`t2c_lib.validation.cyver.cyver_steps`) when that module is present.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import importlib
 import logging
 
 from t2c_lib.graph.base import GraphStore
+from t2c_lib.graph.facts import Checks
 from t2c_lib.records import ValidationResult
 from t2c_lib.validation.base import ValidationContext, Validator
 from t2c_lib.validation.guard import ReadOnlyGuard
@@ -27,10 +28,10 @@ def default_chain() -> tuple[Validator, ...]:
 
 
 def build_chain(store: GraphStore) -> tuple[Validator, ...]:
-    """The chain for `store`: CyVer's syntax/schema/properties for Neo4j when available, else ours."""
+    """The chain for `store`: CyVer's syntax/schema/properties where it declares them and CyVer is available, else ours."""
     guard, syntax, schema, properties, execution, non_empty = default_chain()
     middle: tuple[Validator, ...] = (syntax, schema, properties)
-    if getattr(store, "name", "") == "neo4j":
+    if store.facts.checks is Checks.CYVER:
         try:
             cyver = importlib.import_module("t2c_lib.validation.cyver")
         except ImportError as exc:  # the CyVer adapter is optional; fall back to our own checks

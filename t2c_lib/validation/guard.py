@@ -33,9 +33,10 @@ class ReadOnlyGuard:
     name = "guard"
 
     def validate(self, query: str, ctx: object = None) -> ValidationResult:
-        """Judge `query` in the dialect of ctx's store (the guard needs no database)."""
+        """Judge `query` in the dialect ctx's store declares (the guard needs no database; none: the default)."""
         start = time.perf_counter()
-        verdict = check_read_only(query, Dialect.of_store(getattr(getattr(ctx, "store", None), "name", None)))
+        facts = getattr(getattr(ctx, "store", None), "facts", None)
+        verdict = check_read_only(query, facts.dialect if facts is not None else DEFAULT_DIALECT)
         verdict.elapsed_s = time.perf_counter() - start
         return verdict
 

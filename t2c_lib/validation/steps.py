@@ -70,13 +70,9 @@ def _timed(
     return result
 
 
-NORMALISING_STORES = frozenset({"ladybug"})
-"""Stores that rewrite Neo4j-only forms before planning (`t2c_lib.cypher.dialect`)."""
-
-
 def dialect_rewrites(query: str, ctx: ValidationContext) -> list[str]:
     """The Neo4j-dialect rules the store applied to `query` before planning it (none for Neo4j)."""
-    if getattr(ctx.store, "name", "") not in NORMALISING_STORES:
+    if not ctx.store.facts.normalises_dialect:
         return []
     return list(normalise(query).applied)
 
