@@ -21,7 +21,7 @@ from t2c_lib import config
 from t2c_lib.config import LANGUAGES
 from t2c_lib.errors import InvalidValue
 from t2c_lib.schema import PropType
-from t2c_lib.yaml_file import YamlFileError, check_size, parse_yaml
+from t2c_lib.files.yaml_file import YamlFileError, check_size, parse_yaml
 
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
 NODE_ID_COLUMN = "id"

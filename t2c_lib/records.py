@@ -2,7 +2,7 @@
 
 A leaf below every package: `validation/`, `feedback/`, `prompts/`, `metrics/`, `agent/` and
 the study import these types, and this module imports none of them (only the Cypher lexer and,
-for a type, `query_result`: leaves themselves), so imports flow one way (records <- validators
+for a type, `cypher/query_result.py`: a leaf module), so imports flow one way (records <- validators
 <- loop <- study). How a later attempt's query follows the earlier ones (`revisions`: a repeat of
 a failed query? none, edit, new?) is derived here from the queries alone, so the loop records it
 and metrics recompute it.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from t2c_lib.cypher.lexer import LexError, tokenize
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.query_result import QueryResult
+    from t2c_lib.cypher.query_result import QueryResult
 
 
 class AgentStatus(str, Enum):

@@ -1,4 +1,4 @@
-"""Deterministic gzip for committed files and reading them within a limit (`t2c_lib.gzipped`)."""
+"""Deterministic gzip for committed files and reading them within a limit (`t2c_lib.files.gzipped`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gzip
 
 import pytest
 
-from t2c_lib.gzipped import GzipReadError, gzip_bytes, read_gzip
+from t2c_lib.files.gzipped import GzipReadError, gzip_bytes, read_gzip
 
 
 def test_the_same_data_gives_the_same_bytes_with_no_time_and_no_name_in_the_header():

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from t2c_lib.chat.export import ExportInfo, export_frame, read_export, result_frame
 from t2c_lib.chat.log import InteractionLog, TurnLog, read_log
 from t2c_lib.graph.base import QueryResult
-from t2c_lib.outputs import csv_cell, formula_like, json_safe, jsonl_line, jsonl_lines, to_json
+from t2c_lib.files.outputs import csv_cell, formula_like, json_safe, jsonl_line, jsonl_lines, to_json
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.runlog import AttemptLog, read_jsonl, write_json
@@ -142,12 +142,12 @@ DATA_WRITERS = {
 
 
 def test_every_csv_and_xlsx_writer_goes_through_the_helper():
-    """A module that writes a spreadsheet file imports t2c_lib.outputs (a new writer must too)."""
+    """A module that writes a spreadsheet file imports t2c_lib.files.outputs (a new writer must too)."""
     writes = re.compile(r"csv\.writer\(|csv\.DictWriter\(|\.to_csv\(|\.to_excel\(|ExcelWriter\(")
     for path in sorted((ROOT / "t2c_lib").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         if writes.search(text) and path.relative_to(ROOT).as_posix() not in DATA_WRITERS:
-            assert "from t2c_lib.outputs import" in text, path.relative_to(ROOT)
+            assert "from t2c_lib.files.outputs import" in text, path.relative_to(ROOT)
 
 
 def test_a_dataset_writer_keeps_every_value_exactly_a_carriage_return_too(tmp_path):
@@ -271,7 +271,7 @@ def test_jsonl_readers_do_not_use_splitlines():
 def test_a_table_without_hostile_text_is_written_byte_for_byte_as_before():
     import pandas as pd
 
-    from t2c_lib.outputs import csv_frame
+    from t2c_lib.files.outputs import csv_frame
 
     frame = pd.DataFrame(
         {

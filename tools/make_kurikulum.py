@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from t2c_lib.yaml_file import YamlFileError, read_yaml  # noqa: E402
+from t2c_lib.files.yaml_file import YamlFileError, read_yaml  # noqa: E402
 
 OUT = ROOT / "data" / "kurikulum"
 SOURCE = ROOT / "data" / "kurikulum-source"

@@ -12,7 +12,7 @@ from t2c_lib.records import AgentState, AgentStatus, Attempt, AttemptKind
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.chat.edits import Edit
-    from t2c_lib.query_result import QueryResult
+    from t2c_lib.cypher.query_result import QueryResult
     from t2c_lib.records import ValidationResult
 
 EDIT_MODE = "follow-up-edit"

@@ -50,7 +50,7 @@ from t2c_lib.llm.call_log import CALLS_FILE, CallLog, ModelCall, write_calls
 from t2c_lib.llm.stack import StopOnOutage
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
-from t2c_lib.outputs import csv_cell, to_json
+from t2c_lib.files.outputs import csv_cell, to_json
 from t2c_lib.records import AttemptKind
 
 if TYPE_CHECKING:  # pragma: no cover

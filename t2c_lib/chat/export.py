@@ -4,7 +4,7 @@ Each format is written by the usual library for it through pandas (CSV and JSON 
 itself, `.xlsx` by openpyxl, `.parquet` by pyarrow). Cells that are not plain values (lists,
 maps, nodes, paths) are written as JSON text, so every format holds the same table. A text
 cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) is written as
-text: with a leading `'` in CSV, as a quote-prefixed string cell in `.xlsx` (`t2c_lib.outputs`). The
+text: with a leading `'` in CSV, as a quote-prefixed string cell in `.xlsx` (`t2c_lib.files.outputs`). The
 sidecar `<file>.meta.json` records the question, the final query and "succeeded at attempt
 k of n".
 """
@@ -20,7 +20,7 @@ import pandas as pd
 
 from t2c_lib.errors import ExportError, user_path
 from t2c_lib.graph.base import to_jsonable
-from t2c_lib.outputs import csv_frame, to_json, xlsx_text_cells
+from t2c_lib.files.outputs import csv_frame, to_json, xlsx_text_cells
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.graph.base import QueryResult

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.outputs import jsonl_line, jsonl_lines
+from t2c_lib.files.outputs import jsonl_line, jsonl_lines
 
 LOG_FILE = "analytics.jsonl"
 STEPS = ("route", "generate", "validate", "execute", "answer")

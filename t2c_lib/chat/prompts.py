@@ -13,7 +13,7 @@ from string import Template
 from typing import Any
 
 from t2c_lib.config import check_language
-from t2c_lib.yaml_file import read_yaml
+from t2c_lib.files.yaml_file import read_yaml
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAMES = ("router", "router_user", "rewrite", "answer", "answer_user")

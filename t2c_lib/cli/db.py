@@ -16,7 +16,7 @@ from t2c_lib.cli.common import (
     store_option,
 )
 from t2c_lib.errors import StoreError, UnsafeQuery
-from t2c_lib.outputs import to_json
+from t2c_lib.files.outputs import to_json
 from t2c_lib.schema import SchemaFormat
 
 

@@ -2,7 +2,7 @@
 
 Stores convert their native values (LadybugDB dicts, neo4j driver objects) into
 `GraphNode` / `GraphRel` / `GraphPath`, so metrics and tests never see a backend type; those
-values and `QueryResult` are defined in the leaf `t2c_lib/query_result.py` and named here too.
+values and `QueryResult` are defined in the leaf `t2c_lib/cypher/query_result.py` and named here too.
 Properties whose names start with `_` are internal (load keys) and never shown to users.
 """
 
@@ -22,7 +22,7 @@ from t2c_lib.errors import (  # the store errors live at the bottom of the packa
     UnsafeQuery,
 )
 from t2c_lib.graph.facts import StoreFacts
-from t2c_lib.query_result import (  # the store-neutral values live in a leaf; named here for the stores' callers
+from t2c_lib.cypher.query_result import (  # the store-neutral values live in a leaf; named here for the stores' callers
     GraphNode,
     GraphPath,
     GraphRel,

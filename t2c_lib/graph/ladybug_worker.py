@@ -49,9 +49,9 @@ MAX_MESSAGE_BYTES = 4096
 outgrows the result budget on its way to the parent (which shortens it further for display)."""
 SAFE_GLOBALS = frozenset(
     {
-        ("t2c_lib.query_result", "GraphNode"),
-        ("t2c_lib.query_result", "GraphRel"),
-        ("t2c_lib.query_result", "GraphPath"),
+        ("t2c_lib.cypher.query_result", "GraphNode"),
+        ("t2c_lib.cypher.query_result", "GraphRel"),
+        ("t2c_lib.cypher.query_result", "GraphPath"),
         ("datetime", "date"),
         ("datetime", "datetime"),
         ("datetime", "timedelta"),

@@ -34,7 +34,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from t2c_lib.gzipped import GzipReadError, Inflater
+from t2c_lib.files.gzipped import GzipReadError, Inflater
 
 MAX_BODY_BYTES = 8 * 1024 * 1024
 MAX_JSON_DEPTH = 64

@@ -18,7 +18,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from t2c_lib.gzipped import GzipReadError
+from t2c_lib.files.gzipped import GzipReadError
 from t2c_lib.records import NO_MODEL_CALL
 from t2c_lib.study.layout import MANIFEST_FILE, Cell, attempts_text, expand_grid
 from t2c_lib.study.params import StudyParams

@@ -47,7 +47,7 @@ from typing import Any
 
 from t2c_lib import config
 from t2c_lib.errors import MissingResults, StudyError
-from t2c_lib.gzipped import gzip_bytes
+from t2c_lib.files.gzipped import gzip_bytes
 from t2c_lib.llm.base import Message
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 from t2c_lib.llm.call_log import CALLS_FILE, CallLogError, ModelCall, read_calls

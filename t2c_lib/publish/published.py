@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2c_lib.errors import T2CError
-from t2c_lib.gzipped import gzip_bytes
+from t2c_lib.files.gzipped import gzip_bytes
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 
 REPLIES_FILE = "replies.jsonl.gz"

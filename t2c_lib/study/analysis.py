@@ -34,7 +34,7 @@ from t2c_lib.metrics import columns
 from t2c_lib.metrics.agentic import UNKNOWN_ERROR
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
-from t2c_lib.outputs import csv_frame
+from t2c_lib.files.outputs import csv_frame
 from t2c_lib.records import Change
 from t2c_lib.study.figure_text import BASELINE, TREATMENT
 from t2c_lib.study.layout import (

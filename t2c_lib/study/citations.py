@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from t2c_lib import config
-from t2c_lib.yaml_file import read_yaml
+from t2c_lib.files.yaml_file import read_yaml
 
 CITATION_FILE = "CITATION.cff"
 

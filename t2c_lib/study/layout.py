@@ -15,7 +15,7 @@ from pathlib import Path
 from t2c_lib import config
 from t2c_lib.agent.names import LEGACY_STRATEGY_NAMES
 from t2c_lib.agent.strategies import grid_order, strategy_spec
-from t2c_lib.gzipped import read_gzip
+from t2c_lib.files.gzipped import read_gzip
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.params import StudyParams
 

@@ -24,7 +24,7 @@ from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.param_bounds import BOUNDS, bound_problem, later_option_problem
-from t2c_lib.yaml_file import YamlFileError, read_yaml
+from t2c_lib.files.yaml_file import YamlFileError, read_yaml
 
 PROMPT_TYPES = tuple(p.value for p in PromptType)
 THESIS_SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat if not f.per_question)
