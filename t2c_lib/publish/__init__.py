@@ -10,6 +10,7 @@ Where each part lives:
 | `replicate.py` | the counts after `make all` and the replication report of `make all FRESH=1` |
 | `forecast.py` | before `make all` asks a model: how many calls the grid will make, and about how long |
 | `readme_tables.py` | the README's and docs' tables between their marker comments, rendered from published runs (`t2c study tables`) |
+| `loop_summary.py` | the loops side by side: one row per loop and dataset, pooled over a published run's configurations (the README's tables render it) |
 
 This is a second job beside the study, not part of it: the study (`t2c_lib.study`) runs, scores and
 compares a grid; this package copies a finished run into the repository and checks reruns against

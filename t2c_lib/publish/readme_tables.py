@@ -44,7 +44,7 @@ from t2c_lib.agent.strategies import loop_name, recorded_loop
 from t2c_lib.errors import StudyError, T2CError
 from t2c_lib.publish.publish import INDEX_FILE, published_run_dir
 from t2c_lib.study.analysis import BASELINE, TREATMENT
-from t2c_lib.study.loop_summary import SIGNIFICANT, Pooled, loop_rows, read_json_object
+from t2c_lib.publish.loop_summary import SIGNIFICANT, Pooled, loop_rows, read_json_object
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
 from t2c_lib.study.screen import read_gold_note
@@ -314,7 +314,7 @@ def _loop_description(run_dir: Path, name: str) -> str:
 
 
 def _loops_table(run_ids: list[str], results_dir: Path | None) -> list[str]:
-    """The loops side by side (`study.loop_summary`): per dataset single-pass, then each run's loop, pooled."""
+    """The loops side by side (`publish.loop_summary`): per dataset single-pass, then each run's loop, pooled."""
     dirs = [published_run_dir(r, results_dir) for r in run_ids]
     missing = [r for r, d in zip(run_ids, dirs) if not d.is_dir()]
     if missing:

@@ -16,14 +16,14 @@ Where each part lives:
 | `evaluation.py`, `summary_record.py` | one cell's `metrics.csv`, `attempt_scores.csv`, `summary.json` (numbers from `metrics/`); the declared `summary.json` record |
 | `analysis.py`, `compare.py` | a run's comparison tables; two runs side by side |
 | `plots.py`, `figure_layout.py`, `figure_text.py` | the paper's figures, their labels placed without overlaps, their captions |
-| `paper_tables.py`, `loop_summary.py` | the paper's headline tables; the loops side by side, pooled over a published run (the README's tables, `t2c_lib.publish.readme_tables`, render it) |
+| `paper_tables.py` | the paper's headline tables |
 | `citations.py`, `failures.py` | what `CITATION.cff` cites (each run's `reference.csv`); `t2c failures` |
 | `make.py`, `progress.py`, `notebook_engine.py`, `kernel.py` | `make all`: its rules, its progress line, papermill on IPC, the notebooks' kernel |
 | `notebook_params.py` | a notebook's papermill parameters checked against the names it takes; t2c errors as one line |
 | `table_view.py` | a few rows shown in a notebook without pandas |
 | `table_text.py` | how a value is written into a table: the one LaTeX escaper and the one p-value formatter |
 
-Published runs (copy, seed, rerun check, replication, forecast, the README's tables) are
+Published runs (copy, seed, rerun check, replication, forecast, the README's tables and their loop rows) are
 `t2c_lib.publish`, which only `t2c publish` and `t2c study seed/reproduced/replicate/tables` import.
 
 Every number is computed in `t2c_lib.metrics` (paired statistics included); this package only
