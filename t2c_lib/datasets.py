@@ -20,8 +20,8 @@ from typing import Any
 from t2c_lib import config
 from t2c_lib.config import LANGUAGES
 from t2c_lib.errors import InvalidValue
-from t2c_lib.schema import PropType
 from t2c_lib.files.yaml_file import YamlFileError, check_size, parse_yaml
+from t2c_lib.schema import PropType
 
 REL_ENDPOINT_COLUMNS = ("from_label", "from_id", "to_label", "to_id")
 NODE_ID_COLUMN = "id"

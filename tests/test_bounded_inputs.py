@@ -19,10 +19,10 @@ import pytest
 import yaml
 
 from t2c_lib.datasets import DatasetError, load_dataset
+from t2c_lib.files.yaml_file import MAX_BYTES, YamlFileError, parse_yaml, read_yaml
 from t2c_lib.study.notebook_params import INJECTED_MARK, PARAMETERS_MARK, ParameterOutOfRange, check_parameters
 from t2c_lib.study.param_bounds import BOUNDS
 from t2c_lib.study.params import ParamsError, load_params, params_from_dict
-from t2c_lib.files.yaml_file import MAX_BYTES, YamlFileError, parse_yaml, read_yaml
 from tests.helpers import FIXTURES, ROOT
 
 

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from t2c_lib.chat.export import ExportInfo, export_frame, read_export, result_frame
 from t2c_lib.chat.log import InteractionLog, TurnLog, read_log
-from t2c_lib.graph.base import QueryResult
 from t2c_lib.files.outputs import csv_cell, formula_like, json_safe, jsonl_line, jsonl_lines, to_json
+from t2c_lib.graph.base import QueryResult
 from t2c_lib.study.layout import Cell
 from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.runlog import AttemptLog, read_jsonl, write_json

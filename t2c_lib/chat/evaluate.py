@@ -45,12 +45,12 @@ from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
 from t2c_lib.datasets import CONVERSATIONS_FILE, DEV_CONVERSATIONS, SPLITS, TEST_SPLIT, DatasetError, read_conversations
 from t2c_lib.errors import T2CError
+from t2c_lib.files.outputs import csv_cell, to_json
 from t2c_lib.llm.base import ChatModel, LLMError
 from t2c_lib.llm.call_log import CALLS_FILE, CallLog, ModelCall, write_calls
 from t2c_lib.llm.stack import StopOnOutage
 from t2c_lib.metrics.output import execution_scores
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring
-from t2c_lib.files.outputs import csv_cell, to_json
 from t2c_lib.records import AttemptKind
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from t2c_lib.errors import ExportError, user_path
-from t2c_lib.graph.base import to_jsonable
 from t2c_lib.files.outputs import csv_frame, to_json, xlsx_text_cells
+from t2c_lib.graph.base import to_jsonable
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.graph.base import QueryResult

@@ -33,9 +33,9 @@ from t2c_lib.chat.log import InteractionLog, TurnLog
 from t2c_lib.chat.rewrite import Context, rewrite_request, same_query
 from t2c_lib.chat.settings import ChatSettings
 from t2c_lib.errors import ExportError, InvalidValue, SessionError
+from t2c_lib.files.outputs import to_json
 from t2c_lib.graph.base import StoreError
 from t2c_lib.llm.base import LLMError
-from t2c_lib.files.outputs import to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.records import AgentState, Attempt

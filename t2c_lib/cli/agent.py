@@ -23,11 +23,11 @@ from t2c_lib.cli.common import (
     loop_options,
     open_dataset_store,
 )
+from t2c_lib.files.outputs import to_json
 from t2c_lib.graph import DEFAULT_STORE, STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.agentic import is_accepted_refinement, is_refinement, refinements
-from t2c_lib.files.outputs import to_json
 from t2c_lib.prompts import Configuration, PromptType
 from t2c_lib.records import AttemptKind, Change, revision_of, token_similarity
 from t2c_lib.schema import SchemaFormat

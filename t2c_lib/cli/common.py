@@ -137,7 +137,12 @@ def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def store_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--store", "-s", type=click.Choice(STORES.names()), default=DEFAULT_STORE, show_default=True, help="graph database"
+        "--store",
+        "-s",
+        type=click.Choice(STORES.names()),
+        default=DEFAULT_STORE,
+        show_default=True,
+        help="graph database",
     )(func)
 
 

@@ -10,9 +10,9 @@ import click
 
 from t2c_lib.cli.common import friendly_errors, open_dataset_store
 from t2c_lib.errors import user_path
+from t2c_lib.files.outputs import csv_cell
 from t2c_lib.graph import DEFAULT_STORE, STORES
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
-from t2c_lib.files.outputs import csv_cell
 
 
 @click.command("score")

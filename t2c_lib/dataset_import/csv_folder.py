@@ -28,8 +28,8 @@ from typing import Any
 
 from t2c_lib.dataset_import.graph import ImportCaps, ImportedGraph, Rel, SourceError, check_name, shown
 from t2c_lib.datasets import parse_value
-from t2c_lib.schema import PropType
 from t2c_lib.files.yaml_file import YamlFileError, read_yaml
+from t2c_lib.schema import PropType
 
 MAX_CSV_BYTES = 512 * 1024 * 1024
 """The most bytes of CSV one import reads (all files together)."""

@@ -9,8 +9,8 @@ from string import Template
 
 from t2c_lib.config import check_language
 from t2c_lib.errors import TemplateMissing
-from t2c_lib.records import ErrorType
 from t2c_lib.files.yaml_file import read_yaml
+from t2c_lib.records import ErrorType
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 

@@ -59,4 +59,13 @@ def open_store(name: str, dataset: Dataset, **options: object) -> GraphStore:
     return STORES.get(name).open(dataset, **options)
 
 
-__all__ = ["DEFAULT_STORE", "STORES", "GraphStore", "StoreError", "StoreFacts", "StoreKind", "open_store", "store_facts"]
+__all__ = [
+    "DEFAULT_STORE",
+    "STORES",
+    "GraphStore",
+    "StoreError",
+    "StoreFacts",
+    "StoreKind",
+    "open_store",
+    "store_facts",
+]

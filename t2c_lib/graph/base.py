@@ -12,6 +12,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from t2c_lib.config import int_setting
+from t2c_lib.cypher.query_result import (  # the store-neutral values live in a leaf; named here for the stores' callers
+    GraphNode,
+    GraphPath,
+    GraphRel,
+    QueryResult,
+    to_jsonable,
+)
 from t2c_lib.errors import (  # the store errors live at the bottom of the package; named here for stores' callers
     QueryError,
     QueryTimeout,
@@ -22,13 +29,6 @@ from t2c_lib.errors import (  # the store errors live at the bottom of the packa
     UnsafeQuery,
 )
 from t2c_lib.graph.facts import StoreFacts
-from t2c_lib.cypher.query_result import (  # the store-neutral values live in a leaf; named here for the stores' callers
-    GraphNode,
-    GraphPath,
-    GraphRel,
-    QueryResult,
-    to_jsonable,
-)
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.datasets import Dataset

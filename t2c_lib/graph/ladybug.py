@@ -55,7 +55,6 @@ from typing import Any
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
 from t2c_lib.datasets import DEV_DIR, DEV_SPLIT, Dataset, dataset_hash
-from t2c_lib.graph.facts import LADYBUG_FACTS
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
@@ -68,6 +67,7 @@ from t2c_lib.graph.base import (
     max_rows_setting,
     patiently,
 )
+from t2c_lib.graph.facts import LADYBUG_FACTS
 from t2c_lib.graph.ladybug_bounds import check_size
 from t2c_lib.graph.ladybug_builder import build
 from t2c_lib.graph.ladybug_plan import DatabaseReading, PlanVerdict

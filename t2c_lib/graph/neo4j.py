@@ -38,7 +38,6 @@ from neo4j import exceptions as nx
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
 from t2c_lib.cypher.lexer import Dialect
-from t2c_lib.graph.facts import NEO4J_FACTS
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
@@ -58,6 +57,7 @@ from t2c_lib.graph.base import (
     max_rows_setting,
     value_bytes,
 )
+from t2c_lib.graph.facts import NEO4J_FACTS
 from t2c_lib.graph.neo4j_limits import METADATA_KEY, Watch
 from t2c_lib.schema import GraphSchema, PropType, RelPattern
 

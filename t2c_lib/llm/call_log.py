@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from t2c_lib.errors import T2CError
+from t2c_lib.files.outputs import jsonl_line
 from t2c_lib.llm.base import ChatModel, Completion, Message, ModelWrapper
 from t2c_lib.llm.cache import cache_key, model_request
-from t2c_lib.files.outputs import jsonl_line
 
 CALLS_FILE = "model_calls.jsonl"
 MAX_LINE_BYTES = 64 * 1024

@@ -24,9 +24,9 @@ import pandas as pd
 
 from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.errors import IncompatibleResults
+from t2c_lib.files.outputs import csv_frame
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.stats import mcnemar_exact
-from t2c_lib.files.outputs import csv_frame
 from t2c_lib.publish.publish import replies_used
 from t2c_lib.publish.published import PublishedReply
 from t2c_lib.records import AttemptKind

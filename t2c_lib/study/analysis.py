@@ -30,11 +30,11 @@ from t2c_lib.agent.names import FEEDBACK, LEGACY_STRATEGY_NAMES, LoopName, canon
 from t2c_lib.agent.strategies import check_loop, loop_name, recorded_loop
 from t2c_lib.datasets import DatasetError
 from t2c_lib.errors import IncompatibleResults, MissingResults
+from t2c_lib.files.outputs import csv_frame
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.agentic import UNKNOWN_ERROR
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
-from t2c_lib.files.outputs import csv_frame
 from t2c_lib.records import Change
 from t2c_lib.study.figure_text import BASELINE, TREATMENT
 from t2c_lib.study.layout import (

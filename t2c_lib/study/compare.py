@@ -17,10 +17,10 @@ from pathlib import Path
 import pandas as pd
 
 from t2c_lib.errors import IncompatibleResults, InvalidValue
+from t2c_lib.files.outputs import csv_frame
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, col, run_suffix, side, stat
 from t2c_lib.metrics.stats import holm, mcnemar_exact
-from t2c_lib.files.outputs import csv_frame
 from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
 from t2c_lib.study.runlog import read_json
 

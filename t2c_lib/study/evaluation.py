@@ -24,13 +24,13 @@ from typing import Any
 from t2c_lib.agent.strategies import loop_name, recorded_loop, strategy_spec
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import StudyError
+from t2c_lib.files.outputs import csv_cell
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.metrics import GoldCache, agentic_metrics, columns, summarize
 from t2c_lib.metrics.output import kg_valid_chain, kg_valid_structural
 from t2c_lib.metrics.question import AttemptScore, QuestionResult, score_attempts
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
-from t2c_lib.files.outputs import csv_cell
 from t2c_lib.records import Attempt
 from t2c_lib.study.layout import (
     ATTEMPT_SCORES_FILE,

@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from t2c_lib.agent.strategies import grid_order, strategy_names
+from t2c_lib.files.outputs import csv_frame
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, column_mean, side, stat
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
-from t2c_lib.files.outputs import csv_frame
 from t2c_lib.study.analysis import BASELINE, TREATMENT, RunTables, config_order
 from t2c_lib.study.figure_text import model_and_scoring
 from t2c_lib.study.layout import ANALYSIS_DIR

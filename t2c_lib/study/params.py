@@ -18,13 +18,13 @@ from t2c_lib.agent.options import OPTION_KEYS, CorrectorKind, LoopOptions, Repai
 from t2c_lib.agent.strategies import option_defaults, strategy_names
 from t2c_lib.datasets import SPLITS, TEST_SPLIT
 from t2c_lib.errors import T2CError
+from t2c_lib.files.yaml_file import YamlFileError, read_yaml
 from t2c_lib.graph import STORES as STORE_REGISTRY
 from t2c_lib.metrics.composite import WEIGHT_SETS
 from t2c_lib.metrics.scoring import SCORING_PRESETS
 from t2c_lib.prompts.config import PromptType
 from t2c_lib.schema import SchemaFormat
 from t2c_lib.study.param_bounds import BOUNDS, bound_problem, later_option_problem
-from t2c_lib.files.yaml_file import YamlFileError, read_yaml
 
 PROMPT_TYPES = tuple(p.value for p in PromptType)
 THESIS_SCHEMA_FORMATS = tuple(f.value for f in SchemaFormat if not f.per_question)

@@ -31,9 +31,9 @@ from typing import Any
 
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import InvalidValue
+from t2c_lib.files.outputs import csv_cell, to_json
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
-from t2c_lib.files.outputs import csv_cell, to_json
 from t2c_lib.validation.guard import check_read_only
 
 REPORT_CSV = "gold_screen.csv"

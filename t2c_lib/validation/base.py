@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.graph.value_index import ValueIndex
     from t2c_lib.validation.patterns import QueryShape
 
+
 @dataclass
 class ValidationContext:
     """What validators may use: the store, its introspected schema, limits, shared results."""
