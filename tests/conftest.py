@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from t2c_lib.records import ErrorType
-from t2c_lib.study.evaluation import evaluate_cell
-from t2c_lib.study.layout import Cell
-from tests.helpers import FIXTURES, WRONG, recorded, write_cell
+from tests.helpers import FIXTURES, write_scored_run
 
 pytest_plugins = ["tests.helpers.neo4j"]
 
@@ -51,38 +48,5 @@ def kurikulum_store(kurikulum, tmp_path_factory):
 
 @pytest.fixture()
 def scored_run(tiny_dataset, tiny_store, tmp_path):
-    questions = tiny_dataset.questions
-    run_dir = tmp_path / "run"
-    for schema_format in ("full_schema", "only_paths"):
-        # single-pass: one syntax error, then the gold query right, then a wrong-but-valid query
-        def single(item):
-            if item.id == "tiny-001":
-                return [recorded(item.id, 1, "MATCH (p:Person RETURN p", ErrorType.SYNTAX_ERROR)]
-            if item.id == "tiny-002":
-                return [recorded(item.id, 1, item.cypher, None)]
-            return [recorded(item.id, 1, WRONG, None)]
-
-        # agentic: recovers question 1 at iteration 2; the rest as single-pass
-        def agentic(item):
-            if item.id == "tiny-001":
-                return [
-                    recorded(item.id, 1, "MATCH (p:Person RETURN p", ErrorType.SYNTAX_ERROR),
-                    recorded(item.id, 2, item.cypher, None),
-                ]
-            return single(item)
-
-        for mode, plan in (("single-pass", single), ("agentic", agentic)):
-            cell = Cell(mode, "Zero-Shot", schema_format)
-            write_cell(run_dir, cell, questions, plan)
-            evaluate_cell(
-                cell,
-                run_dir,
-                questions,
-                tiny_dataset,
-                tiny_store,
-                "kg-axel",
-                1 if mode == "single-pass" else 3,
-                10.0,
-                scoring="kg-axel",
-            )
-    return run_dir
+    """A scored run of the tiny dataset: single-pass and feedback cells, two schema formats (`write_scored_run`)."""
+    return write_scored_run(tmp_path / "run", tiny_dataset, tiny_store)

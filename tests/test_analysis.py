@@ -14,6 +14,7 @@ import pytest
 
 from t2c_lib.study.analysis import analyze_run, write_tables
 from t2c_lib.study.plots import FIGURES, export_figures
+from tests.helpers import write_scored_run
 
 
 def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
@@ -69,6 +70,19 @@ def test_per_question_metrics_and_comparison(scored_run, tiny_dataset):
     assert thesis_row["first_attempt_pct"] == pytest.approx(200 / 3) and thesis_row["mean_iterations"] == pytest.approx(
         4 / 3
     )
+
+
+def test_loop_cells_under_the_legacy_name_agentic_read_as_the_feedback_loop(
+    scored_run, tiny_dataset, tiny_store, tmp_path
+):
+    """A run recorded before the rename keeps its loop's cells under `agentic/`: its tables are the feedback run's."""
+    legacy = write_scored_run(tmp_path / "legacy", tiny_dataset, tiny_store, loop_folder="agentic")
+    assert sorted(p.name for p in legacy.iterdir() if p.is_dir()) == ["agentic", "single-pass"]
+    old, new = analyze_run(legacy, tiny_dataset.strata_columns), analyze_run(scored_run, tiny_dataset.strata_columns)
+    assert sorted(old.per_question["mode"].unique()) == ["feedback", "single-pass"]
+    for name in ("per_question", "comparison", "agentic", "strategies", "recovery_by_strategy"):
+        pd.testing.assert_frame_equal(getattr(old, name), getattr(new, name))
+    assert old.loops == new.loops
 
 
 def test_published_numbers_stand_beside_the_runs_kg_axel_numbers(scored_run, tiny_dataset):

@@ -15,7 +15,7 @@ from t2c_lib.study.failures import INVALID, WRONG, run_failures, shown
 
 
 def test_metrics_csv_carries_the_question_the_gold_and_the_final_query(scored_run, tiny_dataset):
-    with (scored_run / "agentic" / "Zero-Shot_Full" / "metrics.csv").open(encoding="utf-8") as f:
+    with (scored_run / "feedback" / "Zero-Shot_Full" / "metrics.csv").open(encoding="utf-8") as f:
         rows = {r["question_id"]: r for r in csv.DictReader(f)}
     first = tiny_dataset.questions[0]
     assert rows[first.id]["question"] == first.question == "Who acted in The Matrix?"
@@ -30,11 +30,11 @@ def test_failures_are_the_invalid_and_the_wrong_answers_with_every_attempt(score
     verdicts = {(f.cell, f.question_id): f.verdict for f in failures}
     assert verdicts[("single-pass/Zero-Shot_Full", "tiny-001")] == INVALID  # a syntax error
     assert verdicts[("single-pass/Zero-Shot_Full", "tiny-003")] == WRONG  # valid, another result
-    assert ("agentic/Zero-Shot_Full", "tiny-001") not in verdicts  # repaired: right
+    assert ("feedback/Zero-Shot_Full", "tiny-001") not in verdicts  # repaired: right
     assert all(f.question_id != "tiny-002" for f in failures)  # the gold query itself: right
     assert len(failures) == 6  # per schema format: single-pass 001 and 003, feedback 003
     only, n = run_failures(scored_run, "Zero-Shot_Full")  # a configuration: every strategy's cell of it
-    assert n == 6 and {f.cell for f in only} == {"agentic/Zero-Shot_Full", "single-pass/Zero-Shot_Full"}
+    assert n == 6 and {f.cell for f in only} == {"feedback/Zero-Shot_Full", "single-pass/Zero-Shot_Full"}
 
 
 def test_t2c_failures_prints_question_gold_attempts_errors_and_feedback(scored_run, monkeypatch):
@@ -61,7 +61,7 @@ def test_an_unknown_cell_is_refused_in_one_line_naming_the_cells(scored_run, mon
     done = CliRunner().invoke(main, ["failures", "--run-id", "run", "--cell", "feedback/CoT_Full"])
     assert done.exit_code == 1
     assert done.output.strip().count("\n") == 0
-    assert "no evaluated cell of the run has that name (cells: agentic/Zero-Shot_Full" in done.output
+    assert "no evaluated cell of the run has that name (cells: feedback/Zero-Shot_Full" in done.output
     refused = CliRunner().invoke(main, ["failures", "--run-id", "../etc"])
     assert refused.exit_code == 1 and "run_id" in refused.output
 

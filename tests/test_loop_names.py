@@ -130,7 +130,7 @@ def _as_revise_strict(run: Path, keep_recorded_names: bool) -> None:
         "repeat_guard_retries": 2,
         "corrector": "schema+syntax",
     }
-    for cell in sorted(run.glob("agentic/*")):
+    for cell in sorted(run.glob("feedback/*")):
         manifest = {"strategy": "feedback", "configuration": cell.name, "parameters": options}
         (cell / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
         if keep_recorded_names:  # the files still say thesis-loop: the cell disagrees with itself

@@ -5,7 +5,8 @@
 - `ScriptedModelStandIn`: an LLM stand-in that replays scripted replies, for unit tests of the
   loop only (every other test runs a real model or a real endpoint);
 - recorded runs: `recorded` and `write_cell` write the attempts a loop could have made, so the
-  evaluation and analysis run for real without a model;
+  evaluation and analysis run for real without a model; `write_scored_run` writes the tiny dataset's
+  scored run (conftest's `scored_run`);
 - `konv13_replies`: the scripted replies of the conversation tests' stand-ins for dialogue konv-13.
 
 Submodules: `fault_server` (a loopback OpenAI-compatible endpoint that fails on cue),
@@ -120,6 +121,37 @@ def write_cell(run_dir, cell: Cell, questions, plan) -> None:
         for attempt in attempts:
             log.append_attempt(attempt)
         log.append_question({"question_id": item.id, "status": "SUCCESS" if attempts[-1].ok else "FAILED"})
+
+
+def write_scored_run(run_dir: Path, dataset, store, loop_folder: str = "feedback") -> Path:
+    """A scored run of the tiny dataset in `run_dir`: a single-pass and a feedback cell per schema format.
+
+    Single-pass makes one syntax error, answers one question right and one wrong-but-valid; the
+    feedback loop recovers the first question at its second attempt. `loop_folder` names the loop's
+    cells (`agentic`: the thesis's legacy name, which runs recorded before the rename still carry)."""
+    from t2c_lib.study.evaluation import evaluate_cell
+
+    def single(item):
+        if item.id == "tiny-001":
+            return [recorded(item.id, 1, "MATCH (p:Person RETURN p", ErrorType.SYNTAX_ERROR)]
+        if item.id == "tiny-002":
+            return [recorded(item.id, 1, item.cypher, None)]
+        return [recorded(item.id, 1, WRONG, None)]
+
+    def feedback(item):
+        if item.id == "tiny-001":
+            return [
+                recorded(item.id, 1, "MATCH (p:Person RETURN p", ErrorType.SYNTAX_ERROR),
+                recorded(item.id, 2, item.cypher, None),
+            ]
+        return single(item)
+
+    for schema_format in ("full_schema", "only_paths"):
+        for mode, plan, budget in (("single-pass", single, 1), (loop_folder, feedback, 3)):
+            cell = Cell(mode, "Zero-Shot", schema_format)
+            write_cell(run_dir, cell, dataset.questions, plan)
+            evaluate_cell(cell, run_dir, dataset.questions, dataset, store, "kg-axel", budget, 10.0, scoring="kg-axel")
+    return run_dir
 
 
 def konv13_replies(dialogue) -> list[str]:
