@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chromium from Debian's packages: the headless browser of tests/test_lab.py (JupyterLab renders
+# Chromium from Debian's packages: the headless browser of tests/project/test_lab.py (JupyterLab renders
 # the analysis notebook). Does nothing when `chromium` is already on PATH. Needs root (CI runs as
 # root) or sudo; otherwise it says what to run and exits 1.
 set -euo pipefail

@@ -10,7 +10,7 @@ SOs are the union of the SOs its LOs map to; each such SO is PURSUED_IN the cour
 LG. `(p:MK)-[:PREREQUISITE]->(c:MK)` means p is a prerequisite of c (as in the thesis's graph and queries).
 
     python tools/make_kurikulum.py             # writes data/kurikulum/nodes, data/kurikulum/rels
-    python tools/make_kurikulum.py --out DIR   # writes DIR/nodes, DIR/rels (tests/test_kurikulum_generator.py)
+    python tools/make_kurikulum.py --out DIR   # writes DIR/nodes, DIR/rels (tests/datasets/test_kurikulum_generator.py)
 
 The ground truth, examples and the other YAML files of data/kurikulum/ are written by hand.
 """

@@ -4,7 +4,7 @@ The guard and the pattern extractor scan these tokens instead of raw text, so a 
 inside a string literal, a comment or a backticked name is never mistaken for a clause.
 Agreement with the database is the point (the guard is only a wall if both see the same
 tokens), so the rules are the database's, per dialect: LadybugDB's (checked against it by a
-differential fuzz test, tests/test_guard_fuzz.py) and Neo4j 5's (its `Cypher5Lexer.g4`):
+differential fuzz test, tests/cypher/test_guard_fuzz.py) and Neo4j 5's (its `Cypher5Lexer.g4`):
 
 - `//` comments end at a line feed in LadybugDB, at a carriage return or a line feed in
   Neo4j; a carriage return not followed by a line feed inside one is refused (LadybugDB then

@@ -6,7 +6,7 @@ nearly all of NLTK; three of those modules import SciPy when it is installed
 `nltk.translate.gale_church` for `norm`) and that import was about 1.6 s of CPU of the 2.3 s
 NLTK cost every evaluation notebook (measured on 2026-11-25 on the 2-core development machine).
 t2c uses NLTK's sentence BLEU and, through rouge-score, its Porter stemmer; neither touches
-SciPy, so their numbers are the same either way (tests/test_metrics_text.py pins them).
+SciPy, so their numbers are the same either way (tests/metrics/test_metrics_text.py pins them).
 
 `load_nltk()` imports NLTK with the SciPy modules NLTK asks for hidden (an entry of None in
 `sys.modules` makes an import fail at once), so those three modules take the fallbacks NLTK

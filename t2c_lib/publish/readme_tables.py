@@ -12,7 +12,7 @@ instead, and `<!-- t2c:table conversations conversations -->` a published conver
 (`make conversations`) from its `summary.json`: each measure as k/N and share, the model and build
 from its `published.json`. Only a published run (committed under `results/published/`) is rendered: a table
 block whose run is not published is refused, so no number reaches the front door without the
-run behind it. `tests/test_readme_numbers.py` checks that every table block equals its rendering.
+run behind it. `tests/project/test_readme_numbers.py` checks that every table block equals its rendering.
 
 A run still being produced gets a hand-written placeholder instead:
 

@@ -1,6 +1,6 @@
 """What a run recorded, without its clock readings, compared across runs; request counts per time window.
 
-Used by `benchmarks/endpoint_workers.py` and `tests/test_endpoint_workers.py`: the results of a
+Used by `benchmarks/endpoint_workers.py` and `tests/study/test_endpoint_workers.py`: the results of a
 run must not depend on how its questions were scheduled (worker count, cells at once, a kill
 and a resume), only their timing may.
 """

@@ -1,0 +1,1 @@
+"""Tests of the `t2c` command line (`t2c_lib/cli/`)."""

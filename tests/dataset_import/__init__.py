@@ -1,0 +1,1 @@
+"""Tests of `t2c dataset import` (`t2c_lib/dataset_import/`)."""

@@ -1,0 +1,1 @@
+"""Tests of the graph stores and their walls (`t2c_lib/graph/`)."""

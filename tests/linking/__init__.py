@@ -1,0 +1,1 @@
+"""Tests of schema linking (`t2c_lib/linking/`)."""

@@ -1,0 +1,1 @@
+"""Tests of the language-model backends (`t2c_lib/llm/`)."""

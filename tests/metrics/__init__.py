@@ -1,0 +1,1 @@
+"""Tests of the evaluation metrics (`t2c_lib/metrics/`)."""

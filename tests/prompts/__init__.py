@@ -1,0 +1,1 @@
+"""Tests of the prompt templates (`t2c_lib/prompts/`)."""

@@ -1,0 +1,1 @@
+"""Tests of published runs (`t2c_lib/publish/`, `results/published/`)."""

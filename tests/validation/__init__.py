@@ -1,0 +1,1 @@
+"""Tests of the validator chain (`t2c_lib/validation/`)."""
