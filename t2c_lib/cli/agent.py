@@ -18,13 +18,14 @@ from t2c_lib.cli.common import (
     STRATEGY,
     TEMPERATURE,
     TIMEOUT,
+    dataset_option,
     format_table,
     friendly_errors,
     loop_options,
     open_dataset_store,
+    store_option,
 )
 from t2c_lib.files.outputs import to_json
-from t2c_lib.graph import DEFAULT_STORE, STORES
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.agentic import is_accepted_refinement, is_refinement, refinements
@@ -267,10 +268,8 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
 
 @click.command("ask")
 @click.argument("question")
-@click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
-@click.option(
-    "--store", "-s", type=click.Choice(STORES.names()), default=DEFAULT_STORE, show_default=True, help="graph database"
-)
+@dataset_option
+@store_option
 @click.option(
     "--prompt",
     "-p",
@@ -441,10 +440,8 @@ def ask(
 
 @click.command("validate")
 @click.argument("cypher")
-@click.option("--dataset", "-d", default="kurikulum", show_default=True, help="dataset name under data/ or a path")
-@click.option(
-    "--store", "-s", type=click.Choice(STORES.names()), default=DEFAULT_STORE, show_default=True, help="graph database"
-)
+@dataset_option
+@store_option
 @click.option(
     "--timeout",
     default=DEFAULT_TIMEOUT_S,

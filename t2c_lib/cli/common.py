@@ -135,15 +135,12 @@ def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def store_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--store",
-        "-s",
-        type=click.Choice(STORES.names()),
-        default=DEFAULT_STORE,
-        show_default=True,
-        help="graph database",
-    )(func)
+def store_option(func: Callable[..., Any] | None = None, *, help: str = "graph database") -> Any:
+    """`--store/-s`: a registered store, the embedded one by default (`@store_option` or `@store_option(help=...)`)."""
+    option = click.option(
+        "--store", "-s", type=click.Choice(STORES.names()), default=DEFAULT_STORE, show_default=True, help=help
+    )
+    return option(func) if func is not None else option
 
 
 def open_dataset_store(dataset: str, store: str, auto_load: bool = True) -> Any:

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli.common import friendly_errors, open_dataset_store
+from t2c_lib.cli.common import friendly_errors, open_dataset_store, store_option
 from t2c_lib.errors import user_path
 from t2c_lib.files.outputs import csv_cell
-from t2c_lib.graph import DEFAULT_STORE, STORES
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 
 
@@ -35,14 +34,7 @@ from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 @click.option(
     "--dataset", "-d", help="also run both queries on this dataset's graph: pass_at_1, jaccard_output, kg_valid"
 )
-@click.option(
-    "--store",
-    "-s",
-    type=click.Choice(STORES.names()),
-    default=DEFAULT_STORE,
-    show_default=True,
-    help="graph database (with --dataset)",
-)
+@store_option(help="graph database (with --dataset)")
 @click.option("--timeout", default=10.0, show_default=True, help="seconds before a query is stopped (with --dataset)")
 @friendly_errors
 def score_command(
