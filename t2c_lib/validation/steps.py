@@ -25,7 +25,7 @@ from t2c_lib.cypher.lexer import LexError
 from t2c_lib.graph.base import QueryError, QueryTimeout
 from t2c_lib.records import ErrorType, ValidationResult
 from t2c_lib.validation.base import ValidationContext
-from t2c_lib.validation.checks import property_problems, schema_problems
+from t2c_lib.validation.checks import Problem, property_problems, schema_problems
 from t2c_lib.validation.names import NameSet, quote_list
 from t2c_lib.validation.patterns import QueryShape, extract
 
@@ -134,6 +134,20 @@ class SyntaxStep:
         return None
 
 
+def _name_check(
+    step: str, error: ErrorType, problems: Callable[..., Problem | None], query: str, ctx: ValidationContext
+) -> tuple[QueryShape | None, ValidationResult | None]:
+    """The query's shape and the step's failure: its own finding first, then the binder's deferred error of this kind."""
+    shape = shape_of(query, ctx)
+    problem = problems(shape, ctx.schema, ctx.names_case_sensitive) if shape is not None else None
+    if problem:
+        message, details = problem
+        return shape, ValidationResult(step, False, error, message, details)
+    if ctx.deferred and ctx.deferred[0] is error:
+        return shape, _from_binder(step, error, ctx.deferred[1], ctx, shape)
+    return shape, None
+
+
 class SchemaStep:
     """Labels, relationship types and directions exist in the introspected schema."""
 
@@ -143,14 +157,9 @@ class SchemaStep:
         return _timed(self.name, lambda: self._check(query, ctx))
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        shape = shape_of(query, ctx)
-        if shape is not None:
-            problem = schema_problems(shape, ctx.schema, ctx.names_case_sensitive)
-            if problem:
-                message, details = problem
-                return ValidationResult(self.name, False, ErrorType.SCHEMA_ERROR, message, details)
-        if ctx.deferred and ctx.deferred[0] is ErrorType.SCHEMA_ERROR:
-            return _from_binder(self.name, ErrorType.SCHEMA_ERROR, ctx.deferred[1], ctx, shape)
+        shape, failure = _name_check(self.name, ErrorType.SCHEMA_ERROR, schema_problems, query, ctx)
+        if failure is not None:
+            return failure
         used = len(shape.labels) + len(shape.rel_types) if shape else 0
         return ValidationResult(
             self.name, True, None, f"{used} label(s)/type(s) and every relationship direction match the schema"
@@ -166,14 +175,9 @@ class PropertiesStep:
         return _timed(self.name, lambda: self._check(query, ctx))
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        shape = shape_of(query, ctx)
-        if shape is not None:
-            problem = property_problems(shape, ctx.schema, ctx.names_case_sensitive)
-            if problem:
-                message, details = problem
-                return ValidationResult(self.name, False, ErrorType.PROPERTIES_ERROR, message, details)
-        if ctx.deferred and ctx.deferred[0] is ErrorType.PROPERTIES_ERROR:
-            return _from_binder(self.name, ErrorType.PROPERTIES_ERROR, ctx.deferred[1], ctx, shape)
+        _, failure = _name_check(self.name, ErrorType.PROPERTIES_ERROR, property_problems, query, ctx)
+        if failure is not None:
+            return failure
         if ctx.deferred:
             # A deferred binder error no step recognised: report it rather than lose it.
             return ValidationResult(
