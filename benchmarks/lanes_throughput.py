@@ -22,8 +22,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from t2c_lib.runs.runlog import read_jsonl
 from t2c_lib.study.params import params_from_dict
-from t2c_lib.study.runlog import read_jsonl
 
 
 @dataclass

@@ -17,7 +17,7 @@ from t2c_lib.cli.common import friendly_errors
 def failures_command(run_id: str, cell: str | None) -> None:
     """List each wrong or invalid question: question, gold query, each attempt's query, error and feedback."""
     from t2c_lib import config
-    from t2c_lib.study.failures import INVALID, format_failure, run_failures
+    from t2c_lib.report.failures import INVALID, format_failure, run_failures
     from t2c_lib.study.params import check_run_id
 
     run_dir = config.RESULTS_DIR / check_run_id(run_id)

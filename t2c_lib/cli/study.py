@@ -23,7 +23,7 @@ def _params(params_file: str, **overrides: object):
 
 def _cells(params, prompt_type: str | None, schema_format: str | None, strategy: str | None, params_file: str = ""):
     """The grid's cells that match the filters; a filter value outside the grid is an error, never an empty run."""
-    from t2c_lib.study.layout import expand_grid
+    from t2c_lib.runs.layout import expand_grid
 
     strategy = canonical_strategy(strategy) if strategy else None
     where = params_file or "the parameters"
@@ -219,8 +219,8 @@ def summary_line(summary: dict) -> str:
 def analyze_command(params_file, run_id):
     """Compare every strategy with single-pass: tables, paired tests and figures."""
     from t2c_lib import config
-    from t2c_lib.study.analysis import STRATEGY_SUMMARY, paired_note, readable_summary, summary_header
-    from t2c_lib.study.layout import ANALYSIS_DIR, run_dir_for
+    from t2c_lib.report.analysis import STRATEGY_SUMMARY, paired_note, readable_summary, summary_header
+    from t2c_lib.runs.layout import ANALYSIS_DIR, run_dir_for
     from t2c_lib.study.steps import analyze
 
     pairs = _run_cells(params_file, run_id, None, None, None) if run_id else []
@@ -238,7 +238,7 @@ def analyze_command(params_file, run_id):
     if "strategy" in tables.strategies and tables.strategies["strategy"].nunique() > 2:
         shown = [c for c in STRATEGY_SUMMARY if c in tables.strategies]
         click.echo(tables.strategies[shown].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    from t2c_lib.study.plots import skipped_figures
+    from t2c_lib.report.plots import skipped_figures
 
     for name, why in skipped_figures(tables).items():
         click.echo(f"figure {name} not drawn: it {why}")
@@ -307,7 +307,7 @@ def check_run_command(params_file, run_id, fresh, replace_run):
 @friendly_errors
 def progress_command(params_file, run_dir, since):
     """One line for `make all`: cells of the whole grid done of total, time so far, an estimate of the time left."""
-    from t2c_lib.study.layout import expand_grid
+    from t2c_lib.runs.layout import expand_grid
     from t2c_lib.study.progress import grid_progress
 
     params = _params(params_file)
@@ -339,8 +339,8 @@ def progress_command(params_file, run_dir, since):
 def compare_command(run_a, run_b, labels, out, figures_dir):
     """Set two finished runs side by side (e.g. results/thesis vs results/thesis-constrained): NO_QUERY, KG-valid, Pass@1."""
     from t2c_lib import config
-    from t2c_lib.study.compare import compare_runs, default_labels
-    from t2c_lib.study.plots import export_run_pair_figure
+    from t2c_lib.report.compare import compare_runs, default_labels
+    from t2c_lib.report.plots import export_run_pair_figure
 
     label_a, label_b = labels or default_labels(run_a, run_b)
     pair = compare_runs(run_a, run_b, label_a, label_b)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from t2c_lib.files.gzipped import GzipReadError
 from t2c_lib.records import NO_MODEL_CALL
-from t2c_lib.study.layout import MANIFEST_FILE, Cell, attempts_text, expand_grid
+from t2c_lib.runs.layout import MANIFEST_FILE, Cell, attempts_text, expand_grid
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.progress import duration
 

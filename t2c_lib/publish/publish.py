@@ -54,7 +54,7 @@ from t2c_lib.llm.call_log import CALLS_FILE, CallLogError, ModelCall, read_calls
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.publish.published import REPLIES_FILE, PublishedReply, read_replies, write_replies
 from t2c_lib.records import NO_MODEL_CALL
-from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, attempt_log_cells, attempts_text
+from t2c_lib.runs.layout import ATTEMPTS_FILE, MANIFEST_FILE, attempt_log_cells, attempts_text
 from t2c_lib.study.params import check_run_id, valid_run_id
 
 PUBLISHED_DIR = "published"
@@ -67,7 +67,7 @@ PUBLISHER_FILES = frozenset({INDEX_FILE, REPLIES_FILE})
 FIGURES = "figures"
 GZIPPED_FILES = frozenset({ATTEMPTS_FILE})
 """A grid's files published gzipped (`<name>.gz`, deterministic): attempt logs are half of a run's bytes and
-shrink about elevenfold; `study.layout.attempts_text` reads either form."""
+shrink about elevenfold; `runs.layout.attempts_text` reads either form."""
 LEFT_OUT_DIRS = frozenset({"notebooks"})
 """Folders of a run that are not published: the executed notebooks and their logs carry clock times."""
 CONVERSATION_FILES = ("summary.json", "turns.csv")

@@ -44,11 +44,11 @@ from t2c_lib.agent.strategies import loop_name, recorded_loop
 from t2c_lib.errors import StudyError, T2CError
 from t2c_lib.publish.loop_summary import SIGNIFICANT, Pooled, loop_rows, read_json_object
 from t2c_lib.publish.publish import INDEX_FILE, published_run_dir
-from t2c_lib.study.analysis import BASELINE, TREATMENT
+from t2c_lib.report.analysis import BASELINE, TREATMENT
+from t2c_lib.report.table_text import p_text
+from t2c_lib.runs.gold_screen import read_gold_note
 from t2c_lib.study.paper_tables import HEADLINE, MEANS_COLUMNS, PAIRED_COLUMNS, STRATEGIES_HEADLINE
 from t2c_lib.study.params import check_run_id
-from t2c_lib.study.screen import read_gold_note
-from t2c_lib.study.table_text import p_text
 
 TABLE, PENDING = "table", "pending"
 CONVERSATIONS = "conversations"

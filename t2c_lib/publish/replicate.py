@@ -30,8 +30,8 @@ from t2c_lib.metrics.stats import mcnemar_exact
 from t2c_lib.publish.publish import replies_used
 from t2c_lib.publish.published import PublishedReply
 from t2c_lib.records import AttemptKind
-from t2c_lib.study.analysis import load_per_question, presets_of
-from t2c_lib.study.layout import attempt_log_cells, attempts_text
+from t2c_lib.report.analysis import load_per_question, presets_of
+from t2c_lib.runs.layout import attempt_log_cells, attempts_text
 
 FRESH_SUFFIX = "-fresh"
 """`make all FRESH=1` writes the replication of run R as run `R-fresh`."""

@@ -35,7 +35,7 @@ from t2c_lib.files.gzipped import GzipReadError, read_gzip
 from t2c_lib.files.outputs import jsonl_lines
 from t2c_lib.llm.call_log import CALLS_FILE
 from t2c_lib.publish.publish import PUBLISHER_FILES, is_gzipped_copy, published_run_dir, run_files
-from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, MAX_ATTEMPTS_BYTES
+from t2c_lib.runs.layout import ATTEMPTS_FILE, MANIFEST_FILE, MAX_ATTEMPTS_BYTES
 
 ANALYTICS_STEPS = ("route", "generate", "validate", "execute", "answer")
 """The steps whose durations a conversation session logs per turn (`chat.log.STEPS`; study does not import chat)."""

@@ -32,7 +32,7 @@ from t2c_lib.metrics.question import AttemptScore, QuestionResult, score_attempt
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, get_scoring, scoring_names
 from t2c_lib.metrics.testsuite import TestSuite
 from t2c_lib.records import Attempt
-from t2c_lib.study.layout import (
+from t2c_lib.runs.layout import (
     ATTEMPT_SCORES_FILE,
     ATTEMPTS_FILE,
     GOLD_AUDIT_FILE,
@@ -42,8 +42,8 @@ from t2c_lib.study.layout import (
     SUMMARY_FILE,
     Cell,
 )
-from t2c_lib.study.runlog import read_json, read_jsonl, write_json
-from t2c_lib.study.summary_record import NAN, CellSummary, PresetSummary
+from t2c_lib.runs.runlog import read_json, read_jsonl, write_json
+from t2c_lib.runs.summary_record import NAN, CellSummary, PresetSummary
 
 
 def presets_in_order(headline: str) -> list[str]:

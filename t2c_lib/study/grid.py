@@ -30,7 +30,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from t2c_lib.llm.registry import is_local
 from t2c_lib.llm.stack import CellSlots, GridStopped, RequestSlots
-from t2c_lib.study.layout import Cell
+from t2c_lib.runs.layout import Cell
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.runner import CellReport
 

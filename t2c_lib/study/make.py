@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from t2c_lib.study.layout import expand_grid
+from t2c_lib.runs.layout import expand_grid
 from t2c_lib.study.params import StudyParams
 
 WATCH_CELL = "T2C_PROGRESS_CELL"

@@ -23,10 +23,10 @@ from t2c_lib.agent.strategies import loop_name, option_defaults, strategy_spec
 from t2c_lib.datasets import Dataset
 from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.graph.base import GraphStore
+from t2c_lib.runs.layout import MANIFEST_FILE, Cell, expand_grid
+from t2c_lib.runs.runlog import read_json
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
 from t2c_lib.study.params import StudyParams, params_from_dict
-from t2c_lib.study.runlog import read_json
 
 
 def git_commit(root: Path | None = None) -> str:

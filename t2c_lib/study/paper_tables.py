@@ -28,10 +28,10 @@ from t2c_lib.agent.strategies import grid_order, strategy_names
 from t2c_lib.files.outputs import csv_frame
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, column_mean, side, stat
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, paired_bootstrap_ci
-from t2c_lib.study.analysis import BASELINE, TREATMENT, RunTables, config_order
-from t2c_lib.study.figure_text import model_and_scoring
-from t2c_lib.study.layout import ANALYSIS_DIR
-from t2c_lib.study.table_text import latex_text, p_text
+from t2c_lib.report.analysis import BASELINE, TREATMENT, RunTables, config_order
+from t2c_lib.report.figure_text import model_and_scoring
+from t2c_lib.report.table_text import latex_text, p_text
+from t2c_lib.runs.layout import ANALYSIS_DIR
 
 HEADLINE, STRATEGIES_HEADLINE = "headline", "strategies_headline"
 PAIRED_COLUMNS = (

@@ -24,9 +24,9 @@ from typing import Any
 from t2c_lib import config
 from t2c_lib.errors import StudyError
 from t2c_lib.files.outputs import to_json
-from t2c_lib.study.layout import MANIFEST_FILE, RUN_FILE, Cell, expand_grid
+from t2c_lib.runs.layout import MANIFEST_FILE, RUN_FILE, Cell, expand_grid
+from t2c_lib.runs.runlog import read_json
 from t2c_lib.study.params import StudyParams, params_from_dict
-from t2c_lib.study.runlog import read_json
 
 REPLACE_ENV = "T2C_REPLACE_RUN"
 """`1`: a step that finds the run bound to other settings moves it aside instead of refusing."""

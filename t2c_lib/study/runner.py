@@ -34,10 +34,10 @@ from t2c_lib.datasets import GroundTruthItem
 from t2c_lib.llm.base import STOPS_THE_RUN
 from t2c_lib.llm.lanes import LaneGroup, split_for_lanes
 from t2c_lib.records import NO_MODEL_CALL, Attempt
-from t2c_lib.study.layout import Cell
+from t2c_lib.runs.layout import Cell
+from t2c_lib.runs.runlog import AttemptLog
 from t2c_lib.study.params import StudyParams
 from t2c_lib.study.progress import PROGRESS_FILE
-from t2c_lib.study.runlog import AttemptLog
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.llm.stack import CellSlots

@@ -24,7 +24,6 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -34,26 +33,10 @@ from t2c_lib.errors import InvalidValue
 from t2c_lib.files.outputs import csv_cell, to_json
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
+from t2c_lib.runs.gold_screen import REPORT_CSV, DropKind, gold_note
 from t2c_lib.validation.guard import check_read_only
 
-REPORT_CSV = "gold_screen.csv"
 REPORT_COLUMNS = ("id", "reason", "question", "cypher")
-
-
-class DropKind(str, Enum):
-    """Why a gold pair was dropped (the coarse class; the reason string has the detail)."""
-
-    SYNTAX = "error:syntax"
-    SEMANTIC = "error:semantic"
-    RUNTIME = "error:runtime"
-    WRITE = "error:write"
-    UNSAFE = "unsafe"  # the read-only guard or the database's plan refuses it: never run
-    TOO_LARGE = "too_large"  # more rows than the store's row cap
-    TIMEOUT = "timeout"
-    EMPTY = "empty"
-    EXCLUDED = "excluded"  # named in the dataset's gold_exclusions, with the reason
-    ORDER = "order"  # the answer changes when the engine meets the rows in another order
-    DIFFERS = "differs"  # runs on the screening store, but a reference store gives another answer
 
 
 @dataclass(frozen=True)
@@ -225,21 +208,6 @@ class GoldScreen:
 LOUD_SHARE = Fraction(1, 4)
 """A screen that drops more than this share of the gold pairs says so loudly when a run starts."""
 
-DROP_WORDS = {
-    DropKind.EMPTY: "empty answer",
-    DropKind.ORDER: "answer depends on row order",
-    DropKind.SYNTAX: "syntax error",
-    DropKind.SEMANTIC: "semantic error",
-    DropKind.RUNTIME: "runtime error",
-    DropKind.WRITE: "a write",
-    DropKind.UNSAFE: "refused by the guard",
-    DropKind.TOO_LARGE: "too many rows",
-    DropKind.TIMEOUT: "timed out",
-    DropKind.EXCLUDED: "excluded by the dataset",
-    DropKind.DIFFERS: "differs between stores",
-}
-"""How the headline names each drop kind."""
-
 NEEDS = {
     DropKind.SYNTAX: "a query the store's parser reads (LadybugDB's Cypher lacks some Neo4j forms: docs/datasets.md), "
     "or the Neo4j store (`store: neo4j`)",
@@ -255,29 +223,6 @@ NEEDS = {
     DropKind.DIFFERS: "the same answer on every reference store (a dialect difference: the reason names both answers)",
 }
 """What a dropped pair needs to be kept, by drop kind (`t2c dataset check` prints it beside each pair)."""
-
-MAX_SUMMARY_BYTES = 16 * 1024 * 1024
-"""The largest `gold_screen.json` a headline reads (a run folder may come from anyone)."""
-
-
-def gold_note(summary: dict[str, Any]) -> str:
-    """`gold pairs: kept k of N, dropped d (n1 reason1, n2 reason2, ...)` from a screen summary; "" if unusable."""
-    total, kept = summary.get("total"), summary.get("kept")
-    if not (isinstance(total, int) and isinstance(kept, int)) or isinstance(total, bool) or not 0 <= kept <= total:
-        return ""
-    raw = summary.get("dropped_by_kind")
-    counts = [
-        (n, DROP_WORDS[DropKind(kind)])
-        for kind, n in (raw.items() if isinstance(raw, dict) else [])
-        if kind in DropKind._value2member_map_ and isinstance(n, int) and n > 0
-    ]
-    text = f"gold pairs: kept {kept} of {total}"
-    if kept == total:
-        return text + ", none dropped"
-    main = ", ".join(f"{n} {word}" for n, word in sorted(counts, key=lambda c: (-c[0], c[1]))[:5])
-    rest = len(counts) - 5
-    more = f", {rest} more reason{'s' if rest > 1 else ''}" if rest > 0 else ""
-    return f"{text}, dropped {total - kept}" + (f" ({main}{more}; see gold_screen/)" if main else "")
 
 
 def failing_examples(dataset: Dataset, store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[str]:
@@ -308,18 +253,6 @@ def refuse_failing_examples(dataset: Dataset, store: GraphStore, timeout_s: floa
             f"{dataset.path / 'examples.yaml'}: {len(failing)} of {len(dataset.examples)} few-shot examples fail on "
             f"{_store_name(store)}; the first: {failing[0]} (`t2c dataset check {dataset.name}` lists them all)"
         )
-
-
-def read_gold_note(screen_dir: Path) -> str:
-    """`gold_note` of a run's `<screen_dir>/gold_screen.json`; "" when the run has none or it is unreadable."""
-    path = Path(screen_dir) / Path(REPORT_CSV).with_suffix(".json").name
-    try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_SUMMARY_BYTES:
-            return ""
-        summary = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return ""
-    return gold_note(summary) if isinstance(summary, dict) else ""
 
 
 @dataclass
@@ -630,4 +563,4 @@ def _largest_remainder(sizes: dict[tuple[str, ...], int], n: int) -> dict[tuple[
     return allocation
 
 
-__all__ = ["DropKind", "DroppedItem", "GoldScreen", "OrderProbe", "REPORT_COLUMNS", "sample_items", "screen_gold"]
+__all__ = ["DroppedItem", "GoldScreen", "OrderProbe", "REPORT_COLUMNS", "sample_items", "screen_gold"]

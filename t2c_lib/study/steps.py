@@ -22,11 +22,11 @@ from t2c_lib.graph import open_store
 from t2c_lib.graph.base import GraphStore
 from t2c_lib.llm.stack import CellSlots, RequestSlots
 from t2c_lib.metrics import columns
+from t2c_lib.runs.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, expand_grid, run_dir_for
+from t2c_lib.runs.runlog import write_json
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.study.layout import MANIFEST_FILE, SCHEMA_RECALL_FILE, SCREEN_DIR, Cell, expand_grid, run_dir_for
 from t2c_lib.study.manifest import build_manifest, check_same_settings, recorded_models, run_manifest, run_signature
 from t2c_lib.study.params import StudyParams
-from t2c_lib.study.runlog import write_json
 from t2c_lib.study.runner import CellReport, run_cell
 from t2c_lib.study.screen import (
     GoldScreen,
@@ -183,8 +183,8 @@ class VoteBudgetUnknown(StudyError):
 
 def waited_mean_calls(cell: Cell, run_dir: Path) -> float:
     """The mean LLM calls per finished question of the cell `cell` waits for (`vote`: the `feedback` twin)."""
-    from t2c_lib.study.layout import QUESTIONS_FILE
-    from t2c_lib.study.runlog import read_jsonl
+    from t2c_lib.runs.layout import QUESTIONS_FILE
+    from t2c_lib.runs.runlog import read_jsonl
 
     waited = cell.twin()
     twin = waited.directory(run_dir) if waited is not None else None
@@ -493,8 +493,8 @@ def evaluate(
             suite=suite,
         )
         write_schema_recall(cell, study, params)
+        from t2c_lib.runs.layout import GOLD_AUDIT_FILE
         from t2c_lib.study.evaluation import write_gold_audit
-        from t2c_lib.study.layout import GOLD_AUDIT_FILE
 
         if not (study.run_dir / GOLD_AUDIT_FILE).is_file():
             write_gold_audit(study.run_dir, study.questions, study.store, params.query_timeout_s)
@@ -548,8 +548,8 @@ def analyze(
     otherwise), so the grid is the run's own (`grid` when given): a cell folder outside it is not pooled,
     and `RunTables.outside_grid` names it.
     """
-    from t2c_lib.study.analysis import analyze_run, load_published, write_tables
-    from t2c_lib.study.plots import export_figures
+    from t2c_lib.report.analysis import analyze_run, load_published, write_tables
+    from t2c_lib.report.plots import export_figures
 
     dataset = load_dataset(params.dataset, split=params.split)
     published = load_published(dataset.path)
@@ -573,8 +573,8 @@ def analyze(
     from t2c_lib.study.paper_tables import write_paper_tables
 
     write_paper_tables(tables, run_dir, params.run_id, dataset.name)
-    from t2c_lib.study.analysis import summary_text
-    from t2c_lib.study.layout import ANALYSIS_DIR
+    from t2c_lib.report.analysis import summary_text
+    from t2c_lib.runs.layout import ANALYSIS_DIR
 
     (run_dir / ANALYSIS_DIR / "headline.txt").write_text(summary_text(tables, params.run_id), encoding="utf-8")
     export_figures(tables, Path(figures_dir or config.FIGURES_DIR / params.run_id))

@@ -15,7 +15,7 @@ NOT_STRATEGIES = {
     ("prompts/strategies.py", "history"): "the history template's file name (hashed into manifests by its path)",
     ("chat/intent.py", "history"): "a conversation example's earlier turns, a key of conversations.yaml",
     ("study/evaluation.py", "agentic"): "summary.json's key of the loop's metrics, as published runs have it",
-    ("study/analysis.py", "agentic"): "that key read back, and the loop table's file name (analysis/agentic.csv)",
+    ("report/analysis.py", "agentic"): "that key read back, and the loop table's file name (analysis/agentic.csv)",
 }
 
 

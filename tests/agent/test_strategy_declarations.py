@@ -92,7 +92,7 @@ PARAMS = {
 
 
 def test_the_study_reads_the_declaration_when_it_runs() -> None:
-    from t2c_lib.study.layout import Cell, expand_grid
+    from t2c_lib.runs.layout import Cell, expand_grid
     from t2c_lib.study.make import make_rules
     from t2c_lib.study.params import params_from_dict
 

@@ -551,7 +551,7 @@ def test_follow_ups_after_a_right_answer_skip_errors_carried_from_the_turn_befor
 
 def test_conversation_figure_labels_each_bar_with_its_count():
     """Each bar carries its share and k/N, so a reader can set the figure beside the summary's counts."""
-    from t2c_lib.study.plots import CONVERSATION_METRICS, fig_conversations
+    from t2c_lib.report.plots import CONVERSATION_METRICS, fig_conversations
 
     summary = ConversationReport(
         (

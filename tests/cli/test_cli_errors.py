@@ -60,8 +60,8 @@ def test_an_unwritable_path_is_a_user_error_naming_it(tmp_path):
 
 def test_a_damaged_result_file_is_a_user_error_naming_it(tmp_path):
     from t2c_lib.errors import IncompatibleResults
-    from t2c_lib.study.analysis import read_table
-    from t2c_lib.study.runlog import read_json
+    from t2c_lib.report.analysis import read_table
+    from t2c_lib.runs.runlog import read_json
 
     (tmp_path / "summary.json").write_text('{"n": 6, "scoring": ', encoding="utf-8")  # a writer killed mid-file
     with pytest.raises(IncompatibleResults, match=r"summary.json: not readable JSON"):

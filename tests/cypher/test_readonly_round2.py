@@ -200,9 +200,9 @@ def test_evaluate_scores_a_refused_attempt_from_its_record(
 ) -> None:
     """A hostile reply the guard refused during the run is never executed by the evaluation."""
     from t2c_lib.agent import Attempt
+    from t2c_lib.runs.layout import Cell
+    from t2c_lib.runs.runlog import AttemptLog
     from t2c_lib.study.evaluation import evaluate_cell
-    from t2c_lib.study.layout import Cell
-    from t2c_lib.study.runlog import AttemptLog
 
     hostile = f"LOAD FROM '{sandbox['secret']}' (file_format='csv', header=false) RETURN *"
     verdict = check_read_only(hostile)

@@ -15,7 +15,8 @@ import pytest
 from t2c_lib import config
 from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.study.screen import DropKind, screen_gold
+from t2c_lib.runs.gold_screen import DropKind
+from t2c_lib.study.screen import screen_gold
 
 MOVIES_DIR = config.DATA_DIR / "movies"
 SOURCE_DIR = MOVIES_DIR / "source"

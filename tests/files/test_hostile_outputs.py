@@ -16,9 +16,9 @@ from t2c_lib.chat.export import ExportInfo, export_frame, read_export, result_fr
 from t2c_lib.chat.log import InteractionLog, TurnLog, read_log
 from t2c_lib.files.outputs import csv_cell, formula_like, json_safe, jsonl_line, jsonl_lines, to_json
 from t2c_lib.graph.base import QueryResult
-from t2c_lib.study.layout import Cell
+from t2c_lib.runs.layout import Cell
+from t2c_lib.runs.runlog import AttemptLog, read_jsonl, write_json
 from t2c_lib.study.params import params_from_dict
-from t2c_lib.study.runlog import AttemptLog, read_jsonl, write_json
 from t2c_lib.study.runner import run_cell
 from tests.helpers import FIXTURES, ROOT
 
@@ -199,7 +199,7 @@ def test_no_output_module_calls_json_dumps_directly():
         "chat/log.py",
         "chat/session.py",
         "chat/evaluate.py",
-        "study/runlog.py",
+        "runs/runlog.py",
         "study/screen.py",
     ):
         text = (ROOT / "t2c_lib" / relative).read_text(encoding="utf-8")
@@ -264,7 +264,7 @@ def test_the_chat_log_keeps_a_message_with_u2028_whole(tmp_path):
 
 
 def test_jsonl_readers_do_not_use_splitlines():
-    for relative in ("study/runlog.py", "chat/log.py"):
+    for relative in ("runs/runlog.py", "chat/log.py"):
         assert ".splitlines()" not in (ROOT / "t2c_lib" / relative).read_text(encoding="utf-8"), relative
 
 

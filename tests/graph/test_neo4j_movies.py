@@ -23,8 +23,9 @@ from t2c_lib.datasets import load_dataset
 from t2c_lib.graph.base import QueryError
 from t2c_lib.graph.ladybug import LadybugStore
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
+from t2c_lib.runs.gold_screen import DropKind
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.study.screen import DropKind, OrderProbe, screen_gold
+from t2c_lib.study.screen import OrderProbe, screen_gold
 from tests.helpers.neo4j import open_neo4j
 
 pytestmark = pytest.mark.neo4j

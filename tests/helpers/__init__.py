@@ -23,8 +23,8 @@ import yaml
 
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
 from t2c_lib.llm.base import Completion, Usage
-from t2c_lib.study.layout import Cell
-from t2c_lib.study.runlog import AttemptLog
+from t2c_lib.runs.layout import Cell
+from t2c_lib.runs.runlog import AttemptLog
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"

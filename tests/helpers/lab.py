@@ -14,8 +14,8 @@ def finished_run(base: Path) -> Path:
     from t2c_lib.agent import ErrorType
     from t2c_lib.datasets import load_dataset
     from t2c_lib.graph.ladybug import LadybugStore
+    from t2c_lib.runs.layout import Cell
     from t2c_lib.study.evaluation import evaluate_cell
-    from t2c_lib.study.layout import Cell
     from tests.helpers import WRONG, recorded, write_cell
 
     dataset = load_dataset(FIXTURES / "tiny")

@@ -204,7 +204,7 @@ def test_missing_weights_say_how_to_install(monkeypatch):
 def test_study_writes_schema_recall_per_question(tmp_path, fmt, perfect):
     import csv
 
-    from t2c_lib.study.layout import SCHEMA_RECALL_FILE
+    from t2c_lib.runs.layout import SCHEMA_RECALL_FILE
     from t2c_lib.study.params import load_params
     from t2c_lib.study.steps import cell_for, open_study, write_schema_recall
 

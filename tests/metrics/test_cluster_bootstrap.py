@@ -58,8 +58,8 @@ def test_clusters_of_unequal_size_resample_whole_questions():
 
 
 def test_the_strata_figure_and_its_caption_resample_questions(scored_run):
-    from t2c_lib.study.analysis import analyze_run
-    from t2c_lib.study.figure_text import caption
+    from t2c_lib.report.analysis import analyze_run
+    from t2c_lib.report.figure_text import caption
 
     tables = analyze_run(scored_run, [])
     text = caption("accuracy_by_stratum", tables)

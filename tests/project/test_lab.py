@@ -143,7 +143,7 @@ def test_lab_renders_the_analysis_notebook_tables_and_figures(tmp_path: Path) ->
     assert "jp-Notebook" in dom, "JupyterLab did not open the notebook"
     assert len(re.findall(r'<table[^>]*class="dataframe"', dom)) >= 3, "the comparison, agentic and strata tables"
     assert "Zero-Shot_Full" in dom and "pass_at_1_final__t2c_sp" in dom
-    from t2c_lib.study.plots import FIGURES
+    from t2c_lib.report.plots import FIGURES
 
     assert len(re.findall(r'<img[^>]*src="data:image/png', dom)) >= len(FIGURES), "every figure is shown"
     assert "Traceback" not in dom and 'data-mime-type="application/vnd.jupyter.stderr"' not in dom

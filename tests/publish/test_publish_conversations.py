@@ -37,7 +37,7 @@ from t2c_lib.publish.published import PublishedRepliesError, read_replies, seed_
 from t2c_lib.publish.readme_tables import ReadmeTablesError, render_table
 from t2c_lib.publish.replicate import reproduced_line
 from t2c_lib.publish.rerun_check import ANALYTICS_STEPS, check_rerun
-from t2c_lib.study.plots import export_conversation_figure
+from t2c_lib.report.plots import export_conversation_figure
 from tests.helpers import konv13_replies
 
 # a study pipeline end to end (evaluate, write, publish): `make test` runs it, `make test-fast` leaves it out

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from t2c_lib.publish.publish import INDEX_FILE, PUBLISHED_CAP_BYTES, tree_bytes
-from t2c_lib.study.layout import ATTEMPTS_FILE
+from t2c_lib.runs.layout import ATTEMPTS_FILE
 from tests.helpers import ROOT
 
 PUBLISHED = ROOT / "results" / "published"

@@ -18,8 +18,8 @@ from t2c_lib import config
 from t2c_lib.datasets import load_dataset
 from t2c_lib.llm.base import LLMUnavailableError
 from t2c_lib.llm.stack import GridStopped
+from t2c_lib.runs.layout import expand_grid
 from t2c_lib.study.grid import cells_at_once, run_grid
-from t2c_lib.study.layout import expand_grid
 from t2c_lib.study.params import params_from_dict
 from tests.helpers.fault_server import free_port
 from tests.helpers.replay_server import GoldRule, Recording, RecordingRule, ReplayServer

@@ -6,8 +6,9 @@ import json
 import os
 
 from t2c_lib.publish.readme_tables import _gold
-from t2c_lib.study.analysis import analyze_run, summary_text
-from t2c_lib.study.screen import DropKind, DroppedItem, GoldScreen, gold_note, read_gold_note, screen_gold
+from t2c_lib.report.analysis import analyze_run, summary_text
+from t2c_lib.runs.gold_screen import DropKind, gold_note, read_gold_note
+from t2c_lib.study.screen import DroppedItem, GoldScreen, screen_gold
 
 
 def _screen(kept: int, drops: list[DropKind]) -> GoldScreen:

@@ -150,8 +150,8 @@ def test_a_revising_loops_figures_and_tables_never_call_it_the_thesiss(scored_ru
     import matplotlib
 
     matplotlib.use("Agg")
-    from t2c_lib.study.analysis import analyze_run, comparison_latex, summary_text
-    from t2c_lib.study.figure_text import CAPTIONS, caption
+    from t2c_lib.report.analysis import analyze_run, comparison_latex, summary_text
+    from t2c_lib.report.figure_text import CAPTIONS, caption
     from t2c_lib.study.paper_tables import headline_frame, table_latex
 
     _as_revise_strict(scored_run, keep_recorded_names=False)
@@ -173,7 +173,7 @@ def test_a_revising_loops_figures_and_tables_never_call_it_the_thesiss(scored_ru
 
 
 def test_a_cell_whose_files_name_another_loop_than_its_manifest_is_refused(scored_run):
-    from t2c_lib.study.analysis import analyze_run
+    from t2c_lib.report.analysis import analyze_run
 
     _as_revise_strict(scored_run, keep_recorded_names=True)
     with pytest.raises(LoopNameMismatch) as caught:

@@ -18,13 +18,13 @@ from click.testing import CliRunner
 
 from t2c_lib import config
 from t2c_lib.records import ErrorType
-from t2c_lib.study.analysis import analyze_run
+from t2c_lib.report.analysis import analyze_run
+from t2c_lib.runs.layout import MANIFEST_FILE, Cell, expand_grid
+from t2c_lib.runs.runlog import write_json
 from t2c_lib.study.evaluation import evaluate_cell
-from t2c_lib.study.layout import MANIFEST_FILE, Cell, expand_grid
 from t2c_lib.study.manifest import EvaluationSettingsDiffer, check_evaluation_settings
 from t2c_lib.study.notebook_params import PARAMETERS_MARK, UnknownParameter, check_parameters
 from t2c_lib.study.params import load_params, params_from_dict
-from t2c_lib.study.runlog import write_json
 from t2c_lib.study.steps import OutsideGrid, evaluate, grid_cell
 from tests.helpers import FIXTURES, ROOT, WRONG, recorded, write_cell
 

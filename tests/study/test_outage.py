@@ -148,9 +148,9 @@ def test_an_outage_mid_run_keeps_the_finished_question_and_asks_only_the_other(s
 
 
 def test_an_outage_an_older_run_recorded_as_an_answer_is_set_aside_and_asked_again(tiny_dataset, tmp_path) -> None:
-    from t2c_lib.study.layout import OUTAGES_FILE, Cell
+    from t2c_lib.runs.layout import OUTAGES_FILE, Cell
+    from t2c_lib.runs.runlog import is_outage_record
     from t2c_lib.study.params import params_from_dict
-    from t2c_lib.study.runlog import is_outage_record
     from t2c_lib.study.runner import run_cell
 
     cell = Cell("feedback", "Zero-Shot", "full_schema")

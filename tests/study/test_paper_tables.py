@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 
 from t2c_lib.records import ErrorType
-from t2c_lib.study.analysis import analyze_run
+from t2c_lib.report.analysis import analyze_run
+from t2c_lib.runs.layout import Cell
 from t2c_lib.study.evaluation import evaluate_cell
-from t2c_lib.study.layout import Cell
 from t2c_lib.study.paper_tables import write_paper_tables
 from tests.helpers import WRONG, recorded, write_cell
 

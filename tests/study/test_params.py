@@ -15,7 +15,7 @@ def test_shipped_parameter_files_load(name):
 
 
 def test_thesis_grid_is_nine_configurations_by_two_modes():
-    from t2c_lib.study.layout import expand_grid
+    from t2c_lib.runs.layout import expand_grid
 
     params = load_params(ROOT / "params" / "thesis.yaml")
     cells = expand_grid(params)
@@ -55,7 +55,7 @@ def test_bad_values_fail_with_the_valid_ones(raw, message):
 
 
 def test_linking_grid_puts_retrieved_beside_the_thesis_formats():
-    from t2c_lib.study.layout import expand_grid
+    from t2c_lib.runs.layout import expand_grid
 
     params = load_params(ROOT / "params" / "linking.yaml")
     configurations = {c.configuration for c in expand_grid(params)}
@@ -90,7 +90,7 @@ def test_strategies_replace_modes_and_the_old_key_is_mapped():
 
 
 def test_grid_order_puts_feedback_first_and_vote_last():
-    from t2c_lib.study.layout import expand_grid
+    from t2c_lib.runs.layout import expand_grid
 
     params = params_from_dict(
         {

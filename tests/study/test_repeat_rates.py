@@ -19,11 +19,11 @@ from t2c_lib.agent import ErrorType
 from t2c_lib.cli.agent import AttemptPrinter, _echo_refinements
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.agentic import agentic_metrics, is_accepted_refinement, refinements
-from t2c_lib.study.analysis import STRATEGY_SUMMARY, analyze_run, readable_summary
+from t2c_lib.report.analysis import STRATEGY_SUMMARY, analyze_run, readable_summary
+from t2c_lib.report.plots import STYLE, fig_strategy_cost
+from t2c_lib.runs.layout import Cell
+from t2c_lib.runs.runlog import AttemptLog
 from t2c_lib.study.evaluation import evaluate_cell
-from t2c_lib.study.layout import Cell
-from t2c_lib.study.plots import STYLE, fig_strategy_cost
-from t2c_lib.study.runlog import AttemptLog
 from tests.agent.test_loop_options import GOOD, QUESTION, SYNONYM, SeededStandIn, cy, make_loop, parts  # noqa: F401
 from tests.helpers import recorded
 

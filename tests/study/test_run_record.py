@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from t2c_lib.study.layout import MANIFEST_FILE, RUN_FILE
+from t2c_lib.runs.layout import MANIFEST_FILE, RUN_FILE
 from t2c_lib.study.manifest import recorded_cells
 from t2c_lib.study.params import params_from_dict
 from t2c_lib.study.run_record import (

@@ -14,11 +14,11 @@ import pytest
 from t2c_lib.agent import ErrorType
 from t2c_lib.metrics import columns
 from t2c_lib.records import Change
-from t2c_lib.study.analysis import STRATEGY_SUMMARY, analyze_run, readable_summary, write_tables
+from t2c_lib.report.analysis import STRATEGY_SUMMARY, analyze_run, readable_summary, write_tables
+from t2c_lib.report.plots import FIGURES, export_figures
+from t2c_lib.runs.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, Cell
+from t2c_lib.runs.runlog import AttemptLog
 from t2c_lib.study.evaluation import evaluate_cell, write_gold_audit
-from t2c_lib.study.layout import ATTEMPT_SCORES_FILE, GOLD_AUDIT_FILE, Cell
-from t2c_lib.study.plots import FIGURES, export_figures
-from t2c_lib.study.runlog import AttemptLog
 from tests.helpers import WRONG, recorded
 
 BROKEN = "MATCH (p:Person RETURN p"

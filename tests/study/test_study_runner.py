@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 from t2c_lib.agent import Attempt, ErrorType, ValidationResult
-from t2c_lib.study.layout import Cell
+from t2c_lib.runs.layout import Cell
+from t2c_lib.runs.runlog import AttemptLog, read_jsonl
 from t2c_lib.study.params import params_from_dict
-from t2c_lib.study.runlog import AttemptLog, read_jsonl
 from t2c_lib.study.runner import run_cell
 from tests.helpers import ROOT
 

@@ -11,7 +11,8 @@ import pytest
 
 from t2c_lib.datasets import DatasetError, GroundTruthItem, load_dataset
 from t2c_lib.graph.ladybug import LadybugStore
-from t2c_lib.study.screen import REPORT_COLUMNS, DropKind, OrderProbe, sample_items, screen_gold
+from t2c_lib.runs.gold_screen import DropKind
+from t2c_lib.study.screen import REPORT_COLUMNS, OrderProbe, sample_items, screen_gold
 from tests.helpers import FIXTURES
 
 # (question, gold cypher, level, expected drop kind or None if the pair must be kept)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from t2c_lib.study.layout import Cell
+from t2c_lib.runs.layout import Cell
+from t2c_lib.runs.runlog import AttemptLog
 from t2c_lib.study.make import make_rules
 from t2c_lib.study.manifest import _comparable
 from t2c_lib.study.params import params_from_dict
-from t2c_lib.study.runlog import AttemptLog
 from t2c_lib.study.steps import VoteBudgetUnknown, measured_vote_k
 
 

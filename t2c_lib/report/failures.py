@@ -17,8 +17,8 @@ from pathlib import Path
 from t2c_lib.errors import InvalidValue, MissingResults
 from t2c_lib.metrics import columns
 from t2c_lib.records import Attempt, AttemptKind
-from t2c_lib.study.layout import ATTEMPTS_FILE, MANIFEST_FILE, METRICS_FILE, SUMMARY_FILE
-from t2c_lib.study.runlog import read_json, read_jsonl
+from t2c_lib.runs.layout import ATTEMPTS_FILE, MANIFEST_FILE, METRICS_FILE, SUMMARY_FILE
+from t2c_lib.runs.runlog import read_json, read_jsonl
 
 INVALID, WRONG = "invalid", "wrong"
 
@@ -72,7 +72,7 @@ def run_failures(run_dir: Path, cell: str | None = None) -> tuple[list[Failure],
 
     `cell` is `<strategy>/<configuration>` or a configuration (every strategy's cell of it).
     """
-    from t2c_lib.study.analysis import cell_loop, read_table
+    from t2c_lib.report.analysis import cell_loop, read_table
 
     found = evaluated_cells(run_dir)
     if not found:

@@ -11,9 +11,9 @@ import shutil
 import matplotlib
 import pytest
 
-from t2c_lib.study.analysis import analyze_run
-from t2c_lib.study.figure_text import caption
-from t2c_lib.study.plots import (
+from t2c_lib.report.analysis import analyze_run
+from t2c_lib.report.figure_text import caption
+from t2c_lib.report.plots import (
     FIGURES,
     STYLE,
     export_figures,
@@ -113,7 +113,7 @@ def published_tables(request):
 
 
 def test_no_text_covers_another_and_no_label_leaves_its_panel(published_tables):
-    from t2c_lib.study.figure_layout import crowded_texts, texts_outside
+    from t2c_lib.report.figure_layout import crowded_texts, texts_outside
 
     run, tables = published_tables
     with plt.style.context(str(STYLE)):
@@ -127,7 +127,7 @@ def test_no_text_covers_another_and_no_label_leaves_its_panel(published_tables):
 
 
 def test_the_check_sees_touching_texts_and_a_label_outside_its_panel():
-    from t2c_lib.study.figure_layout import POINT_GID, crowded_texts, texts_outside
+    from t2c_lib.report.figure_layout import POINT_GID, crowded_texts, texts_outside
 
     with plt.style.context(str(STYLE)):
         fig, ax = plt.subplots(figsize=(3.4, 2.0))  # a column of a two-column paper

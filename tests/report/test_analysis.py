@@ -12,8 +12,8 @@ import hashlib
 import pandas as pd
 import pytest
 
-from t2c_lib.study.analysis import analyze_run, write_tables
-from t2c_lib.study.plots import FIGURES, export_figures
+from t2c_lib.report.analysis import analyze_run, write_tables
+from t2c_lib.report.plots import FIGURES, export_figures
 from tests.helpers import write_scored_run
 
 
@@ -87,7 +87,7 @@ def test_loop_cells_under_the_legacy_name_agentic_read_as_the_feedback_loop(
 
 def test_published_numbers_stand_beside_the_runs_kg_axel_numbers(scored_run, tiny_dataset):
     from t2c_lib import config
-    from t2c_lib.study.analysis import load_published
+    from t2c_lib.report.analysis import load_published
 
     published = load_published(config.DATA_DIR / "kurikulum")
     assert len(published) == 13 * 11 and set(published["denominator"]) == {52}
@@ -130,8 +130,8 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
     """Nine configurations, several at the same point and two close together: every label readable."""
     import matplotlib
 
-    from t2c_lib.study.analysis import RunTables
-    from t2c_lib.study.plots import STYLE, fig_cost_gain
+    from t2c_lib.report.analysis import RunTables
+    from t2c_lib.report.plots import STYLE, fig_cost_gain
 
     names = [f"{p}_{s}" for p in ("Zero-Shot", "Few-Shot", "CoT") for s in ("Full", "Nodes+Paths", "Only-Paths")]
     extra = [0, 40, 40, 0, 80, 40, 0, 80, 41]  # 1,4,7 coincide; 2,3,6 coincide; 9 sits next to them
@@ -151,7 +151,7 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
     tables = RunTables(empty, comparison, empty, empty, empty, empty, empty, empty, "kg-axel", "sig")
     with matplotlib.pyplot.style.context(str(STYLE)):
         fig = fig_cost_gain(tables)
-        from t2c_lib.study.figure_layout import crowded_texts, texts_outside
+        from t2c_lib.report.figure_layout import crowded_texts, texts_outside
 
         for ax in fig.axes:
             labels = [t for t in ax.texts if t.get_text()]
@@ -167,7 +167,7 @@ def test_cost_vs_gain_labels_every_configuration_once_without_overlaps():
 def test_stratum_panels_carry_bootstrap_intervals_drawn_by_seaborn(scored_run, tiny_dataset):
     import matplotlib
 
-    from t2c_lib.study.plots import STYLE, fig_llmetric_heatmap, fig_strata
+    from t2c_lib.report.plots import STYLE, fig_llmetric_heatmap, fig_strata
 
     tables = analyze_run(scored_run, tiny_dataset.strata_columns)
     with matplotlib.pyplot.style.context(str(STYLE)):
@@ -185,7 +185,7 @@ def test_a_dataset_without_strata_gets_an_empty_strata_table_with_its_columns():
     """An imported graph has no strata: notebook 03 selects `configuration == "ALL"` on the table all the same."""
     import pandas as pd
 
-    from t2c_lib.study.analysis import STRATA_KEYS, strata_breakdown
+    from t2c_lib.report.analysis import STRATA_KEYS, strata_breakdown
 
     per_question = pd.DataFrame(
         {"configuration": ["Zero-Shot_Full"], "strategy": ["single-pass"], "pass_at_1_final__t2c": [1.0]}

@@ -4,7 +4,7 @@ A paper prints a figure a column wide (3.3-3.5 in) or two columns wide, so every
 clear of every other: the k/N labels above bars turn on their side where upright ones would touch
 (`declutter_counts`), a point's label goes to the nearest free place around its point inside its
 own panel (`place_point_labels`), and `crowded_texts` / `texts_outside` say which texts still
-touch or leave the panel they label (`tests/study/test_figure_fitness.py` asserts both are empty).
+touch or leave the panel they label (`tests/report/test_figure_fitness.py` asserts both are empty).
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ import matplotlib
 import pandas as pd
 import pytest
 
-from t2c_lib.study.analysis import analyze_run, readable_summary, summary_header, write_tables
-from t2c_lib.study.figure_text import stratum_title, stratum_value
-from t2c_lib.study.plots import FIGURES, STYLE, export_figures, fig_pass_kgvalid, fig_strata, figures_of
+from t2c_lib.report.analysis import analyze_run, readable_summary, summary_header, write_tables
+from t2c_lib.report.figure_text import stratum_title, stratum_value
+from t2c_lib.report.plots import FIGURES, STYLE, export_figures, fig_pass_kgvalid, fig_strata, figures_of
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt

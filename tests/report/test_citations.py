@@ -10,8 +10,8 @@ import tomllib
 
 import yaml
 
-from t2c_lib.study.analysis import analyze_run, load_published
-from t2c_lib.study.citations import load_references, thesis_citation
+from t2c_lib.report.analysis import analyze_run, load_published
+from t2c_lib.report.citations import load_references, thesis_citation
 from tests.helpers import ROOT
 
 CFF = ROOT / "CITATION.cff"

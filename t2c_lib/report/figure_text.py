@@ -18,7 +18,7 @@ from t2c_lib.agent import spec
 from t2c_lib.agent.strategies import loop_name, role_name
 from t2c_lib.metrics.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
-RunTables = Any  # t2c_lib.study.analysis.RunTables (not imported: the analysis imports this vocabulary)
+RunTables = Any  # t2c_lib.report.analysis.RunTables (not imported: the analysis imports this vocabulary)
 
 BASELINE, TREATMENT = role_name(spec.BASELINE), role_name(spec.TREATMENT)
 

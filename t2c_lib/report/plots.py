@@ -2,7 +2,7 @@
 
 Every figure is written as vector PDF and SVG plus PNG, in the `paper.mplstyle` style, with
 fonts embedded as Type 42 and no timestamps or random ids, so a rerun writes the same bytes,
-and a caption file `<name>.txt` beside it (`t2c_lib.study.figure_text`: what is plotted, n, what
+and a caption file `<name>.txt` beside it (`t2c_lib.report.figure_text`: what is plotted, n, what
 the error bars are). Bars of shares carry their count (k/N), so a zero bar reads as zero.
 """
 
@@ -22,10 +22,10 @@ import seaborn as sns
 
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side
-from t2c_lib.study.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order
-from t2c_lib.study.compare import KG_VALID, RunPair
-from t2c_lib.study.figure_layout import COUNT_GID, declutter_counts, place_point_labels
-from t2c_lib.study.figure_text import (
+from t2c_lib.report.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order
+from t2c_lib.report.compare import KG_VALID, RunPair
+from t2c_lib.report.figure_layout import COUNT_GID, declutter_counts, place_point_labels
+from t2c_lib.report.figure_text import (
     caption,
     pair_shown,
     run_pair_caption,

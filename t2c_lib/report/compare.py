@@ -21,8 +21,8 @@ from t2c_lib.files.outputs import csv_frame
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, col, run_suffix, side, stat
 from t2c_lib.metrics.stats import holm, mcnemar_exact
-from t2c_lib.study.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
-from t2c_lib.study.runlog import read_json
+from t2c_lib.report.analysis import BASELINE, TREATMENT, load_per_question, paired_frame, presets_of
+from t2c_lib.runs.runlog import read_json
 
 NO_QUERY = "NO_QUERY"
 NO_QUERY_FIRST = columns.at("no_query", columns.Attempt.FIRST)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from t2c_lib.study.compare import compare_runs, default_labels
+from t2c_lib.report.compare import compare_runs, default_labels
 
 QUESTIONS = [f"q-{i:02d}" for i in range(20)]
 

@@ -18,7 +18,7 @@ from typing import Any
 from t2c_lib.errors import IncompatibleResults
 from t2c_lib.files.outputs import jsonl_line, jsonl_lines, to_json
 from t2c_lib.records import Attempt
-from t2c_lib.study.layout import ATTEMPTS_FILE, OUTAGES_FILE, QUESTIONS_FILE
+from t2c_lib.runs.layout import ATTEMPTS_FILE, OUTAGES_FILE, QUESTIONS_FILE
 
 
 class AttemptLog:

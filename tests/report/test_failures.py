@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from t2c_lib import config
 from t2c_lib.cli import main
-from t2c_lib.study.failures import INVALID, WRONG, run_failures, shown
+from t2c_lib.report.failures import INVALID, WRONG, run_failures, shown
 
 
 def test_metrics_csv_carries_the_question_the_gold_and_the_final_query(scored_run, tiny_dataset):

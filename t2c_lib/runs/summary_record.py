@@ -16,7 +16,7 @@ from typing import Any
 
 from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.errors import IncompatibleResults
-from t2c_lib.study.runlog import read_json
+from t2c_lib.runs.runlog import read_json
 
 NAN = float("nan")
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from t2c_lib import config
 from t2c_lib.agent.names import LEGACY_STRATEGY_NAMES
 from t2c_lib.agent.strategies import grid_order, strategy_spec
 from t2c_lib.files.gzipped import read_gzip
 from t2c_lib.schema import SchemaFormat
-from t2c_lib.study.params import StudyParams
 
 ATTEMPTS_FILE = "attempts.jsonl"
 ATTEMPTS_GZ_FILE = f"{ATTEMPTS_FILE}.gz"
@@ -41,6 +41,21 @@ ANALYSIS_DIR = "analysis"
 """In the run folder: the comparison tables (CSV, LaTeX) and the signature."""
 
 
+class GridParams(Protocol):
+    """What the grid reads of a parameter file (`study.params.StudyParams` has it), so that run files need no study."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def strategies(self) -> tuple[str, ...]: ...
+    @property
+    def prompt_types(self) -> tuple[str, ...]: ...
+    @property
+    def schema_formats(self) -> tuple[str, ...]: ...
+    @property
+    def max_iterations(self) -> int: ...
+
+
 LEGACY_FOLDERS = {name: legacy for legacy, name in LEGACY_STRATEGY_NAMES.items()}
 """Strategy -> the folder name runs made before strategies used for it."""
 
@@ -57,7 +72,7 @@ class Cell:
     def configuration(self) -> str:
         return f"{self.prompt_type}_{SchemaFormat.parse(self.schema_format).config_label}"
 
-    def max_iterations(self, params: StudyParams) -> int:
+    def max_iterations(self, params: GridParams) -> int:
         """The attempts a question of this cell gets: its strategy's budget rule under `params.max_iterations`."""
         return strategy_spec(self.strategy).attempts(params.max_iterations)
 
@@ -79,7 +94,7 @@ class Cell:
         return here
 
 
-def expand_grid(params: StudyParams) -> list[Cell]:
+def expand_grid(params: GridParams) -> list[Cell]:
     """Every (strategy, prompt type, schema format) of the parameters, in run order (`agent.strategies.grid_order`:
     `feedback` first fills the cache with the first attempt the next four share, so single-pass costs nothing;
     `vote` last, because its k is `feedback`'s measured mean calls)."""
@@ -87,7 +102,7 @@ def expand_grid(params: StudyParams) -> list[Cell]:
     return [Cell(s, pt, sf) for s in strategies for pt in params.prompt_types for sf in params.schema_formats]
 
 
-def run_dir_for(params: StudyParams, results_dir: Path | None = None) -> Path:
+def run_dir_for(params: GridParams, results_dir: Path | None = None) -> Path:
     return Path(results_dir or config.RESULTS_DIR) / params.run_id
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 from t2c_lib.publish import readme_tables
-from t2c_lib.study import analysis, paper_tables, table_text
-from t2c_lib.study.table_text import LATEX_SPECIAL, latex_text, p_text
+from t2c_lib.report import analysis, table_text
+from t2c_lib.report.table_text import LATEX_SPECIAL, latex_text, p_text
+from t2c_lib.study import paper_tables
 
 
 def test_every_latex_special_character_is_escaped_and_control_characters_become_spaces() -> None:

@@ -36,8 +36,10 @@ from t2c_lib.metrics.agentic import UNKNOWN_ERROR
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, Kind, bound, col, side, stat, stat_row
 from t2c_lib.metrics.stats import BOOTSTRAP_SEED, holm, mcnemar_exact, paired_bootstrap_ci, wilcoxon_pratt
 from t2c_lib.records import Change
-from t2c_lib.study.figure_text import BASELINE, TREATMENT
-from t2c_lib.study.layout import (
+from t2c_lib.report.figure_text import BASELINE, TREATMENT
+from t2c_lib.report.table_text import latex_text, p_text
+from t2c_lib.runs.gold_screen import read_gold_note
+from t2c_lib.runs.layout import (
     ANALYSIS_DIR,
     ATTEMPT_SCORES_FILE,
     GOLD_AUDIT_FILE,
@@ -46,10 +48,8 @@ from t2c_lib.study.layout import (
     SCREEN_DIR,
     SUMMARY_FILE,
 )
-from t2c_lib.study.runlog import read_json
-from t2c_lib.study.screen import read_gold_note
-from t2c_lib.study.summary_record import CellSummary, read_summary
-from t2c_lib.study.table_text import latex_text, p_text
+from t2c_lib.runs.runlog import read_json
+from t2c_lib.runs.summary_record import CellSummary, read_summary
 
 TABLES = (
     "comparison",
@@ -98,7 +98,9 @@ class RunTables:
     language: str = "en"  # the dataset's language: figures get a thesis-language variant when it is not English
     outside_grid: tuple[str, ...] = ()  # evaluated cells of the run folder outside its grid: not pooled
     loops: dict[str, LoopName] = field(default_factory=dict)  # strategy -> the loop its cells ran (manifests)
-    gold: str = ""  # how many gold pairs the run's screen kept and why it dropped the others (`screen.gold_note`)
+    gold: str = (
+        ""  # how many gold pairs the run's screen kept and why it dropped the others (`runs.gold_screen.gold_note`)
+    )
 
     def loop(self, strategy: str) -> LoopName:
         """The loop `strategy`'s cells ran: its one name and description (the strategy's defaults if unrecorded)."""
@@ -530,7 +532,7 @@ def beside_reference(by_scoring: pd.DataFrame, published: pd.DataFrame, run_labe
 
     Each published row cites its work (`citation`, from CITATION.cff: title, author, year, link, commit).
     """
-    from t2c_lib.study.citations import citation_for_repository
+    from t2c_lib.report.citations import citation_for_repository
 
     if published.empty or by_scoring.empty:
         return pd.DataFrame()
