@@ -386,24 +386,7 @@ class Session:
                 + (f"; {failed.validator}: {failed.message}" if failed else "")
                 + (f"; last query: {last.query}" if last and last.query else "")
             )
-            error = replies.failed(self.language, self.engine.suggestions, details)
-            return Answer(
-                error.text(self.language),
-                state.final_query or "",
-                pd.DataFrame(),
-                [],
-                None,
-                decision.intent,
-                TurnStatus.FAILED,
-                question,
-                number,
-                state.final_iteration,
-                state.max_iterations,
-                error,
-                self.settings.display_limit,
-                decision,
-                state,
-            )
+            return self._unanswered(number, question, decision, details, state)
         check = check_result(state.result, self.language, self.engine.graph_size)
         if modifying:  # a follow-up keeps the conversation's filters unless its message lets one go
             check = follow_up_check(check, self.context.query, state.final_query, message, self.language)  # type: ignore[union-attr]
@@ -441,12 +424,15 @@ class Session:
             filled.from_model,
         )
 
-    def _unanswered(self, number: int, question: str, decision: RouteDecision, details: str) -> Answer:
-        """A turn whose model or store failed: the error response, no query."""
+    def _unanswered(
+        self, number: int, question: str, decision: RouteDecision, details: str, state: AgentState | None = None
+    ) -> Answer:
+        """A failed turn's error response: with the loop's `state` when the chain refused every attempt, else
+        (the model or the store failed) no query."""
         error = replies.failed(self.language, self.engine.suggestions, details)
         return Answer(
             error.text(self.language),
-            "",
+            (state.final_query or "") if state else "",
             pd.DataFrame(),
             [],
             None,
@@ -454,9 +440,12 @@ class Session:
             TurnStatus.FAILED,
             question,
             number,
-            error=error,
-            display_limit=self.settings.display_limit,
-            route=decision,
+            state.final_iteration if state else 0,
+            state.max_iterations if state else 0,
+            error,
+            self.settings.display_limit,
+            decision,
+            state,
         )
 
     def _edited(self, message: str, question: str, number: int) -> AgentState | None:

@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.cypher.lexer import Kind, LexError, Token, tokenize
-from t2c_lib.dataset_import.graph import ImportCaps, ImportedGraph, Rel, SourceError, check_name, shown
+from t2c_lib.dataset_import.graph import (
+    ImportCaps,
+    ImportedGraph,
+    Rel,
+    SourceError,
+    check_name,
+    read_source_text,
+    shown,
+)
 
 MAX_SCRIPT_BYTES = 16 * 1024 * 1024
 """The largest script read (its tokens are held in memory at once)."""
@@ -35,14 +43,9 @@ _SKIPPED = ("CONSTRAINT", "INDEX")
 
 def read_script(path: Path, caps: ImportCaps | None = None) -> ImportedGraph:
     """The graph `path`'s CREATE/MERGE statements describe (SourceError, with the line, on anything else)."""
-    if path.is_symlink() or not path.is_file():
-        raise SourceError(f"{path}: not a regular file")
-    if path.stat().st_size > MAX_SCRIPT_BYTES:
-        raise SourceError(f"{path}: over {MAX_SCRIPT_BYTES // 2**20} MiB; split the script or load it into Neo4j")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SourceError(f"{path}: not valid UTF-8") from None
+    text = read_source_text(
+        path, MAX_SCRIPT_BYTES, f"{MAX_SCRIPT_BYTES // 2**20} MiB; split the script or load it into Neo4j"
+    )
     return parse_script(text, caps or ImportCaps())
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from t2c_lib.datasets import IDENTIFIER, NODE_ID_COLUMN
@@ -23,6 +24,19 @@ _SHOWN = 60
 
 class SourceError(InvalidValue):
     """A source that cannot become a dataset (a bad name, a mixed type, over a cap): one line, nothing written."""
+
+
+def read_source_text(path: Path, limit: int, over: str) -> str:
+    """A source file's text (UTF-8, a BOM dropped); SourceError for a link, a non-file, bad UTF-8, or over `limit`
+    bytes (then the error reads "over `over`")."""
+    if path.is_symlink() or not path.is_file():
+        raise SourceError(f"{path}: not a regular file")
+    if path.stat().st_size > limit:
+        raise SourceError(f"{path}: over {over}")
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise SourceError(f"{path}: not valid UTF-8") from None
 
 
 @dataclass(frozen=True)

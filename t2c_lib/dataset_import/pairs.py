@@ -13,7 +13,7 @@ import io
 import json
 from pathlib import Path
 
-from t2c_lib.dataset_import.graph import SourceError, shown
+from t2c_lib.dataset_import.graph import SourceError, read_source_text, shown
 
 MAX_PAIRS_BYTES = 64 * 1024 * 1024
 MAX_PAIRS = 100_000
@@ -21,14 +21,7 @@ MAX_PAIRS = 100_000
 
 def read_pairs(path: Path, question: str = "question", cypher: str = "cypher") -> list[tuple[str, str]]:
     """(question, cypher) for every row of `path`, in file order."""
-    if path.is_symlink() or not path.is_file():
-        raise SourceError(f"{path}: not a regular file")
-    if path.stat().st_size > MAX_PAIRS_BYTES:
-        raise SourceError(f"{path}: over {MAX_PAIRS_BYTES // 2**20} MiB of pairs")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise SourceError(f"{path}: not valid UTF-8") from None
+    text = read_source_text(path, MAX_PAIRS_BYTES, f"{MAX_PAIRS_BYTES // 2**20} MiB of pairs")
     rows = _jsonl_rows(path, text) if path.suffix.lower() == ".jsonl" else _csv_rows(path, text)
     pairs = []
     for number, row in rows:

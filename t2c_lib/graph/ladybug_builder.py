@@ -71,7 +71,7 @@ def build(
 
     Raise StoreUnavailable with the database's message (cut, made safe) when a statement is refused."""
     from t2c_lib.errors import StoreUnavailable  # the parent's side only
-    from t2c_lib.graph.ladybug_child import CHILD_ENV, child_command, kill_tree
+    from t2c_lib.graph.ladybug_child import kill_tree, start_child
     from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler
     from t2c_lib.graph.messages import safe_message
 
@@ -82,16 +82,8 @@ def build(
     )
     reply_read, reply_write = os.pipe()
     try:
-        proc = subprocess.Popen(
-            child_command("t2c_lib.graph.ladybug_builder", [str(db_path.parent), str(reply_write), "1" if os_wall else "0"]),
-            pass_fds=(reply_write,),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=dict(CHILD_ENV),
-            cwd=str(db_path.parent),
-            start_new_session=True,
-        )  # fmt: skip
+        args = [str(db_path.parent), str(reply_write), "1" if os_wall else "0"]
+        proc = start_child("t2c_lib.graph.ladybug_builder", args, (reply_write,), db_path.parent, stdin=subprocess.PIPE)
     finally:
         os.close(reply_write)
     with os.fdopen(reply_read, "rb") as replies:

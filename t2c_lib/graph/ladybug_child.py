@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,6 +47,22 @@ def child_command(module: str, args: list[str]) -> list[str]:
     """The command line that runs `module` as __main__ in an isolated interpreter with `args`."""
     roots = import_roots()
     return [sys.executable, "-I", "-c", _BOOT, str(len(roots)), *roots, module, *args]
+
+
+def start_child(
+    module: str, args: list[str], pass_fds: tuple[int, ...], cwd: Path, stdin: int = subprocess.DEVNULL
+) -> subprocess.Popen:
+    """`module` started as a child (`child_command`): `CHILD_ENV` only, in `cwd`, its own session, no output kept."""
+    return subprocess.Popen(
+        child_command(module, args),
+        pass_fds=pass_fds,
+        stdin=stdin,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(CHILD_ENV),
+        cwd=str(cwd),
+        start_new_session=True,
+    )
 
 
 def children(pid: int) -> list[int]:

@@ -36,7 +36,7 @@ from t2c_lib.errors import (
     StoreUnavailable,
     UnsafeQuery,
 )
-from t2c_lib.graph.ladybug_child import CHILD_ENV, child_command, kill_tree, tree_resident_bytes
+from t2c_lib.graph.ladybug_child import kill_tree, start_child, tree_resident_bytes
 from t2c_lib.graph.ladybug_worker import HEADER, SafeUnpickler, write_frame
 from t2c_lib.graph.messages import safe_message
 from t2c_lib.graph.oswall import WallStatus, wall_enabled
@@ -73,15 +73,8 @@ class QueryProcess:
         child_read, parent_write = os.pipe()
         args = [str(db_path), str(child_read), str(child_write), str(buffer_pool_bytes), str(memory_bytes)]
         try:
-            self.proc = subprocess.Popen(
-                child_command(WORKER_MODULE, [*args, "1" if wall_on else "0"]),
-                pass_fds=(child_read, child_write),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=dict(CHILD_ENV),
-                cwd=str(db_path.parent),
-                start_new_session=True,
+            self.proc = start_child(
+                WORKER_MODULE, [*args, "1" if wall_on else "0"], (child_read, child_write), db_path.parent
             )
         finally:
             os.close(child_read)

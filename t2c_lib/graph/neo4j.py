@@ -38,6 +38,7 @@ from neo4j import exceptions as nx
 from t2c_lib import config
 from t2c_lib.cypher.gate import admit
 from t2c_lib.cypher.lexer import Dialect
+from t2c_lib.cypher.readonly import READ_ONLY_PROCEDURES
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
@@ -223,17 +224,8 @@ name). Anything else refuses the query even in a plan of type 'r': LOAD CSV (rea
 procedure calls, SHOW/TERMINATE commands, CALL {} IN TRANSACTIONS and any operator this list does
 not know."""
 
-READ_PROCEDURES = frozenset(
-    {
-        "db.labels",
-        "db.relationshiptypes",
-        "db.propertykeys",
-        "db.schema.visualization",
-        "db.schema.nodetypeproperties",
-        "db.schema.reltypeproperties",
-    }
-)
-"""Procedures a ProcedureCall operator may run: schema introspection (the guard's list)."""
+READ_PROCEDURES = READ_ONLY_PROCEDURES[Dialect.NEO4J]
+"""Procedures a ProcedureCall operator may run: schema introspection (the guard's list, one list for both)."""
 
 
 class Neo4jStore:

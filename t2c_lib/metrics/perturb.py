@@ -24,6 +24,7 @@ gold screen uses); the store caches it under a variant naming the kind, index, s
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
 from typing import Any
@@ -64,24 +65,25 @@ def perturb(dataset: Dataset, kind: Perturbation, seed: int) -> Dataset:
     """A copy of `dataset` with its graph changed by `kind`, reproducibly for `seed`."""
     rng = random.Random(f"{PERTURB_VERSION}|{kind.value}|{seed}")
     if kind is Perturbation.SHUFFLE:
-        return replace(
-            dataset,
-            nodes={label: _shuffled(rows, rng) for label, rows in sorted(dataset.nodes.items())},
-            rels={t: _shuffled(rows, rng) for t, rows in sorted(dataset.rels.items())},
-        )
+        return _every_table(dataset, _shuffled, rng)
     if kind is Perturbation.DROP:
         return _dropped(dataset, rng)
     if kind is Perturbation.JITTER:
-        return replace(
-            dataset,
-            nodes={label: _jittered(rows, rng) for label, rows in sorted(dataset.nodes.items())},
-            rels={t: _jittered(rows, rng) for t, rows in sorted(dataset.rels.items())},
-        )
+        return _every_table(dataset, _jittered, rng)
     if kind is Perturbation.SWAP:
         return replace(
             dataset, nodes={label: _names_swapped(rows, rng) for label, rows in sorted(dataset.nodes.items())}
         )
     raise ValueError(f"unknown perturbation {kind!r}")
+
+
+def _every_table(dataset: Dataset, change: Callable[[list, random.Random], list], rng: random.Random) -> Dataset:
+    """`change` applied to every label's node rows, then every type's relationship rows, in name order (seeded)."""
+    return replace(
+        dataset,
+        nodes={label: change(rows, rng) for label, rows in sorted(dataset.nodes.items())},
+        rels={t: change(rows, rng) for t, rows in sorted(dataset.rels.items())},
+    )
 
 
 def _with_properties(row: NodeRow | RelRow, properties: dict[str, Any]) -> NodeRow | RelRow:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from types import ModuleType
 
 from t2c_lib.graph.base import QueryResult
 from t2c_lib.metrics import cypherbench, kg_axel, text
@@ -89,18 +90,23 @@ def scoring_names() -> tuple[str, ...]:
 # ---------------------------------------------------------------- t2c
 
 
-def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
-    r = text.rouge_l(gold, generated)
-    jw = text.jaro_winkler(gold, generated)
+def _text_scores(measures: ModuleType, gold: str | None, generated: str | None) -> dict[str, float]:
+    """The text scores under one module's definitions (`text`: t2c's, `kg_axel`: the thesis's); JaroU is t2c's."""
+    r = measures.rouge_l(gold, generated)
+    jw = measures.jaro_winkler(gold, generated)
     return {
-        "bleu": text.bleu(gold, generated),
+        "bleu": measures.bleu(gold, generated),
         "rouge_l_p": r.precision,
         "rouge_l_r": r.recall,
         "rouge_l_f1": r.f1,
         "jaro_winkler": jw,
-        "jaccard_tokens": text.jaccard_tokens(gold, generated),
+        "jaccard_tokens": measures.jaccard_tokens(gold, generated),
         "jarou": text.jarou(jw, r.f1),
     }
+
+
+def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
+    return _text_scores(text, gold, generated)
 
 
 def _t2c_output(
@@ -134,17 +140,7 @@ register_scoring(
 
 
 def _kg_axel_text(gold: str | None, generated: str | None) -> dict[str, float]:
-    r = kg_axel.rouge_l(gold, generated)
-    jw = kg_axel.jaro_winkler(gold, generated)
-    return {
-        "bleu": kg_axel.bleu(gold, generated),
-        "rouge_l_p": r.precision,
-        "rouge_l_r": r.recall,
-        "rouge_l_f1": r.f1,
-        "jaro_winkler": jw,
-        "jaccard_tokens": kg_axel.jaccard_tokens(gold, generated),
-        "jarou": text.jarou(jw, r.f1),
-    }
+    return _text_scores(kg_axel, gold, generated)
 
 
 def _kg_axel_output(

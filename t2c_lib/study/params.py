@@ -238,21 +238,22 @@ def _check(key: str, value: Any, source: str) -> Any:
         if bad:
             raise fail(f"unknown value(s) {', '.join(map(str, bad))} (valid: {', '.join(choices[key])})")
         return tuple(dict.fromkeys(items))
-    if key == "store":
-        if value not in STORES:
-            raise fail(f"valid: {', '.join(STORES)}")
+    one_of = {
+        "store": STORES,
+        "weights": WEIGHT_NAMES,
+        "scoring": SCORING_PRESETS.names(),
+        "repair_turns": tuple(m.value for m in RepairTurns),
+        "corrector": tuple(m.value for m in CorrectorKind),
+        "decoding": DECODINGS,
+        "linking_ranking": RANKINGS,
+    }
+    if key in one_of:
+        if value not in one_of[key]:
+            raise fail(f"valid: {', '.join(one_of[key])}")
         return value
     if key == "split":
         if value not in SPLITS:
             raise fail(f"valid: {', '.join(SPLITS)} (test: the reported ground truth; dev: data/<dataset>/dev/)")
-        return value
-    if key == "weights":
-        if value not in WEIGHT_NAMES:
-            raise fail(f"valid: {', '.join(WEIGHT_NAMES)}")
-        return value
-    if key == "scoring":
-        if value not in SCORING_PRESETS.names():
-            raise fail(f"valid: {', '.join(SCORING_PRESETS.names())}")
         return value
     if key == "run_id":
         if not valid_run_id(value):
@@ -268,25 +269,9 @@ def _check(key: str, value: Any, source: str) -> Any:
         if bound_problem("limit", value) is not None:
             raise fail(f"a positive integer or 'all' (at most {BOUNDS['limit'].high:g})")
         return value
-    if key == "repair_turns":
-        if value not in tuple(m.value for m in RepairTurns):
-            raise fail(f"valid: {', '.join(m.value for m in RepairTurns)}")
-        return value
-    if key == "corrector":
-        if value not in tuple(m.value for m in CorrectorKind):
-            raise fail(f"valid: {', '.join(m.value for m in CorrectorKind)}")
-        return value
     if key in ("schema_descriptions", "value_hints", "repeat_guard"):
         if not isinstance(value, bool):
             raise fail("true or false")
-        return value
-    if key == "decoding":
-        if value not in DECODINGS:
-            raise fail(f"valid: {', '.join(DECODINGS)}")
-        return value
-    if key == "linking_ranking":
-        if value not in RANKINGS:
-            raise fail(f"valid: {', '.join(RANKINGS)}")
         return value
     return _check_number(key, value, fail)
 
