@@ -256,8 +256,15 @@ class Router:
             .strip()
         )
 
-    def route(self, message: str, history: Sequence[tuple[str, str]], has_previous: bool) -> RouteDecision:
-        """Decide the message's intent; the model first (if used), the rules when its reply is unusable or (hybrid) UNKNOWN."""
+    def route(
+        self, message: str, history: Sequence[tuple[str, str]], has_previous: bool, previous_failed: bool = False
+    ) -> RouteDecision:
+        """Decide the message's intent; the model first (if used), the rules when its reply is unusable or (hybrid) UNKNOWN.
+
+        `previous_failed`: the last query turn found no query, so the model sees none in the history and calls a
+        follow-up of it a new question; hybrid routing then lets the rules read a modification (issue 53, chosen on
+        the development dialogues).
+        """
         started = time.perf_counter()
         reply, usage, calls, chosen, source, note = "", None, 0, None, RouteSource.RULES, "routing by rules"
         if self.mode is not RouterMode.RULES and self.model is not None:
@@ -282,6 +289,12 @@ class Router:
             if ruled in (Intent.EXECUTE_QUERY, Intent.REQUEST_MODIFICATION):
                 chosen, source = ruled, RouteSource.RULES
                 note = f"model said UNKNOWN; the rules read {ruled.value} (hybrid routing)"
+        elif chosen is Intent.EXECUTE_QUERY and previous_failed and self.mode is RouterMode.HYBRID:
+            if rule_intent(message, has_previous, self.vocabulary) is Intent.REQUEST_MODIFICATION:
+                chosen, source = Intent.REQUEST_MODIFICATION, RouteSource.RULES
+                note = (
+                    "model said EXECUTE_QUERY after a failed turn; the rules read REQUEST_MODIFICATION (hybrid routing)"
+                )
         if chosen is Intent.REQUEST_MODIFICATION and not has_previous:
             chosen, note = (
                 Intent.EXECUTE_QUERY,

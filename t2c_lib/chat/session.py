@@ -284,7 +284,11 @@ class Session:
         self.pending = message
         self._save()
         history = [(t.message, t.query) for t in self.turns]
-        decision = self.engine.router.route(message, history, has_previous=self.context is not None)
+        # with follow-ups by edit, a failed turn's question is something to modify too (`_query` builds on it)
+        failed = self.settings.follow_up == "edit" and self.failed_question is not None
+        decision = self.engine.router.route(
+            message, history, has_previous=self.context is not None or failed, previous_failed=failed
+        )
         if self.on_route is not None:
             self.on_route(decision)
         log = TurnLog(self.session_id, number, message, decision.intent.value, decision.source.value, "")

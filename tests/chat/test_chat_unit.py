@@ -131,6 +131,23 @@ def test_hybrid_router_keeps_the_models_other_decisions():
     assert (decision.intent, decision.source) == (Intent.ACKNOWLEDGE, RouteSource.MODEL)
 
 
+@pytest.mark.parametrize(
+    ("previous_failed", "mode", "message", "expected"),
+    [
+        # after a failed turn the model sees no query and calls a follow-up a new question: the rules read it
+        (True, RouterMode.HYBRID, "Urutkan menurut semester.", Intent.REQUEST_MODIFICATION),
+        (False, RouterMode.HYBRID, "Urutkan menurut semester.", Intent.EXECUTE_QUERY),  # an answered turn: model
+        (True, RouterMode.MODEL, "Urutkan menurut semester.", Intent.EXECUTE_QUERY),  # the model alone
+        (True, RouterMode.HYBRID, "Berapa jumlah mata kuliah semester 3?", Intent.EXECUTE_QUERY),  # a question
+    ],
+)
+def test_hybrid_router_reads_a_failed_turns_follow_up_by_the_rules(previous_failed, mode, message, expected):
+    router = Router(ScriptedModelStandIn(["EXECUTE_QUERY"]), "id", frozenset({"mata", "kuliah", "semester"}), mode=mode)
+    decision = router.route(message, [(Q1, "")], has_previous=True, previous_failed=previous_failed)
+    assert decision.intent is expected and decision.llm_calls == 1
+    assert (decision.source is RouteSource.RULES) == (expected is Intent.REQUEST_MODIFICATION)
+
+
 def test_router_modes_are_the_settings_routers():
     assert tuple(sorted(m.value for m in RouterMode)) == tuple(sorted(ROUTERS))
     assert ChatSettings().router == RouterMode.HYBRID.value
@@ -623,3 +640,26 @@ def test_follow_up_edit_answers_without_a_query_call_and_a_failed_turn_is_built_
     asked = model.requests[9][-1].content
     assert "Tidak Ada" in asked and "Hanya yang wajib." in asked and "Tulis ulang" not in asked
     assert session.failed_question is None
+
+
+def test_a_follow_up_of_a_failed_first_turn_is_read_by_the_rules_and_built_on_its_question(engine_for, tmp_path):
+    """The model sees no query after a failed turn and calls "Urutkan ..." a new question; hybrid routing lets the
+    rules read the modification, which is asked as the failed question with the change (issue 53)."""
+    engine, model = engine_for(
+        [
+            "EXECUTE_QUERY",
+            "<cypher>MATCH (m:MK) WHERE m.nama = 'Tidak Ada' RETURN m.kode</cypher>",
+            "<cypher>MATCH (m:MK) WHERE m.nama = 'Tidak Ada' RETURN m.kode</cypher>",
+            "EXECUTE_QUERY",  # the model's reading of the follow-up; the rules overrule it
+            f"<cypher>{GOLD1}</cypher>",
+            "Ada {rows} mata kuliah.",
+        ],
+        follow_up="edit",
+    )
+    session = Session.start(session_id="f1", directory=tmp_path / "f1", engine=engine)
+    assert session.ask("Apa kode mata kuliah 'Tidak Ada'?").status is TurnStatus.FAILED
+    answer = session.ask("Urutkan menurut semester.")
+    assert answer.intent is Intent.REQUEST_MODIFICATION and answer.route.source is RouteSource.RULES
+    asked = model.requests[4][-1].content
+    assert "Tidak Ada" in asked and "Urutkan menurut semester." in asked
+    assert answer.status is TurnStatus.ANSWERED and session.failed_question is None
