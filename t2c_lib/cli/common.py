@@ -69,42 +69,48 @@ def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 # --- option types: every command takes the same spellings and checks the same ranges ------------
 
 
-class SchemaFormatType(click.ParamType):
+class _EnumNameType(click.ParamType):
+    """An enum member by any name its `parse` reads; yields the member's value. The enum is imported when used."""
+
+    def members(self) -> Any:
+        raise NotImplementedError
+
+    def text(self, value: Any) -> str:
+        return str(value)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
+        return "[" + "|".join(m.value for m in self.members()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return str(self.members().parse(self.text(value)).value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class SchemaFormatType(_EnumNameType):
     """A schema format by its snake_case name (`nodes_paths`) or thesis name (`Nodes+Paths`); yields the snake_case name."""
 
     name = "schema format"
 
-    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
+    def members(self) -> Any:
         from t2c_lib.schema import SchemaFormat
 
-        return "[" + "|".join(f.value for f in SchemaFormat) + "]"
+        return SchemaFormat
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from t2c_lib.schema import SchemaFormat
-
-        try:
-            return SchemaFormat.parse(str(value).strip()).value
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+    def text(self, value: Any) -> str:
+        return str(value).strip()  # SchemaFormat.parse reads names exactly
 
 
-class PromptTypeType(click.ParamType):
+class PromptTypeType(_EnumNameType):
     """A prompt type by its thesis name (`Zero-Shot`) or snake_case name (`zero_shot`); yields the thesis name."""
 
     name = "prompt type"
 
-    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
+    def members(self) -> Any:
         from t2c_lib.prompts.config import PromptType
 
-        return "[" + "|".join(p.value for p in PromptType) + "]"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from t2c_lib.prompts.config import PromptType
-
-        try:
-            return PromptType.parse(str(value)).value
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+        return PromptType
 
 
 class LimitType(click.ParamType):
