@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from t2c_lib.errors import T2CError
 
@@ -89,6 +89,22 @@ def model_attribute(model: object, name: str, default: object) -> Any:
     """`model.name`, else `default`: every layer of a model stack says itself what it offers (`ModelWrapper`), so
     nothing digs through `.model` layers."""
     return getattr(model, name, default)
+
+
+_Number = TypeVar("_Number", int, float)
+
+
+def env_number(
+    env: Mapping[str, str], name: str, default: _Number, read: Callable[[str], _Number], wanted: str
+) -> _Number:
+    """`env[name]` read by `read` (int, float), else `default` when unset or blank; a bad value is one clear error."""
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        return read(raw)
+    except ValueError:
+        raise LLMError(f"{name} must be {wanted}, got {raw!r}") from None
 
 
 def seed_kwargs(seed: int | None) -> dict[str, int]:
