@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -133,6 +134,18 @@ LIMIT = LimitType()
 TIMEOUT = click.FloatRange(min=0, min_open=True, max=86400)
 TEMPERATURE = click.FloatRange(min=0.0, max=2.0)
 POSITIVE_INT = click.IntRange(min=1)
+FILE_PATH = click.Path(dir_okay=False, path_type=Path)
+FOLDER_PATH = click.Path(file_okay=False, path_type=Path)
+
+
+def choice_option(*decls: str, choices: Sequence[str], help: str) -> Callable[..., Any]:
+    """An option naming one of `choices`, None unless given: what reads the setting holds its default."""
+    return click.option(*decls, type=click.Choice(choices), default=None, help=help)
+
+
+def strategy_option(help: str) -> Callable[..., Any]:
+    """`--strategy`: a registered strategy (or an old name of one), None unless given; `help` names the default."""
+    return click.option("--strategy", type=STRATEGY, default=None, help=help)
 
 
 def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -189,10 +202,9 @@ def loop_options(func: Callable[..., Any]) -> Callable[..., Any]:
     from t2c_lib.agent.options import DEFAULT_GUARD_RETRIES, CorrectorKind, RepairTurns
 
     options = (
-        click.option(
+        choice_option(
             "--repair-turns",
-            type=click.Choice([m.value for m in RepairTurns]),
-            default=None,
+            choices=[m.value for m in RepairTurns],
             help="feedback loop: a refinement as one user message (single, the thesis), as a conversation "
             "(the failed reply as the model's own turn, the feedback as the user's reply) or as a fresh attempt "
             "(the question and every failure's feedback, never a failed query) [default: single]",
@@ -209,10 +221,9 @@ def loop_options(func: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help=f"the repeat guard's extra model calls per refinement [default: {DEFAULT_GUARD_RETRIES}]",
         ),
-        click.option(
+        choice_option(
             "--corrector",
-            type=click.Choice([m.value for m in CorrectorKind]),
-            default=None,
+            choices=[m.value for m in CorrectorKind],
             help="feedback loop: schema = a deterministic schema corrector on a failed query before the model "
             "repairs it [default: none]",
         ),
