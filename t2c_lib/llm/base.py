@@ -151,6 +151,12 @@ class ModelWrapper:
         stop: Sequence[str] | None = None,
         seed: int | None = None,
     ) -> Completion:
-        return self.model.complete(
-            messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **seed_kwargs(seed)
+        return self._around(
+            lambda: self.model.complete(
+                messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **seed_kwargs(seed)
+            )
         )
+
+    def _around(self, call: Callable[[], Completion]) -> Completion:
+        """The inner model's call with this layer's concern around it (none here; pacing, stopping in `llm.stack`)."""
+        return call()
