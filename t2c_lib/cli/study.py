@@ -105,23 +105,7 @@ def with_cell_options(func):
 )
 @loop_options
 @friendly_errors
-def run_command(
-    params_file,
-    prompt_type,
-    schema_format,
-    strategy,
-    store,
-    model,
-    limit,
-    run_id,
-    no_cache,
-    refresh,
-    replace_run,
-    repair_turns,
-    repeat_guard,
-    repeat_guard_retries,
-    corrector,
-):
+def run_command(params_file, prompt_type, schema_format, strategy, no_cache, refresh, replace_run, **overrides):
     """Run the grid (or one cell of it): every question through the loop; resumes.
 
     The loop options (`--repair-turns`, `--repeat-guard`, `--corrector`) override the parameter file's
@@ -131,17 +115,7 @@ def run_command(
     from t2c_lib.study.grid import cells_at_once, run_grid
     from t2c_lib.study.steps import model_choice
 
-    params = _params(
-        params_file,
-        store=store,
-        model=model,
-        limit=limit,
-        run_id=run_id,
-        repair_turns=repair_turns,
-        repeat_guard=repeat_guard,
-        repeat_guard_retries=repeat_guard_retries,
-        corrector=corrector,
-    )
+    params = _params(params_file, **overrides)  # --store, --model, --limit, --run-id and the loop options
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
     cells = _cells(params, prompt_type, schema_format, strategy, params_file)
     choice = model_choice(params)
