@@ -12,7 +12,7 @@ k of n".
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,13 +65,8 @@ class ExportInfo:
     attempts_allowed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "final_query": self.final_query,
-            "attempt": self.attempt,
-            "attempts_allowed": self.attempts_allowed,
-            "outcome": f"succeeded at attempt {self.attempt} of {self.attempts_allowed}",
-        }
+        """The fields in their order, then the outcome in words."""
+        return {**asdict(self), "outcome": f"succeeded at attempt {self.attempt} of {self.attempts_allowed}"}
 
 
 def export_frame(frame: pd.DataFrame, path: str | Path, info: ExportInfo) -> tuple[Path, Path]:

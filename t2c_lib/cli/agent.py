@@ -15,7 +15,6 @@ from t2c_lib.cli.common import (
     POSITIVE_INT,
     PROMPT_TYPE,
     SCHEMA_FORMAT,
-    STRATEGY,
     TEMPERATURE,
     TIMEOUT,
     dataset_option,
@@ -24,6 +23,7 @@ from t2c_lib.cli.common import (
     loop_options,
     open_dataset_store,
     store_option,
+    strategy_option,
 )
 from t2c_lib.files.outputs import to_json
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
@@ -296,12 +296,7 @@ def _summary(state: AgentState, rows: int = PREVIEW_ROWS) -> None:
     type=POSITIVE_INT,
     help="attempts of the retry strategies; vote's k; 1 = single-pass baseline",
 )
-@click.option(
-    "--strategy",
-    type=STRATEGY,
-    default=None,
-    help="how attempts follow one another [default: single-pass for -n 1, else feedback; agentic = feedback]",
-)
+@strategy_option("how attempts follow one another [default: single-pass for -n 1, else feedback; agentic = feedback]")
 @click.option(
     "--model",
     "-m",

@@ -16,7 +16,15 @@ import click
 
 from t2c_lib.chat.settings import FOLLOW_UPS, ROUTERS, ChatSettings
 from t2c_lib.cli.agent import _echo_attempt, _with_loop_options
-from t2c_lib.cli.common import POSITIVE_INT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors, loop_options
+from t2c_lib.cli.common import (
+    POSITIVE_INT,
+    PROMPT_TYPE,
+    SCHEMA_FORMAT,
+    choice_option,
+    friendly_errors,
+    loop_options,
+    strategy_option,
+)
 from t2c_lib.errors import SessionError
 from t2c_lib.graph import STORES
 
@@ -80,12 +88,7 @@ def _show(answer: Any, debug: bool) -> None:
     help="resume the saved session with this id (an id nobody saved is an error; add --new to start it)",
 )
 @click.option("--new", "new_session", is_flag=True, help="start a new session (named by --session, else a fresh id)")
-@click.option(
-    "--strategy",
-    type=STRATEGY,
-    default=None,
-    help="how attempts follow one another [default: feedback; single-pass for -n 1]",
-)
+@strategy_option("how attempts follow one another [default: feedback; single-pass for -n 1]")
 @click.option(
     "--model", "-m", default=None, help="`local` or a model name of the endpoint [default: $T2C_MODEL or local]"
 )
@@ -97,17 +100,15 @@ def _show(answer: Any, debug: bool) -> None:
 @click.option(
     "--max-tokens", type=POSITIVE_INT, default=None, help="tokens the model may write per query [default: 256]"
 )
-@click.option(
+@choice_option(
     "--router",
-    type=click.Choice(ROUTERS),
-    default=None,
+    choices=ROUTERS,
     help="who routes messages: the model with the rules checking its UNKNOWN, the model alone (rules when its "
     "reply is unusable) or the rules alone [default: hybrid]",
 )
-@click.option(
+@choice_option(
     "--follow-up",
-    type=click.Choice(FOLLOW_UPS),
-    default=None,
+    choices=FOLLOW_UPS,
     help="how a follow-up is answered: a token edit of the previous query when the message reads as one, else "
     "the model's rewrite (edit), or always the model's rewrite (rewrite, the thesis chat) [default: edit]",
 )

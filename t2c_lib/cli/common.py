@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
@@ -69,42 +70,48 @@ def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
 # --- option types: every command takes the same spellings and checks the same ranges ------------
 
 
-class SchemaFormatType(click.ParamType):
+class _EnumNameType(click.ParamType):
+    """An enum member by any name its `parse` reads; yields the member's value. The enum is imported when used."""
+
+    def members(self) -> Any:
+        raise NotImplementedError
+
+    def text(self, value: Any) -> str:
+        return str(value)
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
+        return "[" + "|".join(m.value for m in self.members()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return str(self.members().parse(self.text(value)).value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class SchemaFormatType(_EnumNameType):
     """A schema format by its snake_case name (`nodes_paths`) or thesis name (`Nodes+Paths`); yields the snake_case name."""
 
     name = "schema format"
 
-    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
+    def members(self) -> Any:
         from t2c_lib.schema import SchemaFormat
 
-        return "[" + "|".join(f.value for f in SchemaFormat) + "]"
+        return SchemaFormat
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from t2c_lib.schema import SchemaFormat
-
-        try:
-            return SchemaFormat.parse(str(value).strip()).value
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+    def text(self, value: Any) -> str:
+        return str(value).strip()  # SchemaFormat.parse reads names exactly
 
 
-class PromptTypeType(click.ParamType):
+class PromptTypeType(_EnumNameType):
     """A prompt type by its thesis name (`Zero-Shot`) or snake_case name (`zero_shot`); yields the thesis name."""
 
     name = "prompt type"
 
-    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None, *args: Any) -> str:
+    def members(self) -> Any:
         from t2c_lib.prompts.config import PromptType
 
-        return "[" + "|".join(p.value for p in PromptType) + "]"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from t2c_lib.prompts.config import PromptType
-
-        try:
-            return PromptType.parse(str(value)).value
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+        return PromptType
 
 
 class LimitType(click.ParamType):
@@ -127,6 +134,18 @@ LIMIT = LimitType()
 TIMEOUT = click.FloatRange(min=0, min_open=True, max=86400)
 TEMPERATURE = click.FloatRange(min=0.0, max=2.0)
 POSITIVE_INT = click.IntRange(min=1)
+FILE_PATH = click.Path(dir_okay=False, path_type=Path)
+FOLDER_PATH = click.Path(file_okay=False, path_type=Path)
+
+
+def choice_option(*decls: str, choices: Sequence[str], help: str) -> Callable[..., Any]:
+    """An option naming one of `choices`, None unless given: what reads the setting holds its default."""
+    return click.option(*decls, type=click.Choice(choices), default=None, help=help)
+
+
+def strategy_option(help: str) -> Callable[..., Any]:
+    """`--strategy`: a registered strategy (or an old name of one), None unless given; `help` names the default."""
+    return click.option("--strategy", type=STRATEGY, default=None, help=help)
 
 
 def dataset_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -183,10 +202,9 @@ def loop_options(func: Callable[..., Any]) -> Callable[..., Any]:
     from t2c_lib.agent.options import DEFAULT_GUARD_RETRIES, CorrectorKind, RepairTurns
 
     options = (
-        click.option(
+        choice_option(
             "--repair-turns",
-            type=click.Choice([m.value for m in RepairTurns]),
-            default=None,
+            choices=[m.value for m in RepairTurns],
             help="feedback loop: a refinement as one user message (single, the thesis), as a conversation "
             "(the failed reply as the model's own turn, the feedback as the user's reply) or as a fresh attempt "
             "(the question and every failure's feedback, never a failed query) [default: single]",
@@ -203,10 +221,9 @@ def loop_options(func: Callable[..., Any]) -> Callable[..., Any]:
             default=None,
             help=f"the repeat guard's extra model calls per refinement [default: {DEFAULT_GUARD_RETRIES}]",
         ),
-        click.option(
+        choice_option(
             "--corrector",
-            type=click.Choice([m.value for m in CorrectorKind]),
-            default=None,
+            choices=[m.value for m in CorrectorKind],
             help="feedback loop: schema = a deterministic schema corrector on a failed query before the model "
             "repairs it [default: none]",
         ),

@@ -9,6 +9,7 @@ import click
 from t2c_lib.cli.common import (
     SCHEMA_FORMAT,
     TIMEOUT,
+    choice_option,
     dataset_option,
     format_table,
     friendly_errors,
@@ -63,10 +64,9 @@ def db_load(dataset: str, store: str) -> None:
     "--descriptions", is_flag=True, help="append the descriptions of schema.yaml (the `schema_descriptions` parameter)"
 )
 @click.option("--k", "k", default=None, type=click.IntRange(min=1), help="`retrieved`: elements kept [default: 6]")
-@click.option(
+@choice_option(
     "--ranking",
-    type=click.Choice(["embedding", "lexical", "hybrid"]),
-    default=None,
+    choices=["embedding", "lexical", "hybrid"],
     help="`retrieved`: how elements are ranked [default: embedding]",
 )
 @friendly_errors

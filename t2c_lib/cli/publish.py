@@ -15,13 +15,13 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli.common import friendly_errors
+from t2c_lib.cli.common import FILE_PATH, FOLDER_PATH, friendly_errors
 
 run_id_required = click.option("--run-id", required=True, help="the run (results/<run_id>/)")
 cache_option = click.option(
     "--cache",
     "cache_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE_PATH,
     help="the response cache file (default: T2C_RESPONSE_CACHE, else .cache/llm_cache.sqlite)",
 )
 
@@ -158,7 +158,7 @@ def run_id_command(params_file: str) -> None:
 )
 @click.option(
     "--results-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=FOLDER_PATH,
     help="where results/published/ is (default: T2C_RESULTS_DIR, else results/)",
 )
 @friendly_errors

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import click
 
-from t2c_lib.cli.common import friendly_errors, open_dataset_store, store_option
+from t2c_lib.cli.common import FILE_PATH, friendly_errors, open_dataset_store, store_option
 from t2c_lib.errors import user_path
 from t2c_lib.files.outputs import csv_cell
 from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 
 
 @click.command("score")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=FILE_PATH)
 @click.option("--gold-column", default="gold", show_default=True, help="column holding the gold Cypher")
 @click.option("--pred-column", default="predicted", show_default=True, help="column holding the predicted Cypher")
 @click.option(
@@ -28,7 +28,7 @@ from t2c_lib.metrics.scoring import DEFAULT_SCORING, scoring_names
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=FILE_PATH,
     help="write the input columns plus the scores to this CSV",
 )
 @click.option(

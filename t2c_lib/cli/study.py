@@ -10,7 +10,16 @@ from pathlib import Path
 import click
 
 from t2c_lib.agent.names import canonical_strategy
-from t2c_lib.cli.common import LIMIT, PROMPT_TYPE, SCHEMA_FORMAT, STRATEGY, friendly_errors, loop_options
+from t2c_lib.cli.common import (
+    FILE_PATH,
+    FOLDER_PATH,
+    LIMIT,
+    PROMPT_TYPE,
+    SCHEMA_FORMAT,
+    STRATEGY,
+    friendly_errors,
+    loop_options,
+)
 from t2c_lib.errors import InvalidValue, user_path
 from t2c_lib.graph import STORES
 
@@ -96,23 +105,7 @@ def with_cell_options(func):
 )
 @loop_options
 @friendly_errors
-def run_command(
-    params_file,
-    prompt_type,
-    schema_format,
-    strategy,
-    store,
-    model,
-    limit,
-    run_id,
-    no_cache,
-    refresh,
-    replace_run,
-    repair_turns,
-    repeat_guard,
-    repeat_guard_retries,
-    corrector,
-):
+def run_command(params_file, prompt_type, schema_format, strategy, no_cache, refresh, replace_run, **overrides):
     """Run the grid (or one cell of it): every question through the loop; resumes.
 
     The loop options (`--repair-turns`, `--repeat-guard`, `--corrector`) override the parameter file's
@@ -122,17 +115,7 @@ def run_command(
     from t2c_lib.study.grid import cells_at_once, run_grid
     from t2c_lib.study.steps import model_choice
 
-    params = _params(
-        params_file,
-        store=store,
-        model=model,
-        limit=limit,
-        run_id=run_id,
-        repair_turns=repair_turns,
-        repeat_guard=repeat_guard,
-        repeat_guard_retries=repeat_guard_retries,
-        corrector=corrector,
-    )
+    params = _params(params_file, **overrides)  # --store, --model, --limit, --run-id and the loop options
     cache_mode = CacheMode.from_flags(no_cache=no_cache, refresh=refresh).value
     cells = _cells(params, prompt_type, schema_format, strategy, params_file)
     choice = model_choice(params)
@@ -256,9 +239,7 @@ def study_group():
 
 @study_group.command("plan")
 @params_option
-@click.option(
-    "--makefile", type=click.Path(dir_okay=False, path_type=Path), required=True, help="where to write the rules"
-)
+@click.option("--makefile", type=FILE_PATH, required=True, help="where to write the rules")
 @click.option("--run-id", help="write this run instead of the parameter file's")
 @click.option("--fresh", is_flag=True, help="write the run `make all FRESH=1` makes: <the file's run_id>-fresh")
 @friendly_errors
@@ -299,7 +280,7 @@ def check_run_command(params_file, run_id, fresh, replace_run):
 @params_option
 @click.option(
     "--run-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=FOLDER_PATH,
     required=True,
     help="the run's folder as make names it (results/<run_id>)",
 )
@@ -326,13 +307,13 @@ def progress_command(params_file, run_dir, since):
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=FOLDER_PATH,
     help="table directory (default: results/compare/<RUN_B>_vs_<RUN_A>, a folder of its own)",
 )
 @click.option(
     "--figures",
     "figures_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=FOLDER_PATH,
     help="figure directory (default: figures/compare/<RUN_B>_vs_<RUN_A>)",
 )
 @friendly_errors

@@ -409,14 +409,10 @@ class _Walk:
     def plain_value(self, i: int) -> bool:
         """A DENY word in an operand position that neither grammar can read as a clause."""
         toks = self.tokens
-        if not _ends_value(toks, i):
-            return False
-        nxt = toks[i + 1] if i + 1 < len(toks) else None
-        if nxt is not None and nxt.is_punct(".", ":"):
-            return True
-        prev = toks[i - 1] if i > 0 else None
-        if prev is None:
-            return False
+        settled = _value_by_what_follows(toks, i)
+        if settled is not None:
+            return settled
+        prev = toks[i - 1]
         if prev.kind is Kind.PUNCT:
             return prev.text in _OWES_VALUE_PUNCT
         return prev.upper in _OWES_VALUE_WORDS and (i - 1) in self.keywords
@@ -480,20 +476,28 @@ def _ends_value(tokens: list[Token], i: int) -> bool:
     return nxt.upper in _VALUE_FOLLOWERS
 
 
+def _value_by_what_follows(tokens: list[Token], i: int) -> bool | None:
+    """Whether the word at i is a value where what follows it settles that (None: the word before decides).
+
+    Not a value when what follows gives it a command's shape, nor first in the text; a value before `.` or `:`."""
+    if not _ends_value(tokens, i):
+        return False
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+    if nxt is not None and nxt.is_punct(".", ":"):
+        return True
+    return False if i == 0 else None
+
+
 def _plain_in_group(tokens: list[Token], i: int) -> bool:
     """A DENY word inside brackets standing as a name or a value (never followed by `(` or `{`)."""
     if tokens[i].upper in NEVER_VALUE:
         return False
     if _name_spot(tokens, i):
         return True
-    if not _ends_value(tokens, i):
-        return False
-    nxt = tokens[i + 1] if i + 1 < len(tokens) else None
-    if nxt is not None and nxt.is_punct(".", ":"):
-        return True
-    prev = tokens[i - 1] if i > 0 else None
-    if prev is None:
-        return False
+    settled = _value_by_what_follows(tokens, i)
+    if settled is not None:
+        return settled
+    prev = tokens[i - 1]
     return prev.text in _GROUP_VALUE_AFTER if prev.kind is Kind.PUNCT else prev.upper in _GROUP_VALUE_WORDS
 
 

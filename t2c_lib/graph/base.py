@@ -9,7 +9,7 @@ Properties whose names start with `_` are internal (load keys) and never shown t
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, runtime_checkable
 
 from t2c_lib.config import int_setting
 from t2c_lib.cypher.query_result import (  # the store-neutral values live in a leaf; named here for the stores' callers
@@ -152,12 +152,26 @@ class GraphStore(Protocol):
         ...
 
 
+class ClosedOnExit:
+    """A store used as a context manager: `with Store(...) as store:` closes it at the block's end."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 __all__ = [
     "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_MAX_ROWS",
     "DEFAULT_TIMEOUT_S",
     "INTERNAL_KEY",
     "MAX_VALUE_DEPTH",
+    "ClosedOnExit",
     "GraphNode",
     "GraphPath",
     "GraphRel",

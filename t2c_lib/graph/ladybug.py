@@ -58,6 +58,7 @@ from t2c_lib.datasets import DEV_DIR, DEV_SPLIT, Dataset, dataset_hash
 from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
+    ClosedOnExit,
     QueryError,
     QueryResult,
     QueryTimeout,
@@ -111,7 +112,7 @@ _DDL_TYPES = {
 }
 
 
-class LadybugStore:
+class LadybugStore(ClosedOnExit):
     """`GraphStore` over an embedded LadybugDB file, queried read-only through one watched child process."""
 
     name = "ladybug"
@@ -314,12 +315,6 @@ class LadybugStore:
                 self._process.close()
             self._process = None
             self._schema = None
-
-    def __enter__(self) -> LadybugStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 # --- helpers --------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ administration statement.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from t2c_lib.cypher.lexer import Kind, LexError, Token, tokenize
 
 NOT_READ_WORDS = frozenset(
@@ -44,6 +46,13 @@ def _word(tokens: list[Token], i: int) -> str:
 def _is_name_position(tokens: list[Token], i: int) -> bool:
     """A word right after `:` or `.` is a label, type or property name, never a keyword."""
     return i > 0 and tokens[i - 1].is_punct(":", ".")
+
+
+def _keyword_spots(tokens: list[Token]) -> Iterator[tuple[int, str]]:
+    """Each word (upper-cased, with its index) that may be a keyword: not a label, type or property name."""
+    for i, tok in enumerate(tokens):
+        if tok.upper and not _is_name_position(tokens, i):
+            yield i, tok.upper
 
 
 _VALUE_AFTER_WORDS = frozenset(
@@ -82,10 +91,7 @@ def file_or_code_word(text: str) -> str | None:
         tokens = tokenize(text)
     except LexError:
         return "unreadable text"
-    for i, tok in enumerate(tokens):
-        word = tok.upper
-        if not word or _is_name_position(tokens, i):
-            continue
+    for i, word in _keyword_spots(tokens):
         after = _word(tokens, i + 1)
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         if word == "LOAD" and (
@@ -125,10 +131,7 @@ def withheld_reason(text: str) -> str | None:
         tokens = tokenize(text)
     except LexError:
         return "the store cannot split the text into the database's tokens, so it is not a read it can vouch for"
-    for i, tok in enumerate(tokens):
-        word = tok.upper
-        if not word or _is_name_position(tokens, i):
-            continue
+    for i, word in _keyword_spots(tokens):
         if (
             word in NOT_READ_WORDS
             and _name_or_value(tokens, i)

@@ -43,6 +43,7 @@ from t2c_lib.graph.base import (
     DEFAULT_TIMEOUT_S,
     INTERNAL_KEY,
     MAX_VALUE_DEPTH,
+    ClosedOnExit,
     GraphNode,
     GraphPath,
     GraphRel,
@@ -228,7 +229,7 @@ READ_PROCEDURES = READ_ONLY_PROCEDURES[Dialect.NEO4J]
 """Procedures a ProcedureCall operator may run: schema introspection (the guard's list, one list for both)."""
 
 
-class Neo4jStore:
+class Neo4jStore(ClosedOnExit):
     """`GraphStore` over a Neo4j server: read-only, time-limited queries through Bolt."""
 
     name = "neo4j"
@@ -578,12 +579,6 @@ class Neo4jStore:
     def close(self) -> None:
         self.driver.close()
         self._schema = None
-
-    def __enter__(self) -> Neo4jStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 # --- helpers --------------------------------------------------------------------------------

