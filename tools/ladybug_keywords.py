@@ -80,7 +80,7 @@ def render(keywords: list[str], version: str) -> str:
         f"Made by `tools/ladybug_keywords.py` from the parser of ladybug {version}: each word is refused by\n"
         "that parser as a bare label, relationship type, property or map key, which Neo4j accepts (`Order`,\n"
         "`Group`, `End`); the Neo4j-dialect rewrite (`cypher/dialect.py`) backticks them in those positions.\n"
-        "Compared case-insensitively (the parser's keywords are). `tests/test_ladybug_keywords.py` checks\n"
+        "Compared case-insensitively (the parser's keywords are). `tests/cypher/test_keyword_labels.py` checks\n"
         'that this list is what the installed parser says.\n"""\n\n'
         "from __future__ import annotations\n\n"
         f'LADYBUG_VERSION = "{version}"\n'

@@ -3,7 +3,7 @@
 Made by `tools/ladybug_keywords.py` from the parser of ladybug 0.22.0: each word is refused by
 that parser as a bare label, relationship type, property or map key, which Neo4j accepts (`Order`,
 `Group`, `End`); the Neo4j-dialect rewrite (`cypher/dialect.py`) backticks them in those positions.
-Compared case-insensitively (the parser's keywords are). `tests/test_ladybug_keywords.py` checks
+Compared case-insensitively (the parser's keywords are). `tests/cypher/test_keyword_labels.py` checks
 that this list is what the installed parser says.
 """
 
