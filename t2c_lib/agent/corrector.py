@@ -179,10 +179,10 @@ def _owners(var: str, shape: QueryShape, ctx: ValidationContext) -> tuple[str, b
     labels = NameSet(ctx.schema.labels, ctx.names_case_sensitive)
     types = NameSet(ctx.schema.rel_types, ctx.names_case_sensitive)
     if shape.is_node_var(var):
-        canon = {labels.canonical(x) for x in shape.node_labels(var)} - {None}
+        canon = {c for c in (labels.canonical(x) for x in shape.node_labels(var)) if c is not None}
         return (canon.pop(), False) if len(canon) == 1 else None
     if shape.is_rel_var(var):
-        canon = {types.canonical(x) for x in shape.rel_types_of(var)} - {None}
+        canon = {c for c in (types.canonical(x) for x in shape.rel_types_of(var)) if c is not None}
         return (canon.pop(), True) if len(canon) == 1 else None
     return None
 
