@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError
 from t2c_lib.llm.registry import find_local
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.llm.local import LocalModel
 
 
 def _float(env: Mapping[str, str], name: str, default: float) -> float:
@@ -137,7 +140,7 @@ def build_model(
         if n_ctx is not None:
             changes.update(n_ctx=n_ctx, grammar=None)
         if changes:
-            model = model.variant(**changes)  # type: ignore[attr-defined]
+            model = cast("LocalModel", model).variant(**changes)  # the one packaged kind make_model makes
     if grammar:
         model = constrained(model, grammar)
     limiter = shared_limiter(model.model_id, requests_per_minute) if requests_per_minute else None
