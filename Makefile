@@ -173,9 +173,10 @@ TEST_ARGS ?= -p no:randomly
 test-fast: $(STAMP) ## the quick tests (2 min 49 s on 2 cores otherwise idle, 5 min 25 s under load average 7, both measured on 2026-12-02): no model, no subprocess pipelines, no Neo4j, no browser; one pytest worker per core (TEST_WORKERS=1: in one process)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) $(TEST_ARGS) -m "not slow and not neo4j and not browser"
 
-lint: $(STAMP) ## ruff check and ruff format --check (rules in pyproject.toml; `ruff format` fixes the layout)
+lint: $(STAMP) ## ruff check, ruff format --check, then mypy on t2c_lib (rules and settings in pyproject.toml; `ruff format` fixes the layout)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
 lab: setup ## JupyterLab on 127.0.0.1 with the project's kernel, to open the notebooks interactively (LAB_ARGS=--port=8899)
 	tools/lab.sh $(PY) $(LAB_ARGS)

@@ -176,8 +176,8 @@ def local_server_runs_on(uri: str) -> bool:
         port = urlsplit(uri).port or 7687
     except (OSError, ValueError):
         return False
-    args = [a.decode("utf-8", "replace") for a in args if a]
-    return "t2c.neo4j.Launcher" in args and bool(args) and args[-1] == str(port)
+    words = [a.decode("utf-8", "replace") for a in args if a]
+    return "t2c.neo4j.Launcher" in words and bool(words) and words[-1] == str(port)
 
 
 def neo4j_password(uri: str) -> str | None:

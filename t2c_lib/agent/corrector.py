@@ -37,7 +37,7 @@ from t2c_lib.cypher.gate import gate_check
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, Token, tokenize
 from t2c_lib.graph.value_index import ValueIndex, fold, store_loader
 from t2c_lib.validation.names import NameSet
-from t2c_lib.validation.patterns import QueryShape, extract, string_value
+from t2c_lib.validation.patterns import NodeUse, QueryShape, extract, string_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.validation.base import ValidationContext
@@ -179,10 +179,10 @@ def _owners(var: str, shape: QueryShape, ctx: ValidationContext) -> tuple[str, b
     labels = NameSet(ctx.schema.labels, ctx.names_case_sensitive)
     types = NameSet(ctx.schema.rel_types, ctx.names_case_sensitive)
     if shape.is_node_var(var):
-        canon = {labels.canonical(x) for x in shape.node_labels(var)} - {None}
+        canon = {c for c in (labels.canonical(x) for x in shape.node_labels(var)) if c is not None}
         return (canon.pop(), False) if len(canon) == 1 else None
     if shape.is_rel_var(var):
-        canon = {types.canonical(x) for x in shape.rel_types_of(var)} - {None}
+        canon = {c for c in (types.canonical(x) for x in shape.rel_types_of(var)) if c is not None}
         return (canon.pop(), True) if len(canon) == 1 else None
     return None
 
@@ -268,7 +268,7 @@ def _directions(text: str, ctx: ValidationContext, dialect: Dialect) -> tuple[st
     edits: list[Edit] = []
     changes: list[str] = []
 
-    def one_label(node) -> str | None:
+    def one_label(node: NodeUse) -> str | None:
         names = set(node.labels) or (shape.node_labels(node.var) if node.var else set())
         canon = {labels.canonical(x) for x in names} - {None}
         return canon.pop() if len(canon) == 1 else None

@@ -169,7 +169,7 @@ def _choice(enum: type[Enum], value: Any, key: str) -> Any:
     try:
         return enum(value)
     except ValueError:
-        valid = ", ".join(m.value for m in enum)  # type: ignore[attr-defined]
+        valid = ", ".join(m.value for m in enum)
         raise InvalidValue(f"{key}={value!r}: valid: {valid}") from None
 
 

@@ -75,7 +75,13 @@ class LoopSteps(Protocol):
         completion: Completion,
         parsed: ParsedResponse,
         checked: ChainResult,
-        **kwargs: Any,
+        *,
+        temperature: float,
+        status: AgentStatus,
+        feedback: str | None = ...,
+        kind: AttemptKind = ...,
+        verdict_json: dict[str, Any] | None = ...,
+        seed: int | None = ...,
     ) -> Attempt: ...
 
     def choose(self, state: AgentState, attempt: Attempt, checked: ChainResult) -> None: ...

@@ -120,7 +120,7 @@ def _null_columns(result: QueryResult, graph_size: int | None) -> list[Finding]:
 def _constant_columns(result: QueryResult, graph_size: int | None) -> list[Finding]:
     if len(result.rows) < 3 or len(result.columns) < 2:
         return []
-    found = []
+    found: list[Finding] = []
     for i, column in enumerate(result.columns):
         values = {_key(row[i]) for row in result.rows}
         if len(values) == 1 and result.rows[0][i] is not None:
@@ -129,7 +129,7 @@ def _constant_columns(result: QueryResult, graph_size: int | None) -> list[Findi
 
 
 def _negative_counts(result: QueryResult, graph_size: int | None) -> list[Finding]:
-    found = []
+    found: list[Finding] = []
     for i, column in enumerate(result.columns):
         if COUNT_NAME.search(column) and any(
             isinstance(row[i], (int, float)) and not isinstance(row[i], bool) and row[i] < 0 for row in result.rows

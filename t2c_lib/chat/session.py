@@ -370,8 +370,8 @@ class Session:
             modifying = False
             asked = question = Context(self.failed_question, "").followed_by(message, "").question
         else:
-            asked = rewrite_request(self.context, message, self.language) if modifying else message  # type: ignore[arg-type]
-            question = self.context.followed_by(message, "").question if modifying else message  # type: ignore[union-attr]
+            asked = rewrite_request(self._previous(), message, self.language) if modifying else message
+            question = self._previous().followed_by(message, "").question if modifying else message
         try:
             state = self._edited(message, question, number) if editing and modifying else None
             if state is None:
@@ -393,9 +393,9 @@ class Session:
             return self._unanswered(number, question, decision, details, state)
         check = check_result(state.result, self.language, self.engine.graph_size)
         if modifying:  # a follow-up keeps the conversation's filters unless its message lets one go
-            check = follow_up_check(check, self.context.query, state.final_query, message, self.language)  # type: ignore[union-attr]
+            check = follow_up_check(check, self._previous().query, state.final_query, message, self.language)
         warnings = check.messages
-        if modifying and same_query(self.context.query, state.final_query):  # type: ignore[union-attr]
+        if modifying and same_query(self._previous().query, state.final_query):
             warnings.append(UNCHANGED.get(self.language, UNCHANGED["en"]))
         writer = self.engine.writer
         filled = writer.write(question, state.result)
@@ -404,8 +404,8 @@ class Session:
         log.rows = len(state.result.rows)
         self.failed_question = None
         self.context = (
-            self.context.followed_by(message, state.final_query)
-            if modifying  # type: ignore[union-attr]
+            self._previous().followed_by(message, state.final_query)
+            if modifying
             else Context(question, state.final_query)
         )
         return Answer(
@@ -452,12 +452,18 @@ class Session:
             state,
         )
 
+    def _previous(self) -> Context:
+        """The turn a modification builds on (one is routed as a modification only when there is a turn)."""
+        if self.context is None:
+            raise RuntimeError("a modification without a previous turn")
+        return self.context
+
     def _edited(self, message: str, question: str, number: int) -> AgentState | None:
         """The previous query edited as `message` asks and judged by the chain; None when no edit passes it."""
         from t2c_lib.chat.edit_state import edited_state
         from t2c_lib.validation.chain import run_chain
 
-        edit = self.engine.edit(self.context.query, message)  # type: ignore[union-attr]
+        edit = self.engine.edit(self._previous().query, message)
         if edit is None:
             return None
         parts = self.engine.parts

@@ -70,7 +70,7 @@ def _debug_logging() -> None:
     if not any(getattr(h, "_t2c_debug", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("DEBUG %(name)s: %(message)s"))
-        handler._t2c_debug = True  # type: ignore[attr-defined]
+        handler._t2c_debug = True  # type: ignore[attr-defined]  # our mark, looked for above
         logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
 

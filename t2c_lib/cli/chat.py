@@ -157,7 +157,7 @@ def chat(
         strategy, max_iterations or ChatSettings().max_iterations, loop
     )  # options on single-pass: a usage error, no model loaded
 
-    overrides = {
+    overrides: dict[str, Any] = {
         "dataset": dataset,
         "store": store,
         "strategy": strategy,

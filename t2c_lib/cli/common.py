@@ -23,7 +23,7 @@ class StrategyChoice(click.Choice):
     def __init__(self) -> None:
         super().__init__((), case_sensitive=True)
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         from t2c_lib.agent.strategies import STRATEGIES, strategy_names
 

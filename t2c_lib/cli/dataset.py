@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from t2c_lib.cli.common import POSITIVE_INT, TIMEOUT, friendly_errors, open_dataset_store, store_option
 from t2c_lib.errors import InvalidValue
+
+if TYPE_CHECKING:  # pragma: no cover - imported where used, for a quick start of the command
+    from t2c_lib.dataset_import.graph import ImportCaps, ImportedGraph
 
 
 @click.group("dataset")
@@ -70,7 +74,7 @@ def import_command(
     click.echo(f"next: t2c dataset check {target if out is not None else name}")
 
 
-def _read_source(script: Path | None, csv_mapping: Path | None, caps: object) -> tuple[object, str]:
+def _read_source(script: Path | None, csv_mapping: Path | None, caps: ImportCaps) -> tuple[ImportedGraph, str]:
     """The graph of the one source given, and how dataset.yaml names it."""
     if script is not None:
         from t2c_lib.dataset_import.cypher_script import read_script

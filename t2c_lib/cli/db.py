@@ -88,7 +88,7 @@ def db_schema(
         source = schema_text_source(
             graph, ds.schema_spec.descriptions, fmt_enum, ds.language, descriptions=descriptions, settings=settings
         )
-        click.echo(source(question) if callable(source) else source, nl=False)
+        click.echo(source(question or "") if callable(source) else source, nl=False)  # a question: checked above
     finally:
         graph.close()
 

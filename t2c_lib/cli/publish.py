@@ -12,10 +12,14 @@ run id, checked, and never reads a parameter file itself (a hostile `run_id` wou
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from t2c_lib.cli.common import FILE_PATH, FOLDER_PATH, friendly_errors
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.llm.cache import ResponseCache
 
 run_id_required = click.option("--run-id", required=True, help="the run (results/<run_id>/)")
 cache_option = click.option(
@@ -26,7 +30,7 @@ cache_option = click.option(
 )
 
 
-def _cache(path: Path | None):
+def _cache(path: Path | None) -> ResponseCache:
     from t2c_lib.llm.cache import ResponseCache
 
     return ResponseCache(path)

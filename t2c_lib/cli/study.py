@@ -6,6 +6,7 @@ The notebooks call the same functions (`t2c_lib.study.steps`); `make all` runs t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,14 +24,22 @@ from t2c_lib.cli.common import (
 from t2c_lib.errors import InvalidValue, user_path
 from t2c_lib.graph import STORES
 
+if TYPE_CHECKING:  # pragma: no cover - imported where used, for a quick start of the command
+    from collections.abc import Callable
 
-def _params(params_file: str, **overrides: object):
+    from t2c_lib.runs.layout import Cell
+    from t2c_lib.study.params import StudyParams
+
+
+def _params(params_file: str, **overrides: object) -> StudyParams:
     from t2c_lib.study.steps import resolve_params
 
     return resolve_params(params_file, **overrides)
 
 
-def _cells(params, prompt_type: str | None, schema_format: str | None, strategy: str | None, params_file: str = ""):
+def _cells(
+    params: StudyParams, prompt_type: str | None, schema_format: str | None, strategy: str | None, params_file: str = ""
+) -> list[Cell]:
     """The grid's cells that match the filters; a filter value outside the grid is an error, never an empty run."""
     from t2c_lib.runs.layout import expand_grid
 
@@ -81,7 +90,7 @@ cell_options = [
 ]
 
 
-def with_cell_options(func):
+def with_cell_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(cell_options):
         func = option(func)
     return func
@@ -105,7 +114,16 @@ def with_cell_options(func):
 )
 @loop_options
 @friendly_errors
-def run_command(params_file, prompt_type, schema_format, strategy, no_cache, refresh, replace_run, **overrides):
+def run_command(
+    params_file: str,
+    prompt_type: str | None,
+    schema_format: str | None,
+    strategy: str | None,
+    no_cache: bool,
+    refresh: bool,
+    replace_run: bool | None,
+    **overrides: Any,
+) -> None:
     """Run the grid (or one cell of it): every question through the loop; resumes.
 
     The loop options (`--repair-turns`, `--repeat-guard`, `--corrector`) override the parameter file's
@@ -143,7 +161,9 @@ run_id_option = click.option(
 )
 
 
-def _run_cells(params_file, run_id, prompt_type, schema_format, strategy):
+def _run_cells(
+    params_file: str, run_id: str | None, prompt_type: str | None, schema_format: str | None, strategy: str | None
+) -> list[tuple[Cell, StudyParams]]:
     """(cell, params) pairs: from the run's own manifests with --run-id, else from the parameter file's grid."""
     if run_id:
         from t2c_lib.study.manifest import recorded_cells
@@ -171,7 +191,9 @@ def _run_cells(params_file, run_id, prompt_type, schema_format, strategy):
 @run_id_option
 @with_cell_options
 @friendly_errors
-def evaluate_command(params_file, run_id, prompt_type, schema_format, strategy):
+def evaluate_command(
+    params_file: str, run_id: str | None, prompt_type: str | None, schema_format: str | None, strategy: str | None
+) -> None:
     """Score finished cells: metrics.csv and summary.json per cell."""
     from t2c_lib.study.steps import evaluate
 
@@ -199,7 +221,7 @@ def summary_line(summary: dict) -> str:
 @params_option
 @run_id_option
 @friendly_errors
-def analyze_command(params_file, run_id):
+def analyze_command(params_file: str, run_id: str | None) -> None:
     """Compare every strategy with single-pass: tables, paired tests and figures."""
     from t2c_lib import config
     from t2c_lib.report.analysis import STRATEGY_SUMMARY, paired_note, readable_summary, summary_header
@@ -233,7 +255,7 @@ def analyze_command(params_file, run_id):
 
 
 @click.group("study")
-def study_group():
+def study_group() -> None:
     """Helpers for `make all`."""
 
 
@@ -243,7 +265,7 @@ def study_group():
 @click.option("--run-id", help="write this run instead of the parameter file's")
 @click.option("--fresh", is_flag=True, help="write the run `make all FRESH=1` makes: <the file's run_id>-fresh")
 @friendly_errors
-def plan_command(params_file, makefile, run_id, fresh):
+def plan_command(params_file: str, makefile: Path, run_id: str | None, fresh: bool) -> None:
     """Write the make rules that run the notebooks for every cell of the grid."""
     from t2c_lib.study.make import make_rules
 
@@ -263,7 +285,7 @@ def plan_command(params_file, makefile, run_id, fresh):
     "--replace-run", is_flag=True, default=None, help="move a run started with other settings aside (T2C_REPLACE_RUN=1)"
 )
 @friendly_errors
-def check_run_command(params_file, run_id, fresh, replace_run):
+def check_run_command(params_file: str, run_id: str | None, fresh: bool, replace_run: bool | None) -> None:
     """Before `make all`'s first notebook: refuse (or move aside) a run folder started with other settings."""
     from t2c_lib.study.run_record import replace_wanted
     from t2c_lib.study.steps import check_bound_run
@@ -286,7 +308,7 @@ def check_run_command(params_file, run_id, fresh, replace_run):
 )
 @click.option("--since", type=float, default=None, help="when this make started (seconds since the epoch)")
 @friendly_errors
-def progress_command(params_file, run_dir, since):
+def progress_command(params_file: str, run_dir: Path, since: float | None) -> None:
     """One line for `make all`: cells of the whole grid done of total, time so far, an estimate of the time left."""
     from t2c_lib.runs.layout import expand_grid
     from t2c_lib.study.progress import grid_progress
@@ -317,7 +339,9 @@ def progress_command(params_file, run_dir, since):
     help="figure directory (default: figures/compare/<RUN_B>_vs_<RUN_A>)",
 )
 @friendly_errors
-def compare_command(run_a, run_b, labels, out, figures_dir):
+def compare_command(
+    run_a: Path, run_b: Path, labels: tuple[str, str] | None, out: Path | None, figures_dir: Path | None
+) -> None:
     """Set two finished runs side by side (e.g. results/thesis vs results/thesis-constrained): NO_QUERY, KG-valid, Pass@1."""
     from t2c_lib import config
     from t2c_lib.report.compare import compare_runs, default_labels

@@ -23,6 +23,7 @@ characters) and is refused whatever the range.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from t2c_lib.cypher.lexer import Kind, Token
@@ -231,7 +232,7 @@ def _unwind_before(tokens: list[Token], as_at: int) -> int | None:
     return None
 
 
-def _first_at_depth(tokens: list[Token], start: int, end: int, match) -> int | None:  # type: ignore[no-untyped-def]
+def _first_at_depth(tokens: list[Token], start: int, end: int, match: Callable[[Token], bool]) -> int | None:
     """Index of the first token in [start, end) at bracket depth 0 (relative to start) that `match` accepts."""
     depth = 0
     for k in range(start, end):

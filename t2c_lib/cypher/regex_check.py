@@ -20,14 +20,9 @@ first). A pattern is refused when
 from __future__ import annotations
 
 import re
+import re._constants as _sre  # Python 3.11 (requires-python); no stubs, Any to mypy (pyproject.toml)
+import re._parser as _parser
 from typing import Any
-
-try:  # Python 3.11+
-    import re._constants as _sre
-    import re._parser as _parser
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _sre  # type: ignore[no-redef]
-    import sre_parse as _parser  # type: ignore[no-redef]
 
 MAX_UNBOUNDED_QUANTIFIERS = 2
 """Unbounded quantifiers one pattern may hold: `(?i).*matrix.*` passes, `.*.*.*x` does not. Backtracking

@@ -132,7 +132,7 @@ class _Reader:
         props = self._map() if self._punct("{") else {}
         self._expect(")")
         self.bare = var is not None and var in self.bound and not labels and not props
-        if self.bare:
+        if var is not None and self.bare:
             return self.bound[var]
         if var is not None and var in self.bound:
             self._fail(f"variable {var} is bound already; refer to it as ({var})")

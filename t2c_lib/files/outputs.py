@@ -103,7 +103,8 @@ def jsonl_line(record: Any) -> str:
     """One JSONL record and its newline: sorted keys, UTF-8 text, no NaN, no character a reader could split on."""
     text = to_json(record, ensure_ascii=False, sort_keys=True)
     if any(ch in text for ch in _JSONL_BREAKS):
-        text = text.translate(str.maketrans(_JSONL_BREAKS))
+        table = str.maketrans(_JSONL_BREAKS)  # its own line: inside translate() mypy infers the wrong value type
+        text = text.translate(table)
     return text + "\n"
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def _ladybug(dataset: Dataset, **options: Any) -> GraphStore:
     from t2c_lib.graph.ladybug import LadybugStore
 
-    return LadybugStore(dataset, **options)  # type: ignore[arg-type]
+    return LadybugStore(dataset, **options)
 
 
 def _neo4j(dataset: Dataset, **options: Any) -> GraphStore:
@@ -29,7 +29,7 @@ def _neo4j(dataset: Dataset, **options: Any) -> GraphStore:
         from t2c_lib.graph.neo4j import Neo4jStore
     except ImportError as exc:  # pragma: no cover - the module ships with the package
         raise StoreError(f"the neo4j store is not available: {exc}") from exc
-    return Neo4jStore(dataset, **options)  # type: ignore[arg-type]
+    return Neo4jStore(dataset, **options)
 
 
 @dataclass(frozen=True)

@@ -396,11 +396,11 @@ def row_statements(dataset: Dataset) -> Iterator[Statement]:
         for batch in _batches(rows):
             payload = [{"k": row.key, **{fields[p]: row.properties.get(p) for p in props}} for row in batch]
             yield statement, {"rows": payload}
-    for rel_type, rows in dataset.rels.items():
+    for rel_type, rel_rows in dataset.rels.items():
         props = list(dataset.schema_spec.rels[rel_type].properties)
         fields = {p: f"p{i}" for i, p in enumerate(props)}
         by_pair: dict[tuple[str, str], list] = {}
-        for row in rows:
+        for row in rel_rows:
             by_pair.setdefault((row.from_label, row.to_label), []).append(row)
         for (src, dst), pair_rows in by_pair.items():
             assigns = ", ".join(f"{quote_name(p)}: r.{fields[p]}" for p in props)

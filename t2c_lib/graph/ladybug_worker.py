@@ -280,7 +280,7 @@ def handle(conn: Any, request: dict[str, Any]) -> dict[str, Any]:
             return {
                 "plan": {"operators": verdict.operators, "functions": verdict.functions, "refused": verdict.refused}
             }
-        if not verdict.ok:
+        if verdict.refused is not None:  # not ok
             raise _Failure("unsafe", refusal_message(verdict.refused, verdict.operators))
         _set_timeout(conn, deadline)
         raw = _execute(conn, statement)

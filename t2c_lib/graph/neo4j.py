@@ -376,9 +376,9 @@ class Neo4jStore(ClosedOnExit):
             statement = f"UNWIND $rows AS r CREATE (n:{_quote(label)}) SET n = r"
             for batch in _batches(rows):
                 self._write(statement, [{INTERNAL_KEY: row.key, **_present(row.properties)} for row in batch])
-        for rel_type, rows in ds.rels.items():
+        for rel_type, rel_rows in ds.rels.items():
             by_pair: dict[tuple[str, str], list] = {}
-            for row in rows:
+            for row in rel_rows:
                 by_pair.setdefault((row.from_label, row.to_label), []).append(row)
             for (src, dst), pair_rows in by_pair.items():
                 statement = (

@@ -187,16 +187,17 @@ class Watch:
         """Count the bytes read on the session's connection from now on (only the watching without a wire limit)."""
         sock = socket_of(self.session)
         self._watch_port(self.session)
-        if self.wire_limit is None:
+        limit = self.wire_limit
+        if limit is None:
             return
         original = sock.recv_into
 
         def recv_into(buffer: Any, nbytes: int = 0) -> int:
             received = original(buffer, nbytes)
             self.wire_bytes += received
-            if self.wire_bytes > self.wire_limit:  # type: ignore[operator]
+            if self.wire_bytes > limit:
                 self._stop("wire")
-                raise WireBudgetExceeded(f"more than {self.wire_limit} bytes received for one query")
+                raise WireBudgetExceeded(f"more than {limit} bytes received for one query")
             return received
 
         sock.recv_into = recv_into

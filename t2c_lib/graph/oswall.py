@@ -37,6 +37,7 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from t2c_lib.graph.oswall_syscalls import ARCHES, bpf, seccomp_program
 from t2c_lib.graph.oswall_view import private_view
@@ -145,12 +146,12 @@ class WallStatus:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, object]) -> WallStatus:
+    def from_dict(cls, data: dict[str, Any]) -> WallStatus:  # the wall's report as a child process sent it (JSON)
         return cls(
-            int(data.get("landlock_abi", 0) or 0),  # type: ignore[arg-type]
-            tuple(str(x) for x in data.get("landlock", ()) or ()),  # type: ignore[union-attr]
+            int(data.get("landlock_abi", 0) or 0),
+            tuple(str(x) for x in data.get("landlock", ()) or ()),
             bool(data.get("seccomp", False)),
-            tuple(str(x) for x in data.get("problems", ()) or ()),  # type: ignore[union-attr]
+            tuple(str(x) for x in data.get("problems", ()) or ()),
             bool(data.get("capabilities_dropped", False)),
             bool(data.get("view", False)),
             bool(data.get("keyring", False)),

@@ -19,8 +19,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from t2c_lib.schema import GraphSchema, PropType
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.graph.base import GraphStore
 
 MAX_IDENTIFYING_LENGTH = 60
 """A property whose values average longer than this is prose (a description), not a name."""
@@ -132,14 +136,14 @@ class ValueIndex:
         return [(label, prop, value) for _, label, prop, value in sorted(scored)]
 
 
-def store_loader(store: object, timeout_s: float = 10.0) -> Loader:
+def store_loader(store: GraphStore, timeout_s: float = 10.0) -> Loader:
     """A loader that reads a property's distinct strings from a graph store (read-only query)."""
     from t2c_lib.graph.base import QueryError, QueryTimeout
 
     def load(label: str, prop: str) -> list[str]:
         cypher = f"MATCH (n:`{label}`) WHERE n.`{prop}` IS NOT NULL RETURN DISTINCT n.`{prop}` LIMIT {VALUE_SCAN_LIMIT}"
         try:
-            result = store.query(cypher, timeout_s=timeout_s)  # type: ignore[attr-defined]
+            result = store.query(cypher, timeout_s=timeout_s)
         except (QueryError, QueryTimeout):
             return []
         return [row[0] for row in result.rows if isinstance(row[0], str)]

@@ -9,15 +9,18 @@ suggests the closest stored values after an empty result. Imports flow graph -> 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from t2c_lib.graph.value_index import ValueIndex, ValueLink, store_loader
 from t2c_lib.linking.retriever import LinkingSettings, Ranking, Retrieved, SchemaRetriever
 from t2c_lib.schema import GraphSchema, SchemaFormat
 
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.graph.base import GraphStore
+
 
 def retriever_for(
-    store: object, schema: GraphSchema, settings: LinkingSettings | None = None, timeout_s: float = 10.0
+    store: GraphStore, schema: GraphSchema, settings: LinkingSettings | None = None, timeout_s: float = 10.0
 ) -> SchemaRetriever:
     """A retriever over a store's schema, with a value index reading that store."""
     values = ValueIndex(schema, store_loader(store, timeout_s))

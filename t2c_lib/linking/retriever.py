@@ -146,8 +146,8 @@ class SchemaRetriever:
     def scores(self, question: str) -> np.ndarray:
         """One score per element (higher = more related)."""
         total = np.zeros(len(self.elements), dtype=np.float64)
-        if self._vectors is not None:
-            total += (self._vectors @ self.embedder.embed([question])[0]).astype(np.float64)  # type: ignore[union-attr]
+        if self._vectors is not None and self.embedder is not None:  # vectors only with an embedder
+            total += (self._vectors @ self.embedder.embed([question])[0]).astype(np.float64)
         if self.settings.ranking is not Ranking.EMBEDDING:
             lexical = np.asarray(self._bm25.scores(question))
             if lexical.max() > 0:
@@ -228,9 +228,10 @@ class SchemaRetriever:
                         continue
                     previous[other] = (label, p)
                     if other in targets:
-                        path, node = [], other
-                        while previous[node] is not None:
-                            node, step = previous[node]  # type: ignore[misc]
+                        path: list[RelPattern] = []
+                        node = other
+                        while (back := previous[node]) is not None:
+                            node, step = back
                             path.append(step)
                         return path
                     following.append(other)

@@ -116,7 +116,7 @@ class _BoundedStream:
         received = 0
         body: list[bytes] = []
         try:
-            for raw in self._inner:  # type: ignore[union-attr]
+            for raw in self._inner:
                 self._check_deadline()
                 received += len(raw)
                 if received > self._max:
@@ -139,7 +139,7 @@ class _BoundedStream:
 
     def close(self) -> None:
         self._watchdog.cancel()
-        self._inner.close()  # type: ignore[union-attr]
+        self._inner.close()
 
     def _inflate(self, raw: bytes | None) -> bytes:
         if self._inflater is None:

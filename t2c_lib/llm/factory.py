@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from t2c_lib.llm.base import ChatModel, LLMConfigError, LLMError, env_number
 from t2c_lib.llm.registry import find_local
+
+if TYPE_CHECKING:  # pragma: no cover
+    from t2c_lib.llm.local import LocalModel
 
 
 def seed_from_env(env: Mapping[str, str], default: int | None = 42) -> int | None:
@@ -81,7 +84,7 @@ def make_model(spec: str | None = None, env: Mapping[str, str] | None = None, se
             "(and T2C_LLM_API_KEY), or GROQ_API_KEY / OPENROUTER_API_KEY; or use 'local'"
         )
     policy = RetryPolicy(
-        max_attempts=max(1, int(env_number(env, "T2C_LLM_MAX_ATTEMPTS", 6, float, "a number"))),
+        max_attempts=max(1, int(env_number(env, "T2C_LLM_MAX_ATTEMPTS", 6.0, float, "a number"))),
         max_total_wait_s=env_number(env, "T2C_LLM_MAX_WAIT", 180.0, float, "a number"),
         timeout_s=env_number(env, "T2C_LLM_TIMEOUT", 120.0, float, "a number"),
     )
@@ -127,7 +130,7 @@ def build_model(
         if n_ctx is not None:
             changes.update(n_ctx=n_ctx, grammar=None)
         if changes:
-            model = model.variant(**changes)  # type: ignore[attr-defined]
+            model = cast("LocalModel", model).variant(**changes)  # the one packaged kind make_model makes
     if grammar:
         model = constrained(model, grammar)
     limiter = shared_limiter(model.model_id, requests_per_minute) if requests_per_minute else None

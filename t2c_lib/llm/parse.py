@@ -209,8 +209,8 @@ def _statement_start(text: str) -> int | None:
         # "With the schema given, ..." is prose; a Cypher line is upper case or has syntax.
         if keyword.isupper() or _CYPHER_SYNTAX_RE.search(line):
             return match.start(1)
-    match = _INLINE_RE.search(text)
-    return match.start(1) if match else None
+    inline = _INLINE_RE.search(text)
+    return inline.start(1) if inline else None
 
 
 def _is_prose(line: str) -> bool:

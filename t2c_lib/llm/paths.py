@@ -9,7 +9,7 @@ from pathlib import Path
 def cache_dir() -> Path:
     """The project's `.cache/` directory: `t2c_lib.config.CACHE_DIR` when present, else <root>/.cache."""
     try:
-        from t2c_lib import config  # type: ignore[attr-defined]
+        from t2c_lib import config
 
         return Path(config.CACHE_DIR)
     except (ImportError, AttributeError):
@@ -29,7 +29,7 @@ def models_dir() -> Path:
 
 def _project_root() -> Path:
     try:
-        from t2c_lib import config  # type: ignore[attr-defined]
+        from t2c_lib import config
 
         return Path(config.PROJECT_ROOT)
     except (ImportError, AttributeError):

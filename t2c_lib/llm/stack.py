@@ -227,8 +227,8 @@ class PacedModel(ModelWrapper):
         self.limiter = limiter
         self.slots = slots
         self._paces_itself = limiter is not None and hasattr(model, "pace")
-        if self._paces_itself:
-            model.pace = limiter.acquire  # type: ignore[attr-defined,union-attr]
+        if limiter is not None and hasattr(model, "pace"):  # self._paces_itself, as mypy can follow it
+            model.pace = limiter.acquire
 
     def _around(self, call: Callable[[], Completion]) -> Completion:
         if self.slots is None:

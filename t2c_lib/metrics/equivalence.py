@@ -57,7 +57,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
 
@@ -219,7 +219,8 @@ def _bipartite_matching(a: list[Any], b: list[Any]) -> int:
             if j in seen:
                 continue
             seen.add(j)
-            if owner[j] is None or augment(owner[j], seen):
+            held = owner[j]
+            if held is None or augment(held, seen):
                 owner[j] = i
                 return True
         return False
@@ -300,7 +301,8 @@ def ordering(query: str | None) -> Ordering | None:
     if not has_order_by(query):
         return None
     masked = strip_literals(query or "")
-    depth, marks = 0, []  # (keyword, start, end) at depth 0 after the last RETURN
+    depth = 0
+    marks: list[tuple[str, int, int]] = []  # (keyword, start, end) at depth 0 after the last RETURN
     for m in _CLAUSE.finditer(masked):
         tok = m.group(0)
         if tok in "([{":
@@ -323,7 +325,8 @@ def ordering(query: str | None) -> Ordering | None:
     if items and isinstance(items[0], str) and items[0].upper().startswith("DISTINCT "):
         items[0] = items[0][len("DISTINCT ") :]
     elif items and not isinstance(items[0], str) and items[0]["expr"].upper().startswith("DISTINCT "):
-        items[0] = _ALIAS.match(items[0].group(0)[len("DISTINCT ") :].strip())
+        # matches again: the alias is still there and the expression still holds a character
+        items[0] = cast("re.Match[str]", _ALIAS.match(items[0].group(0)[len("DISTINCT ") :].strip()))
     names: list[set[str]] = []
     for item in items:
         if isinstance(item, str):
@@ -400,14 +403,15 @@ def results_equivalent(gold: QueryResult, generated: QueryResult, ordered: bool 
     if any(len(r) != width for r in g_rows) or any(len(r) != width for r in p_rows):
         return False
     ties = ordered if isinstance(ordered, Ordering) and ordered.key_columns is not None else None
-    if ties is not None and any(k >= width for k in ties.key_columns):
+    tie_keys = ties.key_columns if ties is not None else None
+    if tie_keys is not None and any(k >= width for k in tie_keys):
         ties = None
-    if ties is not None:
+    if ties is not None and tie_keys is not None:
         groups = tie_groups(g_rows, ties)
-        loose = set(ties.key_columns) if (ties.cuts(len(g_rows)) or ties.skipped) else None
+        loose = set(tie_keys) if (ties.cuts(len(g_rows)) or ties.skipped) else None
 
         def same_rows(a: Sequence[Any], b: Sequence[Any]) -> bool:
-            return _tied_equal(a, b, groups, ties.key_columns)
+            return _tied_equal(a, b, groups, tie_keys)
 
         def same_column(i: int, a: Sequence[Any], b: Sequence[Any]) -> bool:
             return loose is not None and i not in loose or bags_equal(a, b)

@@ -41,7 +41,7 @@ def load_nltk() -> ModuleType:
             return loaded
         hidden = [name for name in HIDDEN if name not in sys.modules]
         for name in hidden:
-            sys.modules[name] = None  # type: ignore[assignment]
+            sys.modules[name] = None  # type: ignore[assignment]  # None: Python's way to block an import
         try:
             import nltk
         finally:

@@ -91,7 +91,7 @@ def score_pairs(
             "jaro_winkler": t["jaro_winkler"],
             "jaccard_cypher": t["jaccard_tokens"],
         }
-        if store is not None:
+        if store is not None and chain is not None and context is not None:  # all three or none
             from t2c_lib.validation.chain import run_chain
 
             pair = run_pair(gold, pred, store, gold_cache, timeout_s)

@@ -27,9 +27,11 @@ import random
 from collections.abc import Callable
 from dataclasses import replace
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from t2c_lib.datasets import Dataset, NodeRow, RelRow
+
+_Row = TypeVar("_Row", NodeRow, RelRow)
 
 PERTURB_VERSION = "p1"
 DROP_SHARE = 0.2
@@ -86,7 +88,7 @@ def _every_table(dataset: Dataset, change: Callable[[list, random.Random], list]
     )
 
 
-def _with_properties(row: NodeRow | RelRow, properties: dict[str, Any]) -> NodeRow | RelRow:
+def _with_properties(row: _Row, properties: dict[str, Any]) -> _Row:
     return replace(row, properties=properties)
 
 
@@ -118,10 +120,10 @@ def _dropped(dataset: Dataset, rng: random.Random) -> Dataset:
                 keep.append(row)
         nodes[label] = keep
     rels = {}
-    for rel_type, rows in sorted(dataset.rels.items()):
+    for rel_type, rel_rows in sorted(dataset.rels.items()):
         rels[rel_type] = [
             r
-            for r in rows
+            for r in rel_rows
             if (r.from_label, r.from_key) not in gone
             and (r.to_label, r.to_key) not in gone
             and rng.random() >= DROP_SHARE

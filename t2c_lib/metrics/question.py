@@ -114,7 +114,7 @@ def score_attempts(
     )
     first_pair = (
         final_pair
-        if first is final
+        if first is final or first is None  # None: no attempts, and no final either
         else run_pair(gold_query, first.query, store, gold_cache, timeout_s, refusal=wall_refusal(first.validations))
     )
     scored: dict[str, PresetScores] = {}

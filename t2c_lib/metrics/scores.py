@@ -120,7 +120,8 @@ def score_executed(
     parts.update(
         pass_at_1=p, jaccard_output=j, kg_valid_structural=kg_valid(checks), kg_valid_chain=kg_valid_chain(checks)
     )
-    pass_ts, failed = None, ()
+    pass_ts = None
+    failed: tuple[str, ...] = ()
     if suite is not None:
         verdict = suite.check(gold_query, generated_query, timeout_s) if p else None
         pass_ts = 1.0 if verdict is not None and verdict.passed else 0.0

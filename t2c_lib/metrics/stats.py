@@ -54,7 +54,9 @@ class BootstrapCI:
     seed: int = BOOTSTRAP_SEED
 
 
-def _paired(baseline: Sequence[float], treatment: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _paired(
+    baseline: Sequence[float] | np.ndarray, treatment: Sequence[float] | np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     a = np.asarray(baseline, dtype=float)
     b = np.asarray(treatment, dtype=float)
     if a.shape != b.shape or a.ndim != 1:
@@ -84,8 +86,8 @@ def wilcoxon_pratt(baseline: Sequence[float], treatment: Sequence[float]) -> Wil
 
 
 def paired_bootstrap_ci(
-    baseline: Sequence[float],
-    treatment: Sequence[float],
+    baseline: Sequence[float] | np.ndarray,
+    treatment: Sequence[float] | np.ndarray,
     level: float = 0.95,
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = BOOTSTRAP_SEED,
@@ -102,7 +104,7 @@ def paired_bootstrap_ci(
 
 
 def cluster_bootstrap_ci(
-    values: Sequence[float],
+    values: Sequence[float] | np.ndarray,
     clusters: Sequence[object],
     level: float = 0.95,
     resamples: int = BOOTSTRAP_RESAMPLES,

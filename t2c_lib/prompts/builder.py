@@ -58,7 +58,10 @@ class PromptBuilder:
             return self._system
         key = question.strip()
         if key not in self._per_question:
-            self._per_question[key] = self._system_message(self.schema_text(key))  # type: ignore[operator]
+            schema_of = self.schema_text
+            if not callable(schema_of):  # unreachable: a whole-schema text made `_system`
+                raise RuntimeError(f"{self.config.name}: no system message for a whole-schema text")
+            self._per_question[key] = self._system_message(schema_of(key))
         return self._per_question[key]
 
     def answer_text(self, example: Example) -> str:

@@ -136,7 +136,7 @@ def _parse(line: bytes, path: Path, number: int) -> PublishedReply:
         raise PublishedRepliesError(f"{where}: not a JSON line ({type(exc).__name__})") from None
     if not isinstance(record, dict):
         raise PublishedRepliesError(f"{where}: not a JSON object")
-    expected = {
+    expected: dict[str, type | tuple[type, ...]] = {
         "key": str,
         "model": str,
         "text": str,

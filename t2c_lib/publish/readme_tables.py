@@ -373,9 +373,9 @@ def _pooled_text(pooled: Pooled, baseline: bool) -> str:
 def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:
     """A published conversation evaluation: a caption (settings, model, build, preset) and each measure as k/N."""
     summary = _json(source)
-    signature = summary.get("signature") if isinstance(summary.get("signature"), dict) else {}
-    chat = signature.get("chat_settings") if isinstance(signature.get("chat_settings"), dict) else {}
-    loop = signature.get("loop") if isinstance(signature.get("loop"), dict) else {}
+    signature = _object(summary.get("signature"))
+    chat = _object(signature.get("chat_settings"))
+    loop = _object(signature.get("loop"))
     lines = [_row(["measure", "over", "k/N", "share"]), _row(["---"] * 4)]
     for measure, over, share_name, count_name in CONVERSATION_ROWS:
         n = _summary_count(summary, count_name, source)
@@ -488,6 +488,11 @@ def _short_build(fingerprint: str) -> str:
 
 def _json(path: Path) -> dict:
     return read_json_object(path, ReadmeTablesError)
+
+
+def _object(value: object) -> dict:
+    """`value` when it is a JSON object, else {} (a part a summary lacks)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _reference(run_dir: Path) -> dict[str, dict[str, str]]:

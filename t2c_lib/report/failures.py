@@ -13,12 +13,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from t2c_lib.errors import InvalidValue, MissingResults
 from t2c_lib.metrics import columns
 from t2c_lib.records import Attempt, AttemptKind
 from t2c_lib.runs.layout import ATTEMPTS_FILE, MANIFEST_FILE, METRICS_FILE, SUMMARY_FILE
 from t2c_lib.runs.runlog import read_json, read_jsonl
+
+if TYPE_CHECKING:  # pragma: no cover - pandas loads with the tables that need it
+    import pandas as pd
 
 INVALID, WRONG = "invalid", "wrong"
 
@@ -115,7 +119,7 @@ def run_failures(run_dir: Path, cell: str | None = None) -> tuple[list[Failure],
     return failures, answers
 
 
-def _texts(directory: Path, metrics) -> dict[str, tuple[str, str]]:
+def _texts(directory: Path, metrics: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """Question id -> (question, gold query): from metrics.csv, else from the dataset the cell's manifest names."""
     if "question" in metrics.columns and "gold_query" in metrics.columns:
         return {str(r["question_id"]): (str(r["question"]), str(r["gold_query"])) for r in metrics.to_dict("records")}

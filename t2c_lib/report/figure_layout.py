@@ -9,13 +9,16 @@ touch or leave the panel they label (`tests/report/test_figure_fitness.py` asser
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import matplotlib.pyplot as plt
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 
 COUNT_GID = "t2c-count"
 """The gid of a bar's k/N label (`plots._count_labels`)."""
@@ -66,6 +69,11 @@ def _tick_labels(fig: plt.Figure) -> list[tuple[Text, bool]]:
     return found
 
 
+def agg_renderer(fig: plt.Figure) -> RendererAgg:
+    """The renderer of the figure's canvas, an Agg one (plots.py draws with Agg)."""
+    return cast("FigureCanvasAgg", fig.canvas).get_renderer()
+
+
 def _ticks_out_of_view(fig: plt.Figure) -> set[int]:
     return {id(label) for label, inside in _tick_labels(fig) if not inside}
 
@@ -73,7 +81,7 @@ def _ticks_out_of_view(fig: plt.Figure) -> set[int]:
 def _together(fig: plt.Figure) -> dict[int, int]:
     """Text -> a group matplotlib lays out itself: tick labels (one group), each legend's texts (one per legend)."""
     groups = {id(label): 0 for label, _ in _tick_labels(fig)}
-    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    legends = [*fig.legends, *(own for ax in fig.axes if (own := ax.get_legend()) is not None)]
     for number, legend in enumerate(legends, start=1):
         groups.update({id(t): number for t in [*legend.get_texts(), legend.get_title()]})
     return groups
@@ -89,11 +97,11 @@ def crowded_texts(fig: plt.Figure) -> list[tuple[str, str]]:
     from matplotlib._tight_bbox import adjust_bbox  # what savefig does to a figure it crops
 
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = agg_renderer(fig)
     restore = adjust_bbox(fig, fig.get_tightbbox(renderer).padded(plt.rcParams["savefig.pad_inches"]), fig.dpi)
     try:
         fig.canvas.draw()
-        return _crowded(fig, fig.canvas.get_renderer())
+        return _crowded(fig, agg_renderer(fig))
     finally:
         restore()
         fig.canvas.draw()
@@ -117,7 +125,7 @@ def _crowded(fig: plt.Figure, renderer: Any) -> list[tuple[str, str]]:
 def texts_outside(fig: plt.Figure) -> list[str]:
     """The labels of points (annotations) and bars (k/N) that lie outside the panel they label."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = agg_renderer(fig)
     out = []
     for p in _visible_texts(fig, renderer):
         labels_a_mark = isinstance(p.artist, Annotation) or p.artist.get_gid() in (POINT_GID, COUNT_GID)
@@ -137,7 +145,7 @@ def texts_outside(fig: plt.Figure) -> list[str]:
 def declutter_counts(fig: plt.Figure, small: float = 4.5) -> None:
     """Turn a panel's k/N labels on their side (smaller) where two upright neighbours would touch."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = agg_renderer(fig)
     pad = CLEARANCE_PT * fig.dpi / 72
     for ax in fig.axes:
         labels = [t for t in ax.texts if t.get_gid() == COUNT_GID and t.get_rotation() == 0]
@@ -173,7 +181,7 @@ first four a thin leader line joins label and point."""
 NEAR = 4
 
 
-def place_point_labels(ax: plt.Axes, groups: dict[tuple[float, float], Sequence[Any]], renderer: Any) -> None:
+def place_point_labels(ax: plt.Axes, groups: Mapping[tuple[float, float], Sequence[Any]], renderer: Any) -> None:
     """One label per point (`1,4`, `history`) at the nearest free offset around it, inside its panel.
 
     Free: overlapping no label placed before and no plotted point; where no offset is free, the one

@@ -24,7 +24,7 @@ from t2c_lib.metrics import columns
 from t2c_lib.metrics.columns import BASELINE_SIDE, TREATMENT_SIDE, bound, side
 from t2c_lib.report.analysis import BASELINE, PROMPT_ORDER, SCHEMA_ORDER, TREATMENT, RunTables, config_order
 from t2c_lib.report.compare import KG_VALID, RunPair
-from t2c_lib.report.figure_layout import COUNT_GID, declutter_counts, place_point_labels
+from t2c_lib.report.figure_layout import COUNT_GID, agg_renderer, declutter_counts, place_point_labels
 from t2c_lib.report.figure_text import (
     caption,
     pair_shown,
@@ -127,7 +127,7 @@ def mark_illustrative(fig: plt.Figure) -> Any:
     tight`), right-aligned, `MARK_GAP_IN` below the lowest text: it cannot cover an axis label, a tick label or a
     legend, and stands clear of them on paper."""
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    renderer = agg_renderer(fig)
     box = fig.get_tightbbox(renderer)  # inches
     width, height = fig.get_size_inches()
     return fig.text(
@@ -212,14 +212,14 @@ def fig_llmetric_heatmap(tables: RunTables) -> plt.Figure:
     means = tables.strategy_means.copy()
     means[["prompt", "schema"]] = means["configuration"].str.split("_", n=1, expand=True)
     strategies = _thesis_strategies(tables)
-    fig, axes = plt.subplots(
+    fig, axes_grid = plt.subplots(
         1,
         len(strategies) + 1,
         figsize=(0.4 + 3.0 * len(strategies), 2.6),
         gridspec_kw={"width_ratios": [1] * len(strategies) + [0.06]},
         squeeze=False,
     )
-    axes = list(axes[0])
+    axes = list(axes_grid[0])
     prompts = [p for p in PROMPT_ORDER if p in set(means["prompt"])]
     schemas = [s for s in SCHEMA_ORDER if s in set(means["schema"])]
     for ax, strategy in zip(axes[:-1], strategies):
@@ -465,7 +465,7 @@ def fig_cost_gain(tables: RunTables) -> plt.Figure:
         borderaxespad=0.0,
     )  # one key: colours, markers, then the configurations' numbers
     fig.tight_layout()
-    renderer = fig.canvas.get_renderer()
+    renderer = agg_renderer(fig)
     for ax, groups in points:
         place_point_labels(ax, groups, renderer)
     return fig
@@ -497,7 +497,7 @@ def fig_strategy_cost(tables: RunTables) -> plt.Figure:
     _repeat_panel(axes[2], rows, tables)
     fig.tight_layout()
     declutter_counts(fig)
-    renderer = fig.canvas.get_renderer()
+    renderer = agg_renderer(fig)
     for ax, groups in points:
         place_point_labels(ax, groups, renderer)
     return fig

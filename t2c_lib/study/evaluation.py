@@ -233,6 +233,16 @@ def cell_summary(
     agentic = agentic_metrics(
         cell_attempts, max_iterations=max_iterations, samples=strategy_spec(cell.strategy).samples
     )
+    kg_valid: dict[str, Any] = {c.name: _mean([r[c.name] for r in rows], c.name) for c in columns.KG_VALID}
+    test_suite: dict[str, Any] = (
+        {
+            "pass_at_1_ts": headline.pass_at_1_ts if headline else None,
+            "n_coincidental": headline.n_coincidental if headline else None,
+            "test_suite": list(suite.names),
+        }
+        if suite is not None
+        else {}
+    )
     return CellSummary(
         configuration=cell.configuration,
         strategy=cell.strategy,
@@ -243,7 +253,7 @@ def cell_summary(
         weights=weights,
         signature=" ; ".join(preset.signature for preset in by_scoring.values()),
         max_iterations=max_iterations,
-        **{c.name: _mean([r[c.name] for r in rows], c.name) for c in columns.KG_VALID},
+        **kg_valid,
         pass_at_1_first=headline.pass_at_1_first if headline else NAN,
         pass_at_1_final=headline.pass_at_1_final if headline else NAN,
         llmetric=headline.llmetric if headline else NAN,
@@ -255,15 +265,7 @@ def cell_summary(
         questions_raised=sum(1 for r in rows if r["error"]),
         by_scoring=by_scoring,
         agentic=agentic.to_dict(),
-        **(
-            {
-                "pass_at_1_ts": headline.pass_at_1_ts if headline else None,
-                "n_coincidental": headline.n_coincidental if headline else None,
-                "test_suite": list(suite.names),
-            }
-            if suite is not None
-            else {}
-        ),
+        **test_suite,
     )
 
 

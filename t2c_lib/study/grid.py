@@ -140,7 +140,7 @@ class _GridRun:
         if self.futures and not any(f.done() or self.views[c].asking.is_set() for c, f in self.futures.items()):
             return []  # the first cell alone builds the store and caches the gold screen that all of them share
         free = self.at_once - len(self._open())
-        chosen = []
+        chosen: list[Cell] = []
         for cell in self.waiting:
             if len(chosen) >= free:
                 break
@@ -167,7 +167,7 @@ class _GridRun:
         try:
             waited = cell.twin()
             twin = self.futures.get(waited) if waited is not None else None
-            if twin is not None and twin.exception() is not None:
+            if waited is not None and twin is not None and twin.exception() is not None:
                 raise GridStopped(f"{cell.strategy}/{cell.configuration}: its {waited.strategy} cell stopped")
             if self.slots.closed:
                 raise GridStopped(f"{cell.strategy}/{cell.configuration} not started")

@@ -228,7 +228,7 @@ def _comparable(manifest: dict[str, Any]) -> dict[str, Any]:
     """The manifest keys that decide answers; a pre-strategy manifest (`mode: agentic`) reads as `feedback`."""
     data = {k: v for k, v in manifest.items() if k not in ("git_commit", "signature", "mode", "loop")}
     if "mode" in manifest or "strategy" in manifest:
-        data["strategy"] = canonical_strategy(manifest.get("strategy", manifest.get("mode")))
+        data["strategy"] = canonical_strategy(manifest["strategy"] if "strategy" in manifest else manifest["mode"])
     skip = NOT_AFFECTING_ANSWERS + others_options(data.get("strategy"))
     data["parameters"] = {k: v for k, v in manifest.get("parameters", {}).items() if k not in skip}
     data["parameters"].setdefault("decoding", "free")  # runs started before the setting existed decoded freely

@@ -34,7 +34,7 @@ UNUSED_OPTIONAL_MODULES = (
     "pyarrow.fs",
 )
 for _name in UNUSED_OPTIONAL_MODULES:
-    sys.modules.setdefault(_name, None)  # type: ignore[arg-type]
+    sys.modules.setdefault(_name, None)  # type: ignore[arg-type]  # None: Python's way to block an import
 
 from jupyter_client.manager import AsyncKernelManager  # noqa: E402
 from papermill.engines import NBClientEngine, papermill_engines  # noqa: E402

@@ -220,7 +220,9 @@ def price_left(
     A step under way counts what it has left (and its time so far towards the parallelism); a cell whose twin
     answers it (single-pass after feedback) is priced as answered from the cache once the twin is in the grid."""
     notebooks, now, grid = run_dir / NOTEBOOKS, since + elapsed_s, set(cell_dirs)
-    model, cached, evaluation = [], [], []
+    model: list[float] = []
+    cached: list[float] = []
+    evaluation: list[float] = []
     running: dict[tuple[Path, str], float] = {}  # (cell, step) -> seconds it has run so far
     for cell in cell_dirs:
         tag = f"{cell.parent.name}__{cell.name}"
@@ -327,7 +329,11 @@ def watch(
         note = read_note(cell_dir)
         now = time.time()
         fresh = note is not None and note["started"] >= started
-        if fresh and (note["done"] != shown_done or (not stopped and now - shown_at >= HEARTBEAT_S)):
+        if (
+            fresh
+            and note is not None
+            and (note["done"] != shown_done or (not stopped and now - shown_at >= HEARTBEAT_S))
+        ):
             line = cell_line(cell_dir, now, grid.left_s() if grid is not None else None)
             if line:
                 write(line)

@@ -278,7 +278,7 @@ class OrderProbe:
         from t2c_lib.graph.ladybug import LadybugStore
 
         owns_forward = forward is None or getattr(forward, "name", "") != LadybugStore.name
-        if owns_forward:
+        if forward is None or owns_forward:
             forward = LadybugStore(dataset, root=root)
         backward = LadybugStore(dataset.in_reverse_row_order(), root=root, variant="reversed")
         return cls(forward, backward, owns_forward)
@@ -337,6 +337,7 @@ def screen_gold(
     exclusions = dataset.gold_exclusions if use_exclusions else {}
     kept: list[GroundTruthItem] = []
     dropped: list[DroppedItem] = []
+    kind: DropKind | None  # None: the item is kept
     for item in dataset.questions:
         if item.id in exclusions:
             result, reason, kind = None, f"excluded by the dataset: {exclusions[item.id]}", DropKind.EXCLUDED

@@ -123,13 +123,14 @@ def property_problems(shape: QueryShape, schema: GraphSchema, case_sensitive: bo
     labels = NameSet(schema.labels, case_sensitive)
     types = NameSet(schema.rel_types, case_sensitive)
     wrong: list[dict[str, Any]] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[tuple[str, ...], str]] = set()
 
     def check(var: str, owners: set[str], key: str, is_rel: bool) -> None:
         known = NameSet(schema.rel_types if is_rel else schema.labels, case_sensitive)
-        canon = {known.canonical(o) for o in owners}
-        if not owners or None in canon:
+        found = {known.canonical(o) for o in owners}
+        if not owners or None in found:
             return  # unlabelled variable, or an unknown label the schema step reports
+        canon = {o for o in found if o is not None}
         props = NameSet({p for o in canon for p in schema.properties_of(o)}, case_sensitive)
         if key in props or (tuple(sorted(canon)), key) in seen:
             return

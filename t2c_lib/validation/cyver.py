@@ -34,7 +34,7 @@ import re
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import neo4j
 import numpy as np
@@ -76,11 +76,11 @@ class _ReadOnlyDriverMixin:
 
     def session(self, **config: Any) -> neo4j.Session:
         config["default_access_mode"] = neo4j.READ_ACCESS
-        return super().session(**config)  # type: ignore[misc]
+        return super().session(**config)  # type: ignore[misc]  # a mixin: the driver follows it
 
     def _session(self, session_config: Any) -> neo4j.Session:
         """Every session, `execute_query`'s own included: the call's watch cuts it at the deadline."""
-        session = super()._session(session_config)  # type: ignore[misc]
+        session = super()._session(session_config)  # type: ignore[misc]  # a mixin: the driver follows it
         watch = self.t2c_watch
         if watch is not None:
             watch.add(session)
@@ -94,7 +94,16 @@ class _ReadOnlyDriverMixin:
         watch = self.t2c_watch
         metadata = watch.metadata if watch is not None else None
         query = neo4j.Query(text, timeout=self.t2c_timeout_s, metadata=metadata)
-        return super().execute_query(query, parameters_, neo4j.RoutingControl.READ, **kwargs)  # type: ignore[misc]
+        return super().execute_query(query, parameters_, neo4j.RoutingControl.READ, **kwargs)  # type: ignore[misc]  # (mixin)
+
+
+if TYPE_CHECKING:
+
+    class _ReadOnlyDriver(neo4j.Driver):
+        """What `read_only_driver` returns, as mypy sees it (the class is made at run time, with the mixin)."""
+
+        t2c_timeout_s: float
+        t2c_watch: Watch | None
 
 
 def _without_explain(text: str) -> str:
@@ -103,13 +112,14 @@ def _without_explain(text: str) -> str:
     return stripped[len("EXPLAIN") :] if stripped[:8].upper() == "EXPLAIN " else text
 
 
-def read_only_driver(driver: neo4j.Driver, timeout_s: float = DEFAULT_TIMEOUT_S) -> neo4j.Driver:
+def read_only_driver(driver: neo4j.Driver, timeout_s: float = DEFAULT_TIMEOUT_S) -> _ReadOnlyDriver:
     """`driver` turned into its read-only variant (same object, so CyVer's isinstance check holds)."""
     cls = type(driver)
     if not issubclass(cls, _ReadOnlyDriverMixin):
         driver.__class__ = type(f"ReadOnly{cls.__name__}", (_ReadOnlyDriverMixin, cls), {})
-    driver.t2c_timeout_s = timeout_s  # type: ignore[attr-defined]
-    return driver
+    read_only = cast("_ReadOnlyDriver", driver)
+    read_only.t2c_timeout_s = timeout_s
+    return read_only
 
 
 class CyVerSession:
@@ -135,7 +145,7 @@ class CyVerSession:
                     self.schema = SchemaValidator(self.driver)
                     self.properties = PropertiesValidator(self.driver)
                 finally:
-                    self.driver.t2c_watch = None  # type: ignore[attr-defined]
+                    self.driver.t2c_watch = None
             if watch.reason == "deadline":
                 raise StoreUnavailable(f"CyVer's set-up got no answer from Neo4j within {timeout_s:g} s")
         except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
@@ -149,11 +159,11 @@ class CyVerSession:
     def _deadline(self) -> Watch:
         """A client deadline on everything CyVer sends until it closes (armed here, entered by the caller)."""
         watch = Watch(None, self.driver.t2c_timeout_s, terminate=getattr(self.store, "_terminate", None))
-        self.driver.t2c_watch = watch  # type: ignore[attr-defined]
+        self.driver.t2c_watch = watch
         return watch
 
     def set_timeout(self, timeout_s: float) -> None:
-        self.driver.t2c_timeout_s = timeout_s  # type: ignore[attr-defined]
+        self.driver.t2c_timeout_s = timeout_s
 
     def call(self, fn: Callable[..., Any], query: str) -> Any:
         """One CyVer call under the client deadline, with a fixed NumPy seed (restored after).
@@ -174,7 +184,7 @@ class CyVerSession:
                 raise StoreUnavailable(f"CyVer lost Neo4j at {getattr(self.store, 'uri', '?')}: {exc}") from None
             raise
         finally:
-            self.driver.t2c_watch = None  # type: ignore[attr-defined]
+            self.driver.t2c_watch = None
             np.random.set_state(state)
         if watch.reason == "deadline":
             raise _cyver_timeout(watch)

@@ -184,6 +184,11 @@ class _Extractor:
     def _tok(self, i: int) -> Token | None:
         return self.t[i] if 0 <= i < len(self.t) else None
 
+    def _upper(self, i: int) -> str:
+        """Keyword form of the token at i (empty past either end)."""
+        tok = self._tok(i)
+        return tok.upper if tok is not None else ""
+
     def _punct(self, i: int, *chars: str) -> bool:
         tok = self._tok(i)
         return tok is not None and tok.is_punct(*chars)
@@ -247,7 +252,7 @@ class _Extractor:
                 j += 1
             else:
                 break
-            if tok.name and not (self._tok(j) and self._tok(j).kind is Kind.PUNCT and self._tok(j).text in _LABEL_OPS):
+            if tok.name and not self._punct(j, *_LABEL_OPS):
                 break
         return tuple(labels), j
 
@@ -260,14 +265,7 @@ class _Extractor:
         j = i + 1
         var = ""
         tok = self._tok(j)
-        if (
-            tok is not None
-            and tok.name
-            and (
-                self._punct(j + 1, ":", "{", ")")
-                or (self._tok(j + 1) is not None and self._tok(j + 1).upper == "WHERE")
-            )
-        ):
+        if tok is not None and tok.name and (self._punct(j + 1, ":", "{", ")") or self._upper(j + 1) == "WHERE"):
             if tok.kind is Kind.QUOTED or tok.upper not in ("WHERE",):
                 var = tok.name
                 j += 1
@@ -279,7 +277,7 @@ class _Extractor:
             keys, literals, j = self._map_entries(j)
             for key, value in literals:
                 self.shape.literal_filters.append(LiteralFilter(var, labels, key, "=", value))
-        if self._tok(j) is not None and self._tok(j).upper == "WHERE" and (var or labels):
+        if self._upper(j) == "WHERE" and (var or labels):
             j = self._matching(i, "(", ")")
         if not self._punct(j, ")"):
             return None, i
@@ -307,7 +305,7 @@ class _Extractor:
             self.shape.rels.append(RelUse(var, types, keys, direction, left, right, var_length, j))
             left, j = right, after
 
-    def _rel(self, j: int):
+    def _rel(self, j: int) -> tuple[str, tuple[str, ...], tuple[str, ...], str, bool, int] | None:
         """Parse a relationship connector at j: `-[r:T*1..2 {k: v}]->`, `<--`, `--` ..."""
         k = j
         left_arrow = self._punct(k, "<")
@@ -316,13 +314,15 @@ class _Extractor:
         if not self._punct(k, "-"):
             return None
         k += 1
-        var, types, keys, var_length = "", (), (), False
+        var, var_length = "", False
+        types: tuple[str, ...] = ()
+        keys: tuple[str, ...] = ()
         if self._punct(k, "["):
             end = self._matching(k, "[", "]")
             m = k + 1
             tok = self._tok(m)
             if tok is not None and tok.name and tok.upper != "WHERE" and not self._punct(m - 1, ":"):
-                if self._punct(m + 1, ":", "*", "]", "{") or (self._tok(m + 1) and self._tok(m + 1).upper == "WHERE"):
+                if self._punct(m + 1, ":", "*", "]", "{") or self._upper(m + 1) == "WHERE":
                     var = tok.name
                     m += 1
             if self._punct(m, ":"):
@@ -357,7 +357,7 @@ class _Extractor:
             op, k = "=", j + 1
         elif op_tok.upper == "CONTAINS":
             op, k = "CONTAINS", j + 1
-        elif op_tok.upper in ("STARTS", "ENDS") and self._tok(j + 1) is not None and self._tok(j + 1).upper == "WITH":
+        elif op_tok.upper in ("STARTS", "ENDS") and self._upper(j + 1) == "WITH":
             op, k = f"{op_tok.upper} WITH", j + 2
         else:
             return
@@ -374,7 +374,7 @@ class _Extractor:
             for label in labels:
                 self.shape.label_predicates.append((tok.name, label))
             return j
-        if self._punct(i + 1, ".") and self._tok(i + 2) is not None and self._tok(i + 2).name:
+        if self._punct(i + 1, ".") and (key := self._tok(i + 2)) is not None and key.name:
             if self._punct(i + 3, "(") or self._punct(i + 3, "."):
                 # `ns.fn(` is a function; `a.b.c` reads a map inside a property: record the first key only
                 if self._punct(i + 3, "("):

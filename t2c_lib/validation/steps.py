@@ -317,7 +317,7 @@ def value_hints(query: str, ctx: ValidationContext) -> list[dict[str, Any]]:
     hints: list[dict[str, Any]] = []
     for lit in shape.literal_filters[:MAX_VALUE_HINTS]:
         owners = set(lit.labels) or (shape.node_labels(lit.var) if lit.var else set())
-        canon = sorted({labels.canonical(o) for o in owners} - {None})
+        canon = sorted({c for c in (labels.canonical(o) for o in owners) if c is not None})
         if len(canon) != 1:
             continue
         label = canon[0]

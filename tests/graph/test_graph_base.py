@@ -50,5 +50,6 @@ def test_the_embedded_store_runs_a_timed_out_query_twice(tiny_store):
     started = time.perf_counter()
     with pytest.raises(QueryTimeout):
         tiny_store.query(long_query, timeout_s=0.3)
-    assert time.perf_counter() - started >= 2 * 0.3
+    # two runs of 0.3 s each (one run would end near 0.3 s); the store's timer may fire a few µs early
+    assert time.perf_counter() - started >= 1.5 * 0.3
     assert tiny_store.query("MATCH (m:Movie) RETURN count(m)").rows == [[2]]
