@@ -3,7 +3,8 @@
 The model decides first; when its reply names no category, or more than one, a
 deterministic rule decides instead (`rule_intent`). In the `hybrid` mode (the default) the
 rules also get a second look at a model's UNKNOWN: a small model calls plain questions about
-the graph "unclear", and an unanswered question costs more than one sent to the validated loop.
+the graph "unclear", and an unanswered question costs more than one sent to the validated loop;
+and, when the caller says the previous turn failed, at a model's EXECUTE_QUERY (it saw no query).
 Either way the decision says who made it, so a log can tell the model's routing from the
 rules'. A modification with no previous query to modify is routed as a new question, and the
 decision says so.

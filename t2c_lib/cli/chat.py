@@ -103,8 +103,8 @@ def _show(answer: Any, debug: bool) -> None:
 @choice_option(
     "--router",
     choices=ROUTERS,
-    help="who routes messages: the model with the rules checking its UNKNOWN, the model alone (rules when its "
-    "reply is unusable) or the rules alone [default: hybrid]",
+    help="who routes messages: the model with the rules checking its UNKNOWN (and, after a failed turn, its "
+    "EXECUTE_QUERY), the model alone (rules when its reply is unusable) or the rules alone [default: hybrid]",
 )
 @choice_option(
     "--follow-up",
