@@ -7,13 +7,12 @@ skipping a torn last line.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.files.outputs import jsonl_line, jsonl_lines
+from t2c_lib.files.outputs import jsonl_line, read_jsonl_records
 
 LOG_FILE = "analytics.jsonl"
 STEPS = ("route", "generate", "validate", "execute", "answer")
@@ -69,12 +68,4 @@ class InteractionLog:
 
 def read_log(path: Path) -> list[dict[str, Any]]:
     """The records of a log; a torn last line (a kill mid-write) is skipped."""
-    if not Path(path).is_file():
-        return []
-    records = []
-    for line in jsonl_lines(Path(path).read_text(encoding="utf-8")):  # `\n` only: a message may hold U+2028
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return records
+    return read_jsonl_records(Path(path))  # split on `\n` only: a message may hold U+2028

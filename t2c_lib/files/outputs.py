@@ -22,6 +22,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -113,6 +114,19 @@ def jsonl_lines(text: str) -> Iterator[str]:
     return (line for line in text.split("\n") if line.strip())
 
 
+def read_jsonl_records(path: Path) -> list[Any]:
+    """The records of a JSONL file (none if it is missing); a torn line (a kill mid-write) is skipped."""
+    if not path.is_file():
+        return []
+    records = []
+    for line in jsonl_lines(path.read_text(encoding="utf-8")):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
 __all__ = [
     "FORMULA_STARTS",
     "csv_cell",
@@ -121,6 +135,7 @@ __all__ = [
     "json_safe",
     "jsonl_line",
     "jsonl_lines",
+    "read_jsonl_records",
     "to_json",
     "xlsx_text_cells",
 ]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.errors import IncompatibleResults
-from t2c_lib.files.outputs import jsonl_line, jsonl_lines, to_json
+from t2c_lib.files.outputs import jsonl_line, read_jsonl_records, to_json
 from t2c_lib.records import Attempt
 from t2c_lib.runs.layout import ATTEMPTS_FILE, OUTAGES_FILE, QUESTIONS_FILE
 
@@ -135,15 +135,7 @@ def set_aside_torn_tail(path: Path) -> int:
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Records of a JSONL file; a torn last line (killed mid-write) is ignored."""
-    if not path.is_file():
-        return []
-    records = []
-    for line in jsonl_lines(path.read_text(encoding="utf-8")):  # `\n` only: a query may hold U+2028
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return records
+    return read_jsonl_records(path)  # split on `\n` only: a query may hold U+2028
 
 
 def read_json(path: Path) -> Any:
