@@ -55,13 +55,16 @@ def _cells(
                 f"{option} {value} is not in the grid of {where} ({key}: {', '.join(grid)}); "
                 f"pick one of those, or add {value} to {key} in a parameter file of your own"
             )
-    return [
-        c
-        for c in expand_grid(params)
-        if (prompt_type in (None, c.prompt_type))
-        and (schema_format in (None, c.schema_format))
-        and (strategy in (None, c.strategy))
-    ]
+    return [c for c in expand_grid(params) if _matches(c, prompt_type, schema_format, strategy)]
+
+
+def _matches(cell: Cell, prompt_type: str | None, schema_format: str | None, strategy: str | None) -> bool:
+    """Whether `cell` passes the --prompt/--schema/--strategy filters (None: any)."""
+    return (
+        prompt_type in (None, cell.prompt_type)
+        and schema_format in (None, cell.schema_format)
+        and strategy in (None, cell.strategy)
+    )
 
 
 params_option = click.option(
@@ -174,13 +177,7 @@ def _run_cells(
         params = _params(params_file)
         pairs = [(cell, params) for cell in _cells(params, None, None, None, params_file)]
     strategy = canonical_strategy(strategy) if strategy else None
-    chosen = [
-        (c, p)
-        for c, p in pairs
-        if (prompt_type in (None, c.prompt_type))
-        and (schema_format in (None, c.schema_format))
-        and (strategy in (None, c.strategy))
-    ]
+    chosen = [(c, p) for c, p in pairs if _matches(c, prompt_type, schema_format, strategy)]
     if not chosen:
         raise InvalidValue("no configuration of the run matches --prompt/--schema/--strategy")
     return chosen
