@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from string import Template
 
-from t2c_lib.errors import InvalidValue, TemplateMissing
+from t2c_lib.errors import TemplateMissing
 from t2c_lib.llm.base import Message
 from t2c_lib.prompts.builder import PromptBuilder
 from t2c_lib.prompts.templates import TEMPLATE_DIR, check_language
@@ -48,11 +48,10 @@ def strategy_template_hashes(lang: str, names: Sequence[str] = STRATEGY_TEMPLATE
     return out
 
 
-def _whole_schema(prompts: PromptBuilder) -> str:
-    """The schema text these prompts show: the whole schema's (a retrieved schema, one per question, has none)."""
-    if callable(prompts.schema_text):
-        raise InvalidValue(f"{prompts.config.name}: the history and verify prompts need a whole-schema configuration")
-    return prompts.schema_text
+def _schema_for(prompts: PromptBuilder, question: str) -> str:
+    """The schema text these prompts show for `question`: the whole schema's, or the one retrieved for it."""
+    schema = prompts.schema_text
+    return schema(question.strip()) if callable(schema) else schema
 
 
 def history_messages(prompts: PromptBuilder, question: str, failures: Sequence[FailedAttempt]) -> list[Message]:
@@ -65,7 +64,7 @@ def history_messages(prompts: PromptBuilder, question: str, failures: Sequence[F
     text = load_strategy_template(prompts.language, "history").substitute(
         question=question.strip(),
         attempts="\n".join(blocks),
-        schema=_whole_schema(prompts).rstrip("\n") + "\n",
+        schema=_schema_for(prompts, question).rstrip("\n") + "\n",
     )
     first = prompts.initial(question)
     return [*first[:-1], Message("user", text.strip())]
@@ -74,7 +73,7 @@ def history_messages(prompts: PromptBuilder, question: str, failures: Sequence[F
 def verification_messages(prompts: PromptBuilder, question: str, query: str) -> list[Message]:
     """One user message asking for a JSON audit of `query` (no examples: the verifier is a judge, not a writer)."""
     text = load_strategy_template(prompts.language, "verify").substitute(
-        schema=_whole_schema(prompts).rstrip("\n") + "\n",
+        schema=_schema_for(prompts, question).rstrip("\n") + "\n",
         question=question.strip(),
         query=query.strip(),
     )

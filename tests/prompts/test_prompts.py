@@ -146,3 +146,22 @@ def test_prompt_hash_is_content_addressed():
     a = [Message("system", "s"), Message("user", "q")]
     assert prompt_hash(a) == prompt_hash(list(a))
     assert prompt_hash(a) != prompt_hash([Message("system", "s"), Message("user", "q2")])
+
+
+def test_history_and_verify_prompts_show_a_retrieved_schema_for_their_question():
+    """A per-question schema (`retrieved`) reaches the history and verify prompts as the text retrieved for the
+    question they are about (these used to call `.rstrip` on the retrieval function)."""
+    from t2c_lib.prompts.strategies import FailedAttempt, history_messages, verification_messages
+
+    asked: list[str] = []
+
+    def retrieved(question: str) -> str:
+        asked.append(question)
+        return f"(:MK {{nama: STRING}}) for {question}"
+
+    builder = PromptBuilder(Configuration.from_name("Zero-Shot_Retrieved"), retrieved, "id")
+    history = history_messages(builder, " Apa saja? ", [FailedAttempt("MATCH (x) RETURN x", "bad")])
+    verify = verification_messages(builder, "Apa saja?", "MATCH (m:MK) RETURN m.nama")
+    assert "(:MK {nama: STRING}) for Apa saja?" in history[-1].content
+    assert "(:MK {nama: STRING}) for Apa saja?" in verify[-1].content
+    assert set(asked) == {"Apa saja?"}
