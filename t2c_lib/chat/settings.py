@@ -42,7 +42,7 @@ class ChatSettings:
     max_tokens: int = 256
     temperature: float = 0.0
     refine_temperature: float = 0.1
-    router: str = "hybrid"  # hybrid: the model, the rules checking its UNKNOWN; model: rules only when its reply is unusable; rules: rules only
+    router: str = "hybrid"  # hybrid: the model, the rules checking its UNKNOWN (and EXECUTE_QUERY after a failed turn); model: rules only when its reply is unusable; rules: rules only
     router_max_tokens: int = 16
     answer_max_tokens: int = 64
     display_limit: int = 20
