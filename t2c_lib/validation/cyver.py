@@ -248,6 +248,25 @@ class _CyVerStep:
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _called(
+        self, validate: Any, query: str, key: str, ctx: ValidationContext | None = None
+    ) -> tuple[Any, Any, dict[str, Any]]:
+        """One CyVer validator on `query`: its value, its metadata, and the details every step records (`key`:
+        the value; with `ctx`, the labels the query uses)."""
+        value, metadata = self.cyver.call(validate, query)
+        details: dict[str, Any] = {key: value, "codes": _codes(metadata), "cyver_metadata": metadata}
+        if ctx is not None:
+            _add_labels_used(details, query, ctx)
+        return value, metadata, details
+
+    def _failed(
+        self, error: ErrorType, metadata: Any, details: dict[str, Any], default: str, **found: Any
+    ) -> ValidationResult:
+        """The failing result: CyVer's findings as the message (`default` when it has none); each non-empty
+        `found` (suggestions, unknown properties) added to the details."""
+        details.update({key: value for key, value in found.items() if value})
+        return ValidationResult(self.name, False, error, _message(metadata, default), details)
+
 
 class CyVerSyntaxStep(_CyVerStep):
     """CyVer's SyntaxValidator: valid or SYNTAX_ERROR."""
@@ -256,11 +275,11 @@ class CyVerSyntaxStep(_CyVerStep):
     fallback = SyntaxStep()
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        valid, metadata = self.cyver.call(self.cyver.syntax.validate, query)
-        details: dict[str, Any] = {"cyver_valid": bool(valid), "codes": _codes(metadata), "cyver_metadata": metadata}
+        valid, metadata, details = self._called(self.cyver.syntax.validate, query, "cyver_valid")
+        details["cyver_valid"] = bool(valid)
         if valid:
             return ValidationResult(self.name, True, None, "CyVer: valid syntax", details)
-        return ValidationResult(self.name, False, ErrorType.SYNTAX_ERROR, _message(metadata, "invalid syntax"), details)
+        return self._failed(ErrorType.SYNTAX_ERROR, metadata, details, "invalid syntax")
 
 
 class CyVerSchemaStep(_CyVerStep):
@@ -270,18 +289,13 @@ class CyVerSchemaStep(_CyVerStep):
     fallback = SchemaStep()
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        score, metadata = self.cyver.call(self.cyver.schema.validate, query)
-        details: dict[str, Any] = {"cyver_score": score, "codes": _codes(metadata), "cyver_metadata": metadata}
-        _add_labels_used(details, query, ctx)
+        score, metadata, details = self._called(self.cyver.schema.validate, query, "cyver_score", ctx)
         if score is not None and score >= 1:
             return ValidationResult(self.name, True, None, "CyVer: schema score 1", details)
-        suggestions = _name_suggestions(metadata, ctx)
-        if suggestions:
-            details["suggestions"] = suggestions
-        message = _message(
-            metadata, f"the labels, relationship types or paths do not match the graph (CyVer schema score {score:.2f})"
+        default = f"the labels, relationship types or paths do not match the graph (CyVer schema score {score:.2f})"
+        return self._failed(
+            ErrorType.SCHEMA_ERROR, metadata, details, default, suggestions=_name_suggestions(metadata, ctx)
         )
-        return ValidationResult(self.name, False, ErrorType.SCHEMA_ERROR, message, details)
 
 
 class CyVerPropertiesStep(_CyVerStep):
@@ -291,19 +305,18 @@ class CyVerPropertiesStep(_CyVerStep):
     fallback = PropertiesStep()
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        score, metadata = self.cyver.call(self.cyver.properties.validate, query)
-        details: dict[str, Any] = {"cyver_score": score, "codes": _codes(metadata), "cyver_metadata": metadata}
-        _add_labels_used(details, query, ctx)
+        score, metadata, details = self._called(self.cyver.properties.validate, query, "cyver_score", ctx)
         if score is None or score >= 1:
             what = "no property accessed" if score is None else "properties score 1"
             return ValidationResult(self.name, True, None, f"CyVer: {what}", details)
-        unknown = _unknown_properties(metadata, ctx)
-        if unknown:
-            details["unknown_properties"] = unknown
-        message = _message(
-            metadata, f"some properties do not exist on their labels (CyVer properties score {score:.2f})"
+        default = f"some properties do not exist on their labels (CyVer properties score {score:.2f})"
+        return self._failed(
+            ErrorType.PROPERTIES_ERROR,
+            metadata,
+            details,
+            default,
+            unknown_properties=_unknown_properties(metadata, ctx),
         )
-        return ValidationResult(self.name, False, ErrorType.PROPERTIES_ERROR, message, details)
 
 
 def cyver_steps(store: GraphStore, timeout_s: float = DEFAULT_TIMEOUT_S) -> tuple[Validator, Validator, Validator]:
