@@ -150,6 +150,35 @@ def kg_valid_chain(validations: Iterable[ValidationResult | Mapping[str, Any]]) 
 
 
 @dataclass(frozen=True)
+class ExecutedPair:
+    """Both queries run once on a store, so several presets can score the same results."""
+
+    gold: Execution
+    generated: Execution
+    error: str | None
+
+
+def run_pair(
+    gold_query: str,
+    generated_query: str | None,
+    store: GraphStore,
+    gold_cache: GoldCache | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    refusal: str | None = None,
+) -> ExecutedPair:
+    """Run the gold query (cached) and, when it succeeded, the generated one.
+
+    `refusal` (from `wall_refusal` of the attempt's record): the run's walls refused the
+    generated query, so it is scored as failed without being executed again."""
+    gold = execute_gold(store, gold_query, gold_cache, timeout_s)
+    if gold.error is not None:
+        return ExecutedPair(gold, Execution(error="not run"), f"gold query failed: {gold.error}")
+    generated = refused_execution(refusal) if refusal else execute(store, generated_query, timeout_s)
+    error = f"generated query failed: {generated.error}" if generated.error is not None else None
+    return ExecutedPair(gold, generated, error)
+
+
+@dataclass(frozen=True)
 class ExecutionScores:
     """Pass@1 and Jaccard output of one generated query, and what went wrong if anything."""
 
@@ -170,10 +199,8 @@ def execution_scores(
     """Run gold (cached) and generated queries on one store and score the generated one under a scoring preset."""
     preset = get_scoring(scoring)
     ordered = ordering(gold_query) is not None
-    gold = execute_gold(store, gold_query, gold_cache, timeout_s)
-    if gold.error is not None:  # nothing to compare against: do not spend time on the generated query
-        return ExecutionScores(0.0, 0.0, ordered, f"gold query failed: {gold.error}")
-    generated = execute(store, generated_query, timeout_s)
-    error = f"generated query failed: {generated.error}" if generated.error is not None else None
-    p, j = preset.output_scores(gold_query, gold.result, generated.result, generated_query)
-    return ExecutionScores(p, j, ordered, error)
+    pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s)
+    if pair.gold.error is not None:  # nothing to compare against: the generated query was not run
+        return ExecutionScores(0.0, 0.0, ordered, pair.error)
+    p, j = preset.output_scores(gold_query, pair.gold.result, pair.generated.result, generated_query)
+    return ExecutionScores(p, j, ordered, pair.error)

@@ -11,12 +11,10 @@ from t2c_lib.metrics.columns import column_mean
 from t2c_lib.metrics.composite import DEFAULT_WEIGHTS, get_weights, llmetric, llmetric_q
 from t2c_lib.metrics.gold import GoldCache
 from t2c_lib.metrics.output import (
-    Execution,
-    execute,
-    execute_gold,
+    ExecutedPair,
     kg_valid,
     kg_valid_chain,
-    refused_execution,
+    run_pair,
     wall_refusal,
 )
 from t2c_lib.metrics.registry import signature
@@ -66,35 +64,6 @@ def text_scores(
 def llmetric_components(parts: Mapping[str, float], scoring: str) -> dict[str, float]:
     """The components LLMetric weighs: `kg_valid` is the KG-valid the scoring preset names."""
     return {**parts, "kg_valid": parts[get_scoring(scoring).llmetric_kg_valid.value]}
-
-
-@dataclass(frozen=True)
-class ExecutedPair:
-    """Both queries run once on a store, so several presets can score the same results."""
-
-    gold: Execution
-    generated: Execution
-    error: str | None
-
-
-def run_pair(
-    gold_query: str,
-    generated_query: str | None,
-    store: GraphStore,
-    gold_cache: GoldCache | None = None,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    refusal: str | None = None,
-) -> ExecutedPair:
-    """Run the gold query (cached) and, when it succeeded, the generated one.
-
-    `refusal` (from `wall_refusal` of the attempt's record): the run's walls refused the
-    generated query, so it is scored as failed without being executed again."""
-    gold = execute_gold(store, gold_query, gold_cache, timeout_s)
-    if gold.error is not None:
-        return ExecutedPair(gold, Execution(error="not run"), f"gold query failed: {gold.error}")
-    generated = refused_execution(refusal) if refusal else execute(store, generated_query, timeout_s)
-    error = f"generated query failed: {generated.error}" if generated.error is not None else None
-    return ExecutedPair(gold, generated, error)
 
 
 def score_executed(
