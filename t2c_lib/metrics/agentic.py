@@ -47,7 +47,7 @@ run 1, 2, ... without gaps and never exceed `max_iterations`; anything else is a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -158,6 +158,12 @@ def _error_name(a: Attempt) -> str:
     return a.error_type.value if a.error_type is not None else UNKNOWN_ERROR
 
 
+def _error_counts(attempts: Sequence[Attempt]) -> dict[str, int]:
+    """Failed attempts counted by error type, every type named (UNKNOWN_ERROR only when one has none)."""
+    names = list(ERROR_NAMES) + ([UNKNOWN_ERROR] if any(a.error_type is None for a in attempts) else [])
+    return {name: sum(1 for a in attempts if _error_name(a) == name) for name in names}
+
+
 def _share(num: int, den: int) -> float | None:
     return num / den if den else None
 
@@ -213,16 +219,12 @@ def agentic_metrics(
     n = len(runs)
 
     failed = [a for run in runs for a in run if not a.ok]
-    names = list(ERROR_NAMES) + ([UNKNOWN_ERROR] if any(a.error_type is None for a in failed) else [])
-    error_counts = {name: sum(1 for a in failed if _error_name(a) == name) for name in names}
+    error_counts = _error_counts(failed)
 
     initially_failed = [run for run in runs if not run[0].ok]
     recovered = [run for run in initially_failed if run[-1].ok]
-    first_names = list(ERROR_NAMES) + (
-        [UNKNOWN_ERROR] if any(r[0].error_type is None for r in initially_failed) else []
-    )
-    first_counts = {name: sum(1 for r in initially_failed if _error_name(r[0]) == name) for name in first_names}
-    first_recovered = {name: sum(1 for r in recovered if _error_name(r[0]) == name) for name in first_names}
+    first_counts = _error_counts([run[0] for run in initially_failed])
+    first_recovered = {name: sum(1 for r in recovered if _error_name(r[0]) == name) for name in first_counts}
     per_question = [refinements(run, samples) for run in runs]
     pooled = sum(per_question, Refinements())
 
