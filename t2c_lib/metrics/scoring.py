@@ -105,6 +105,15 @@ def _text_scores(measures: ModuleType, gold: str | None, generated: str | None) 
     }
 
 
+T2C_TEXT_SETTINGS = (
+    f"bleu:{text.BLEU_SETTING}",
+    f"rouge:{text.ROUGE_SETTING}",
+    f"jw:{text.JARO_WINKLER_SETTING}",
+    "llmetric-kg:structural",
+)
+"""The settings t2c's text metrics and structural KG-valid add to a preset's signature (t2c, cypherbench)."""
+
+
 def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
     return _text_scores(text, gold, generated)
 
@@ -127,10 +136,7 @@ register_scoring(
         llmetric_kg_valid=KgValid.STRUCTURAL,
         settings=(
             EQUIVALENCE_VERSION,
-            f"bleu:{text.BLEU_SETTING}",
-            f"rouge:{text.ROUGE_SETTING}",
-            f"jw:{text.JARO_WINKLER_SETTING}",
-            "llmetric-kg:structural",
+            *T2C_TEXT_SETTINGS,
         ),
     )
 )
@@ -189,10 +195,7 @@ register_scoring(
         llmetric_kg_valid=KgValid.STRUCTURAL,
         settings=(
             cypherbench.CYPHERBENCH_VERSION,
-            f"bleu:{text.BLEU_SETTING}",
-            f"rouge:{text.ROUGE_SETTING}",
-            f"jw:{text.JARO_WINKLER_SETTING}",
-            "llmetric-kg:structural",
+            *T2C_TEXT_SETTINGS,
         ),
     )
 )
