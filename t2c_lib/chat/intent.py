@@ -285,23 +285,28 @@ class Router:
                     source, note = RouteSource.MODEL, ""
         if chosen is None:
             chosen = rule_intent(message, has_previous, self.vocabulary)
-        elif chosen is Intent.UNKNOWN and self.mode is RouterMode.HYBRID:
+        elif self.mode is RouterMode.HYBRID and (overrulable := _overrulable(chosen, previous_failed)):
             ruled = rule_intent(message, has_previous, self.vocabulary)
-            if ruled in (Intent.EXECUTE_QUERY, Intent.REQUEST_MODIFICATION):
+            if ruled in overrulable:
+                after = " after a failed turn" if chosen is Intent.EXECUTE_QUERY else ""
+                note = f"model said {chosen.value}{after}; the rules read {ruled.value} (hybrid routing)"
                 chosen, source = ruled, RouteSource.RULES
-                note = f"model said UNKNOWN; the rules read {ruled.value} (hybrid routing)"
-        elif chosen is Intent.EXECUTE_QUERY and previous_failed and self.mode is RouterMode.HYBRID:
-            if rule_intent(message, has_previous, self.vocabulary) is Intent.REQUEST_MODIFICATION:
-                chosen, source = Intent.REQUEST_MODIFICATION, RouteSource.RULES
-                note = (
-                    "model said EXECUTE_QUERY after a failed turn; the rules read REQUEST_MODIFICATION (hybrid routing)"
-                )
         if chosen is Intent.REQUEST_MODIFICATION and not has_previous:
             chosen, note = (
                 Intent.EXECUTE_QUERY,
                 (note + "; " if note else "") + "no previous query to modify: a new question",
             )
         return _decision(chosen, source, reply, note, time.perf_counter() - started, calls, usage)
+
+
+def _overrulable(said: Intent, previous_failed: bool) -> tuple[Intent, ...]:
+    """What the rules may put in place of the model's `said` in hybrid routing: a question or a modification for
+    UNKNOWN; a modification for EXECUTE_QUERY after a failed turn (the model saw no query); nothing otherwise."""
+    if said is Intent.UNKNOWN:
+        return (Intent.EXECUTE_QUERY, Intent.REQUEST_MODIFICATION)
+    if said is Intent.EXECUTE_QUERY and previous_failed:
+        return (Intent.REQUEST_MODIFICATION,)
+    return ()
 
 
 def _decision(

@@ -285,7 +285,7 @@ class Session:
         self._save()
         history = [(t.message, t.query) for t in self.turns]
         # with follow-ups by edit, a failed turn's question is something to modify too (`_query` builds on it)
-        failed = self.settings.follow_up == "edit" and self.failed_question is not None
+        failed = self._edits_follow_ups and self.failed_question is not None
         decision = self.engine.router.route(
             message, history, has_previous=self.context is not None or failed, previous_failed=failed
         )
@@ -364,7 +364,7 @@ class Session:
         call; judged by the same chain), and a modification of a turn that failed is asked as a new question
         built on that turn's question instead of on an older query.
         """
-        editing = self.settings.follow_up == "edit"
+        editing = self._edits_follow_ups
         modifying = decision.intent is Intent.REQUEST_MODIFICATION and self.context is not None
         if editing and decision.intent is Intent.REQUEST_MODIFICATION and self.failed_question is not None:
             modifying = False
@@ -451,6 +451,11 @@ class Session:
             decision,
             state,
         )
+
+    @property
+    def _edits_follow_ups(self) -> bool:
+        """`follow_up: edit`: a follow-up is first a token edit, and a failed turn's question is one to modify."""
+        return self.settings.follow_up == "edit"
 
     def _previous(self) -> Context:
         """The turn a modification builds on (one is routed as a modification only when there is a turn)."""
