@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.build import LoopParts, build_loop, build_parts, loop_strategy
 from t2c_lib.chat.answer import AnswerWriter
-from t2c_lib.chat.intent import Router, RouterMode, domain_vocabulary
+from t2c_lib.chat.intent import Router, RouterMode, domain_vocabulary, schema_words
 from t2c_lib.chat.prompts import template_hashes
 from t2c_lib.chat.settings import ChatSettings
 from t2c_lib.prompts.config import Configuration, PromptType
@@ -89,6 +89,7 @@ class ChatEngine:
                 vocabulary,
                 mode=RouterMode(settings.router),
                 max_tokens=settings.router_max_tokens,
+                names=schema_words(parts.context.schema),
             )
             writer = AnswerWriter(answer_model, dataset.language, settings.answer_max_tokens)
             size = sum(store.counts().values())

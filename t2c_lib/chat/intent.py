@@ -25,6 +25,7 @@ from t2c_lib.llm.base import LLMError, Message
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.llm.base import ChatModel, Usage
+    from t2c_lib.schema import GraphSchema
 
 
 class Intent(str, Enum):
@@ -219,6 +220,35 @@ def rule_intent(message: str, has_previous: bool, vocabulary: frozenset[str] = f
     return Intent.UNKNOWN
 
 
+FOLLOW_ON_OPENERS = ("and", "dan", "what about", "how about", "bagaimana dengan", "kalau", "lalu", "terus", "then")
+"""Words a message opens with when it continues the previous turn rather than asking anew."""
+FOLLOW_ON_MOST_WORDS = 4
+
+
+def schema_words(schema: GraphSchema) -> frozenset[str]:
+    """The words of a graph's labels, relationship types and properties (`ACTED_IN` gives `acted`; pieces of
+    fewer than three letters only when a name is one word, like `MK`)."""
+    out: set[str] = set()
+    kinds = [*schema.labels, *schema.rel_types]
+    for name in [*kinds, *(p for kind in kinds for p in schema.properties_of(kind))]:
+        pieces = _words(name.replace("_", " "))
+        out.update(p for p in pieces if len(p) >= 3 or len(pieces) == 1)
+    return frozenset(out)
+
+
+def follows_on(message: str, names: frozenset[str]) -> bool:
+    """Whether a message cannot stand alone: it opens with a continuation word ("And in 'Cast Away'?"), or it is at
+    most four words with no quoted value and no word of the graph's own names ("Ada berapa banyak?")."""
+    words = _words(message)
+    text = " ".join(words)
+    if not words or all(w in ACK_WORDS for w in words):
+        return False
+    if any(text == o or text.startswith(o + " ") for o in FOLLOW_ON_OPENERS):
+        return True
+    quoted = "'" in message or '"' in message
+    return len(words) <= FOLLOW_ON_MOST_WORDS and not quoted and not names & set(words)
+
+
 # --- routing ---------------------------------------------------------------------------------
 
 
@@ -230,6 +260,7 @@ class Router:
     language: str
     vocabulary: frozenset[str] = field(default_factory=frozenset)
     mode: RouterMode = RouterMode.HYBRID
+    names: frozenset[str] = field(default_factory=frozenset)  # `schema_words`: what `follows_on` looks for
     max_tokens: int = 16
     history_turns: int = 3
 
@@ -258,13 +289,19 @@ class Router:
         )
 
     def route(
-        self, message: str, history: Sequence[tuple[str, str]], has_previous: bool, previous_failed: bool = False
+        self,
+        message: str,
+        history: Sequence[tuple[str, str]],
+        has_previous: bool,
+        previous_failed: bool = False,
+        follow_ons: bool = False,
     ) -> RouteDecision:
         """Decide the message's intent; the model first (if used), the rules when its reply is unusable or (hybrid) UNKNOWN.
 
         `previous_failed`: the last query turn found no query, so the model sees none in the history and calls a
         follow-up of it a new question; hybrid routing then lets the rules read a modification (issue 53, chosen on
-        the development dialogues).
+        the development dialogues). `follow_ons`: a message that cannot stand alone (`follows_on`) is a
+        modification even when the model calls it a new question (issue 53, third round).
         """
         started = time.perf_counter()
         reply, usage, calls, chosen, source, note = "", None, 0, None, RouteSource.RULES, "routing by rules"
@@ -291,6 +328,16 @@ class Router:
                 after = " after a failed turn" if chosen is Intent.EXECUTE_QUERY else ""
                 note = f"model said {chosen.value}{after}; the rules read {ruled.value} (hybrid routing)"
                 chosen, source = ruled, RouteSource.RULES
+        if (
+            self.mode is RouterMode.HYBRID
+            and follow_ons
+            and has_previous
+            and source is RouteSource.MODEL
+            and chosen is Intent.EXECUTE_QUERY
+            and follows_on(message, self.names)
+        ):
+            note = f"model said {chosen.value}; the message cannot stand alone: a modification (hybrid routing)"
+            chosen, source = Intent.REQUEST_MODIFICATION, RouteSource.RULES
         if chosen is Intent.REQUEST_MODIFICATION and not has_previous:
             chosen, note = (
                 Intent.EXECUTE_QUERY,

@@ -169,3 +169,15 @@ def _bindings(tokens: list[Token]) -> tuple[tuple[str, str], ...]:
             if name:
                 seen.setdefault(tokens[i + 1].text, name)
     return tuple(seen.items())
+
+
+def in_stable_order(query: str, dialect: Dialect = Dialect.LADYBUG) -> str | None:
+    """`query` with `ORDER BY` over every returned column, when it sorts nothing and limits nothing; else None.
+
+    Without ORDER BY a store lists rows in its own order (another on Neo4j than on LadybugDB); sorting by the
+    returned columns, in their order, gives one order on every store and changes no row (issue 53).
+    """
+    parts = split_query(query, dialect)
+    if parts is None or parts.order or parts.limit:
+        return None
+    return replace(parts, order=tuple(item.key for item in parts.items)).render()

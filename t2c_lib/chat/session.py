@@ -16,7 +16,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -287,7 +287,11 @@ class Session:
         # with follow-ups by edit, a failed turn's question is something to modify too (`_query` builds on it)
         failed = self._edits_follow_ups and self.failed_question is not None
         decision = self.engine.router.route(
-            message, history, has_previous=self.context is not None or failed, previous_failed=failed
+            message,
+            history,
+            has_previous=self.context is not None or failed,
+            previous_failed=failed,
+            follow_ons=self._edits_follow_ups,
         )
         if self.on_route is not None:
             self.on_route(decision)
@@ -380,6 +384,8 @@ class Session:
             self.failed_question = question
             log.error = f"{type(exc).__name__}: {exc}"
             return self._unanswered(number, question, decision, log.error)
+        if state.success and state.result is not None and self.settings.stable_order:
+            state = self._in_stable_order(state)
         _record_loop(log, state)
         if not state.success or state.result is None:
             self.failed_question = question
@@ -462,6 +468,29 @@ class Session:
         if self.context is None:
             raise RuntimeError("a modification without a previous turn")
         return self.context
+
+    def _in_stable_order(self, state: AgentState) -> AgentState:
+        """The answer listed by its returned columns when its query sorts nothing (`in_stable_order`), run through
+        the same chain; the attempts keep the query as written, and a sorted query the chain refuses changes nothing."""
+        from t2c_lib.chat.query_parts import in_stable_order
+        from t2c_lib.validation.chain import run_chain
+
+        ordered = in_stable_order(state.final_query, self.engine.store.facts.dialect)
+        if ordered is None:
+            return state
+        parts = self.engine.parts
+        started = time.perf_counter()
+        verdicts = run_chain(ordered, parts.chain, parts.context)
+        elapsed = time.perf_counter() - started
+        if len(verdicts) != len(parts.chain) or not all(v.ok for v in verdicts) or parts.context.result is None:
+            return state
+        return replace(
+            state,
+            final_query=ordered,
+            result=parts.context.result,
+            validation_time_s=state.validation_time_s + elapsed,
+            wall_time_s=state.wall_time_s + elapsed,
+        )
 
     def _edited(self, message: str, question: str, number: int) -> AgentState | None:
         """The previous query edited as `message` asks and judged by the chain; None when no edit passes it."""

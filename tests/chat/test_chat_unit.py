@@ -20,12 +20,14 @@ from t2c_lib.chat.checks import CheckCode, check_result
 from t2c_lib.chat.engine import ChatEngine
 from t2c_lib.chat.evaluate import ConversationReport, TurnOutcome
 from t2c_lib.chat.export import export_format, read_export, result_frame
-from t2c_lib.chat.intent import Router, RouterMode, RouteSource, parse_intent, rule_intent
+from t2c_lib.chat.intent import Router, RouterMode, RouteSource, follows_on, parse_intent, rule_intent, schema_words
 from t2c_lib.chat.log import STEPS, TURN_FIELDS, read_log
 from t2c_lib.chat.numbers import format_number, format_value
+from t2c_lib.chat.query_parts import in_stable_order
 from t2c_lib.chat.rewrite import Context, rewrite_request
 from t2c_lib.chat.session import SESSION_FILE
 from t2c_lib.chat.settings import ROUTERS
+from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import QueryResult
 from t2c_lib.llm.base import Completion, Usage
 from tests.helpers import konv13_replies
@@ -267,7 +269,9 @@ def test_checks_and_quality():
 def engine_for(kurikulum, kurikulum_store):
     def build(replies: Sequence[str], **settings) -> tuple[ChatEngine, ScriptedModelStandIn]:
         model = ScriptedModelStandIn(replies)
-        chosen = ChatSettings(**{"max_iterations": 2, "timeout_s": 5.0, "follow_up": "rewrite", **settings})
+        chosen = ChatSettings(
+            **{"max_iterations": 2, "timeout_s": 5.0, "follow_up": "rewrite", "stable_order": False, **settings}
+        )
         return ChatEngine.open(chosen, dataset=kurikulum, store=kurikulum_store, model=model), model
 
     return build
@@ -605,6 +609,105 @@ def test_a_follow_up_that_loses_the_previous_filter_is_not_called_perfect(engine
             assert "Filter pertanyaan sebelumnya (semester = 3) hilang dari kueri ini" in " ".join(second.warnings)
         else:
             assert second.quality == 100 and not second.warnings
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Ada berapa banyak?", True),  # four words, none of the graph's own
+        ("And in 'Cast Away'?", True),  # a continuation word first
+        ("Dan yang semester 4?", True),
+        ("Berapa SKS mata kuliah 'Sistem Operasi'?", False),  # names a property and quotes a value
+        ("Siapa saja 'Budi'?", False),  # a quoted value without a continuation word stands alone
+        ("Berapa jumlah mata kuliah semester 3?", False),  # five words
+        ("Terima kasih.", False),  # an acknowledgement
+        ("Apa prasyarat nya?", True),
+        ("Apa saja SKS-nya?", False),  # `sks` is a property of the graph
+    ],
+)
+def test_follows_on_reads_messages_that_cannot_stand_alone(kurikulum_store, message, expected):
+    names = schema_words(kurikulum_store.schema())
+    assert {"sks", "semester", "mk", "prerequisite"} <= names and "of" not in names
+    assert follows_on(message, names) is expected
+
+
+@pytest.mark.parametrize(
+    ("follow_ons", "mode", "message", "expected"),
+    [
+        (True, RouterMode.HYBRID, "Ada berapa banyak?", Intent.REQUEST_MODIFICATION),
+        (False, RouterMode.HYBRID, "Ada berapa banyak?", Intent.EXECUTE_QUERY),  # follow-ups by rewrite: the model
+        (True, RouterMode.MODEL, "Ada berapa banyak?", Intent.EXECUTE_QUERY),  # the model alone
+        (True, RouterMode.HYBRID, "Berapa SKS mata kuliah 'Sistem Operasi'?", Intent.EXECUTE_QUERY),
+    ],
+)
+def test_hybrid_router_reads_a_message_that_cannot_stand_alone_as_a_modification(
+    kurikulum_store, follow_ons, mode, message, expected
+):
+    names = schema_words(kurikulum_store.schema())
+    router = Router(
+        ScriptedModelStandIn(["EXECUTE_QUERY"] * 2), "id", frozenset({"mata", "kuliah"}), mode=mode, names=names
+    )
+    decision = router.route(message, [(Q1, GOLD1)], has_previous=True, follow_ons=follow_ons)
+    assert decision.intent is expected and decision.llm_calls == 1
+    assert (decision.source is RouteSource.RULES) == (expected is Intent.REQUEST_MODIFICATION)
+    first = router.route("Ada berapa banyak?", [], has_previous=False, follow_ons=follow_ons)
+    assert first.intent is Intent.EXECUTE_QUERY  # nothing to follow on from
+
+
+def test_stable_order_lists_an_unsorted_answer_by_its_columns_on_the_store(engine_for, tmp_path):
+    """`stable_order` (issue 53): an answer whose query sorts and limits nothing is run again with ORDER BY over its
+    returned columns through the chain; the attempt keeps the model's query; a sorted or limited query, or one whose
+    sorted form the chain refuses, stays as written."""
+    unsorted = "MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama, m.sks"
+    limited = "MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama LIMIT 2"
+    engine, _ = engine_for(
+        [
+            "EXECUTE_QUERY",
+            f"<cypher>{unsorted}</cypher>",
+            "Ada {rows} mata kuliah.",
+            "EXECUTE_QUERY",
+            f"<cypher>{limited}</cypher>",
+            "Ada {rows} mata kuliah.",
+        ],
+        stable_order=True,
+    )
+    session = Session.start(session_id="o1", directory=tmp_path / "o1", engine=engine)
+    answer = session.ask(Q1)
+    assert answer.query == unsorted + " ORDER BY m.nama, m.sks"
+    assert answer.state is not None and answer.state.attempts[-1].query == unsorted
+    expected = sorted(tuple(r) for r in engine.store.query(unsorted).rows)
+    assert [tuple(r) for r in answer.result.itertuples(index=False)] == expected
+    assert session.context is not None and session.context.query == answer.query
+    assert session.ask("Mata kuliah apa saja di semester 3? Dua saja.").query == limited
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("MATCH (m:MK) RETURN m.nama", "MATCH (m:MK) RETURN m.nama ORDER BY m.nama"),
+        (
+            "MATCH (d:Person)-[:DIRECTED]->(m:Movie) RETURN d.name AS director, count(m) AS movies",
+            "MATCH (d:Person)-[:DIRECTED]->(m:Movie) RETURN d.name AS director, count(m) AS movies"
+            " ORDER BY director, movies",
+        ),
+        ("MATCH (m:MK) RETURN DISTINCT m.tipe", "MATCH (m:MK) RETURN DISTINCT m.tipe ORDER BY m.tipe"),
+        ("MATCH (m:MK) RETURN m.nama ORDER BY m.sks", None),  # it sorts already
+        ("MATCH (m:MK) RETURN m.nama LIMIT 3", None),  # sorting would change which rows a limit keeps
+        ("MATCH (m:MK) RETURN m.nama SKIP 1", None),
+        ("MATCH (m:MK) RETURN m.nama UNION MATCH (t:topic) RETURN t.nama AS nama", None),
+        ("MATCH (m:MK) RETURN m.nama 'unclosed", None),  # text the lexer refuses
+    ],
+)
+def test_in_stable_order(query, expected):
+    assert in_stable_order(query) == expected
+
+
+def test_stable_order_is_off_for_sessions_saved_before_it():
+    assert ChatSettings().stable_order is True
+    assert ChatSettings.from_dict({}).stable_order is False  # a session file without the key ran as written
+    assert ChatSettings.from_dict({"stable_order": True}).stable_order is True
+    with pytest.raises(InvalidValue, match="stable_order must be true or false"):
+        ChatSettings(stable_order="yes")  # type: ignore[arg-type]
 
 
 def test_follow_up_edit_answers_without_a_query_call_and_a_failed_turn_is_built_on_its_question(engine_for, tmp_path):
