@@ -112,6 +112,13 @@ def _show(answer: Any, debug: bool) -> None:
     help="how a follow-up is answered: a token edit of the previous query when the message reads as one, else "
     "the model's rewrite (edit), or always the model's rewrite (rewrite, the thesis chat) [default: edit]",
 )
+@click.option(
+    "--stable-order/--as-listed",
+    "stable_order",
+    default=None,
+    help="list an answer whose query sorts nothing by its returned columns, the same on every store, or as the "
+    "store lists it (the thesis chat) [default: --stable-order]",
+)
 @click.option("--display-limit", type=POSITIVE_INT, default=None, help="rows shown per answer [default: 20]")
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--debug", is_flag=True, help="show each route decision, generated Cypher and its verdicts")
@@ -130,6 +137,7 @@ def chat(
     max_tokens: int | None,
     router: str | None,
     follow_up: str | None,
+    stable_order: bool | None,
     display_limit: int | None,
     no_cache: bool,
     debug: bool,
@@ -168,6 +176,7 @@ def chat(
         "max_tokens": max_tokens,
         "router": router,
         "follow_up": follow_up,
+        "stable_order": stable_order,
         "display_limit": display_limit,
         "cache": "off" if no_cache else None,
         **loop,
