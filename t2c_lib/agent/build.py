@@ -48,6 +48,7 @@ def build_parts(
     descriptions: bool = False,
     linking: LinkingSettings | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    value_hints: bool | None = None,
 ) -> LoopParts:
     """The prompts (schema text of `configuration`), feedback, chain (`build_chain`: guard first) and context for `store`."""
     context = make_context(store, timeout_s=timeout_s)
@@ -59,6 +60,7 @@ def build_parts(
         descriptions=descriptions,
         settings=linking,
         timeout_s=timeout_s,
+        value_hints=value_hints,
     )
     prompts = PromptBuilder(configuration, schema_text, dataset.language, dataset.examples)
     feedback = FeedbackBuilder(context.schema, dataset.language, timeout_s)

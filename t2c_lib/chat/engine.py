@@ -73,7 +73,9 @@ class ChatEngine:
             configuration = Configuration(
                 PromptType.parse(settings.prompt_type), SchemaFormat.parse(settings.schema_format)
             )
-            parts = build_parts(store, dataset, configuration, timeout_s=settings.timeout_s)
+            parts = build_parts(
+                store, dataset, configuration, timeout_s=settings.timeout_s, value_hints=settings.value_hints
+            )
             vocabulary = domain_vocabulary(
                 [
                     *parts.context.schema.labels,

@@ -26,7 +26,7 @@ _MOST = {
 """The largest value of each count a chat accepts (the study's own ranges, `study/param_bounds.py`: a session file
 or a typed option is hostile input, so no count is unbounded)."""
 _MOST_TIMEOUT_S = 3600.0
-_BEFORE = {"stable_order": False}
+_BEFORE = {"stable_order": False, "value_hints": False}
 """What a session saved before a setting existed ran with: it resumes with that, not with today's default."""
 
 
@@ -57,12 +57,14 @@ class ChatSettings:
     corrector: str = CorrectorKind.NONE.value
     follow_up: str = "edit"  # FOLLOW_UPS; chosen on the development dialogues (issue 53, frozen at da3caa2)
     stable_order: bool = True  # an answer that sorts nothing is listed by its returned columns (issue 53, third round)
+    value_hints: bool = True  # the prompt says where the question's values are stored (issue 53, fourth candidate)
 
     def __post_init__(self) -> None:
         if self.follow_up not in FOLLOW_UPS:
             raise InvalidValue(f"follow_up must be one of {', '.join(FOLLOW_UPS)}, got {self.follow_up!r}")
-        if not isinstance(self.stable_order, bool):
-            raise InvalidValue(f"stable_order must be true or false, got {self.stable_order!r}")
+        for name in ("stable_order", "value_hints"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidValue(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.router not in ROUTERS:
             raise InvalidValue(f"router must be one of {', '.join(ROUTERS)}, got {self.router!r}")
         if self.cache not in CACHE_MODES:

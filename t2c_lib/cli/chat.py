@@ -119,6 +119,13 @@ def _show(answer: Any, debug: bool) -> None:
     help="list an answer whose query sorts nothing by its returned columns, the same on every store, or as the "
     "store lists it (the thesis chat) [default: --stable-order]",
 )
+@click.option(
+    "--value-hints/--no-value-hints",
+    "value_hints",
+    default=None,
+    help="tell the model where the values a question names are stored, under the schema, or show the schema alone "
+    "(the thesis chat) [default: --value-hints]",
+)
 @click.option("--display-limit", type=POSITIVE_INT, default=None, help="rows shown per answer [default: 20]")
 @click.option("--no-cache", is_flag=True, help="call the model, neither reading nor writing the response cache")
 @click.option("--debug", is_flag=True, help="show each route decision, generated Cypher and its verdicts")
@@ -138,6 +145,7 @@ def chat(
     router: str | None,
     follow_up: str | None,
     stable_order: bool | None,
+    value_hints: bool | None,
     display_limit: int | None,
     no_cache: bool,
     debug: bool,
@@ -177,6 +185,7 @@ def chat(
         "router": router,
         "follow_up": follow_up,
         "stable_order": stable_order,
+        "value_hints": value_hints,
         "display_limit": display_limit,
         "cache": "off" if no_cache else None,
         **loop,

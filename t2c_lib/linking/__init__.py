@@ -9,10 +9,11 @@ suggests the closest stored values after an empty result. Imports flow graph -> 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.graph.value_index import ValueIndex, ValueLink, store_loader
-from t2c_lib.linking.retriever import LinkingSettings, Ranking, Retrieved, SchemaRetriever
+from t2c_lib.linking.retriever import LinkingSettings, Ranking, Retrieved, SchemaRetriever, hint_block
 from t2c_lib.schema import GraphSchema, SchemaFormat
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,12 +37,23 @@ def schema_text_source(
     descriptions: bool = False,
     settings: LinkingSettings | None = None,
     timeout_s: float = 10.0,
+    value_hints: bool | None = None,
 ) -> str | Callable[[str], str]:
-    """What a prompt builder takes: the schema text, or (for `retrieved`) a function of the question."""
+    """What a prompt builder takes: the schema text, or (for `retrieved`, or with value hints) a function of the question.
+
+    `value_hints`: True adds, under a whole-schema format, where the question's values are stored (chat, issue 53);
+    False takes them out of `retrieved`; None keeps each format's own (`retrieved`: `settings.value_hints`).
+    """
     fmt = fmt if isinstance(fmt, SchemaFormat) else SchemaFormat.parse(fmt)
     schema = store.schema().described(descriptions_spec)
     if not fmt.per_question:
-        return schema.render(fmt, descriptions)
+        text = schema.render(fmt, descriptions)
+        if not value_hints:
+            return text
+        index = ValueIndex(schema, store_loader(store, timeout_s))
+        return lambda question: text + hint_block(schema, index.link(question), language)
+    if value_hints is False:
+        settings = replace(settings or LinkingSettings(), value_hints=False)
     retriever = retriever_for(store, schema, settings, timeout_s)
     return lambda question: retriever.retrieve(question).render(descriptions, language)
 

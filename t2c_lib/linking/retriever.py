@@ -78,27 +78,12 @@ class Retrieved:
 
     def render(self, descriptions: bool = False, language: str = "en") -> str:
         """The sub-schema like `nodes_paths` (descriptions of the kept elements), then the value hints."""
-        text = self.schema.render(SchemaFormat.NODES_PATHS, descriptions=descriptions)
-        hints = self.hint_lines(language)
-        if hints:
-            text += "\n" + _PHRASES[language]["heading"] + "\n" + "\n".join(hints) + "\n"
-        return text
+        return self.schema.render(SchemaFormat.NODES_PATHS, descriptions=descriptions) + hint_block(
+            self.schema, self.links, language
+        )
 
     def hint_lines(self, language: str = "en") -> list[str]:
-        """One line per named value: where the sub-schema stores it, or the closest stored value."""
-        phrases = _PHRASES[language]
-        shown = set(self.schema.labels)
-        lines = []
-        for text in sorted({link.text for link in self.links}):
-            places = [link for link in self.links if link.text == text and link.label in shown]
-            if not places:
-                continue
-            where = ", ".join(sorted({f"{p.label}.{p.property}" for p in places}))
-            if places[0].exact:
-                lines.append(phrases["exact"].format(value=text, where=where))
-            else:
-                lines.append(phrases["closest"].format(value=text, stored=places[0].value, where=where))
-        return lines
+        return hint_lines(self.schema, self.links, language)
 
     def names(self) -> set[str]:
         """Labels, relationship types and `Owner.property` names the sub-schema shows."""
@@ -118,6 +103,29 @@ _PHRASES = {
         "closest": "- '{value}' tidak tersimpan; nilai terdekat adalah '{stored}' ({where})",
     },
 }
+
+
+def hint_lines(schema: GraphSchema, links: list[ValueLink], language: str = "en") -> list[str]:
+    """One line per value a question names: where `schema` stores it, or the closest stored value."""
+    phrases = _PHRASES[language]
+    shown = set(schema.labels)
+    lines = []
+    for text in sorted({link.text for link in links}):
+        places = [link for link in links if link.text == text and link.label in shown]
+        if not places:
+            continue
+        where = ", ".join(sorted({f"{p.label}.{p.property}" for p in places}))
+        if places[0].exact:
+            lines.append(phrases["exact"].format(value=text, where=where))
+        else:
+            lines.append(phrases["closest"].format(value=text, stored=places[0].value, where=where))
+    return lines
+
+
+def hint_block(schema: GraphSchema, links: list[ValueLink], language: str = "en") -> str:
+    """The hint lines under their heading, to follow a schema text (empty when the question names no stored value)."""
+    lines = hint_lines(schema, links, language)
+    return "\n" + _PHRASES[language]["heading"] + "\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 class SchemaRetriever:

@@ -270,7 +270,14 @@ def engine_for(kurikulum, kurikulum_store):
     def build(replies: Sequence[str], **settings) -> tuple[ChatEngine, ScriptedModelStandIn]:
         model = ScriptedModelStandIn(replies)
         chosen = ChatSettings(
-            **{"max_iterations": 2, "timeout_s": 5.0, "follow_up": "rewrite", "stable_order": False, **settings}
+            **{
+                "max_iterations": 2,
+                "timeout_s": 5.0,
+                "follow_up": "rewrite",
+                "stable_order": False,
+                "value_hints": False,
+                **settings,
+            }
         )
         return ChatEngine.open(chosen, dataset=kurikulum, store=kurikulum_store, model=model), model
 
@@ -706,8 +713,11 @@ def test_stable_order_is_off_for_sessions_saved_before_it():
     assert ChatSettings().stable_order is True
     assert ChatSettings.from_dict({}).stable_order is False  # a session file without the key ran as written
     assert ChatSettings.from_dict({"stable_order": True}).stable_order is True
+    assert ChatSettings().value_hints is True and ChatSettings.from_dict({}).value_hints is False
     with pytest.raises(InvalidValue, match="stable_order must be true or false"):
         ChatSettings(stable_order="yes")  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue, match="value_hints must be true or false"):
+        ChatSettings(value_hints=1)  # type: ignore[arg-type]
 
 
 def test_follow_up_edit_answers_without_a_query_call_and_a_failed_turn_is_built_on_its_question(engine_for, tmp_path):

@@ -174,6 +174,23 @@ def test_prompt_builder_renders_the_schema_per_question(kurikulum, kurikulum_sto
         builder.system  # noqa: B018
 
 
+def test_value_hints_follow_the_whole_schema_only_when_asked(kurikulum, kurikulum_store):
+    """`value_hints` (chat, issue 53): a whole-schema format gains the lines naming where the question's values are
+    stored; a question naming no stored value gets the schema alone; without the flag the text is the format's own."""
+    spec, lang = kurikulum.schema_spec.descriptions, kurikulum.language
+    plain = schema_text_source(kurikulum_store, spec, "nodes_paths", lang)
+    assert (
+        isinstance(plain, str)
+        and schema_text_source(kurikulum_store, spec, "nodes_paths", lang, value_hints=False) == plain
+    )
+    hinted = schema_text_source(kurikulum_store, spec, "nodes_paths", lang, value_hints=True)
+    assert callable(hinted)
+    text = hinted("Berapa SKS mata kuliah 'Sistem Operasi'?")
+    assert text.startswith(plain) and text[len(plain) :].startswith("\nNilai yang disebut dalam pertanyaan:\n")
+    assert "- 'Sistem Operasi' tersimpan di " in text and "MK.nama" in text
+    assert hinted("Berapa banyak mata kuliah di tiap semester?") == plain
+
+
 @pytest.mark.slow
 def test_cli_prints_the_retrieved_schema(tmp_path):
     def t2c(*args: str) -> subprocess.CompletedProcess:

@@ -228,7 +228,7 @@ def test_the_conversation_table_is_rendered_from_the_published_summary(played, t
     assert caption.startswith(f"Rendered by `t2c study tables` from `results/published/{RUN}/summary.json`")
     assert f"`{ReplayStandIn.model_id}` (llama.cpp build `{installed_build().short}`)" in caption
     assert "router `hybrid`" in caption and "`t2c` scoring preset" in caption
-    assert "follow-ups `rewrite`, rows in a stable order;" in caption  # the settings of the run, each named
+    assert "follow-ups `rewrite`, rows in a stable order, value hints under the schema;" in caption  # each named
     body = lines[3:-1]
     assert body[0] == "| measure | over | k/N | share |"
     assert "| intent accuracy | turns | 2/3 | 0.67 |" in body  # turn 2 routed as a new question
