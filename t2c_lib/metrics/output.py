@@ -192,11 +192,13 @@ def execution_scores(
     gold_query: str,
     generated_query: str | None,
     store: GraphStore,
+    *,
     gold_cache: GoldCache | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scoring: str = DEFAULT_SCORING,
 ) -> ExecutionScores:
-    """Run gold (cached) and generated queries on one store and score the generated one under a scoring preset."""
+    """Run gold (cached) and generated queries on one store and score the generated one under a scoring preset
+    (the settings by keyword: a cache passed where a timeout was meant fails at the call, not in the numbers)."""
     preset = get_scoring(scoring)
     ordered = ordering(gold_query) is not None
     pair = run_pair(gold_query, generated_query, store, gold_cache, timeout_s)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from types import ModuleType
 
 from t2c_lib.graph.base import QueryResult
@@ -114,8 +115,7 @@ T2C_TEXT_SETTINGS = (
 """The settings t2c's text metrics and structural KG-valid add to a preset's signature (t2c, cypherbench)."""
 
 
-def _t2c_text(gold: str | None, generated: str | None) -> dict[str, float]:
-    return _text_scores(text, gold, generated)
+_t2c_text: TextScorer = partial(_text_scores, text)
 
 
 def _t2c_output(
@@ -145,8 +145,7 @@ register_scoring(
 # ---------------------------------------------------------------- kg-axel
 
 
-def _kg_axel_text(gold: str | None, generated: str | None) -> dict[str, float]:
-    return _text_scores(kg_axel, gold, generated)
+_kg_axel_text: TextScorer = partial(_text_scores, kg_axel)
 
 
 def _kg_axel_output(

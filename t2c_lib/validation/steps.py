@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from t2c_lib.cypher.dialect import normalise
 from t2c_lib.cypher.lexer import LexError
@@ -77,13 +77,29 @@ def dialect_rewrites(query: str, ctx: ValidationContext) -> list[str]:
     return list(normalise(query).applied)
 
 
-class SyntaxStep:
+class _TimedStep:
+    """A chain step whose `_check` is timed and stamped by `_timed`; a failure names the labels the query used
+    unless the step's own finding already does (`names_labels = False`: the schema and properties steps)."""
+
+    name: str
+    names_labels: ClassVar[bool] = True
+
+    def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
+        if self.names_labels:
+            return _timed(self.name, lambda: self._check(query, ctx), query, ctx)
+        return _timed(self.name, lambda: self._check(query, ctx))
+
+    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
+        raise NotImplementedError
+
+
+class SyntaxStep(_TimedStep):
     """The store parses and plans the query (EXPLAIN); name errors are deferred to the next steps."""
 
     name = "syntax"
 
     def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        result = _timed(self.name, lambda: self._check(query, ctx), query, ctx)
+        result = super().validate(query, ctx)
         rewrites = dialect_rewrites(query, ctx)
         if rewrites:
             result.details["dialect_rewrites"] = rewrites
@@ -134,50 +150,56 @@ class SyntaxStep:
         return None
 
 
-def _name_check(
-    step: str, error: ErrorType, problems: Callable[..., Problem | None], query: str, ctx: ValidationContext
-) -> tuple[QueryShape | None, ValidationResult | None]:
-    """The query's shape and the step's failure: its own finding first, then the binder's deferred error of this kind."""
-    shape = shape_of(query, ctx)
-    problem = problems(shape, ctx.schema, ctx.names_case_sensitive) if shape is not None else None
-    if problem:
-        message, details = problem
-        return shape, ValidationResult(step, False, error, message, details)
-    if ctx.deferred and ctx.deferred[0] is error:
-        return shape, _from_binder(step, error, ctx.deferred[1], ctx, shape)
-    return shape, None
+class _NameStep(_TimedStep):
+    """A step that checks the names a query uses: its own finding first, then the binder's deferred error of its
+    kind (`SyntaxStep` leaves a binder error it recognises to the step of that kind)."""
+
+    names_labels = False
+    error: ClassVar[ErrorType]
+
+    def _problem(self, shape: QueryShape, ctx: ValidationContext) -> Problem | None:
+        raise NotImplementedError
+
+    def _passed(self, shape: QueryShape | None, ctx: ValidationContext) -> ValidationResult:
+        raise NotImplementedError
+
+    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
+        shape = shape_of(query, ctx)
+        problem = self._problem(shape, ctx) if shape is not None else None
+        if problem:
+            message, details = problem
+            return ValidationResult(self.name, False, self.error, message, details)
+        if ctx.deferred and ctx.deferred[0] is self.error:
+            return _from_binder(self.name, self.error, ctx.deferred[1], ctx, shape)
+        return self._passed(shape, ctx)
 
 
-class SchemaStep:
+class SchemaStep(_NameStep):
     """Labels, relationship types and directions exist in the introspected schema."""
 
     name = "schema"
+    error = ErrorType.SCHEMA_ERROR
 
-    def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx))
+    def _problem(self, shape: QueryShape, ctx: ValidationContext) -> Problem | None:
+        return schema_problems(shape, ctx.schema, ctx.names_case_sensitive)
 
-    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        shape, failure = _name_check(self.name, ErrorType.SCHEMA_ERROR, schema_problems, query, ctx)
-        if failure is not None:
-            return failure
+    def _passed(self, shape: QueryShape | None, ctx: ValidationContext) -> ValidationResult:
         used = len(shape.labels) + len(shape.rel_types) if shape else 0
         return ValidationResult(
             self.name, True, None, f"{used} label(s)/type(s) and every relationship direction match the schema"
         )
 
 
-class PropertiesStep:
+class PropertiesStep(_NameStep):
     """Every property key used belongs to the label (or type) its variable is bound to."""
 
     name = "properties"
+    error = ErrorType.PROPERTIES_ERROR
 
-    def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx))
+    def _problem(self, shape: QueryShape, ctx: ValidationContext) -> Problem | None:
+        return property_problems(shape, ctx.schema, ctx.names_case_sensitive)
 
-    def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        _, failure = _name_check(self.name, ErrorType.PROPERTIES_ERROR, property_problems, query, ctx)
-        if failure is not None:
-            return failure
+    def _passed(self, shape: QueryShape | None, ctx: ValidationContext) -> ValidationResult:
         if ctx.deferred:
             # A deferred binder error no step recognised: report it rather than lose it.
             return ValidationResult(
@@ -232,13 +254,10 @@ def _from_binder(
     return ValidationResult(step, False, error, text, details)
 
 
-class ExecutionStep:
+class ExecutionStep(_TimedStep):
     """The query runs read-only within the time limit; its result is kept for the next step."""
 
     name = "execution"
-
-    def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx), query, ctx)
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         try:
@@ -271,13 +290,10 @@ class ExecutionStep:
         )
 
 
-class NonEmptyStep:
+class NonEmptyStep(_TimedStep):
     """The result has at least one row with a non-null value; otherwise say which filter matched nothing."""
 
     name = "non_empty"
-
-    def validate(self, query: str, ctx: ValidationContext) -> ValidationResult:
-        return _timed(self.name, lambda: self._check(query, ctx), query, ctx)
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         result = ctx.result

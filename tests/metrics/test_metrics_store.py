@@ -81,7 +81,7 @@ def test_the_presets_disagree_where_their_rules_do(store):
 def test_cached_gold_results_equal_fresh_ones(ds, store, tmp_path):
     queries = [q.cypher for q in ds.questions[:10]]
     for q in queries:
-        execution_scores(q, q, store, GoldCache(ds.hash, tmp_path))
+        execution_scores(q, q, store, gold_cache=GoldCache(ds.hash, tmp_path))
     reread = GoldCache(ds.hash, tmp_path)  # a new instance: reads the JSON files
     for q in queries:
         hit = reread.get(store_slot(store), q)
@@ -156,7 +156,7 @@ def test_timed_out_generated_query_scores_zero(store):
 
 def test_failing_gold_query_is_reported_and_not_cached(ds, store, tmp_path):
     cache = GoldCache(ds.hash, tmp_path)
-    ex = execution_scores("MATCH (m:NoSuchLabel) RETURN m", "MATCH (m:MK) RETURN m", store, cache)
+    ex = execution_scores("MATCH (m:NoSuchLabel) RETURN m", "MATCH (m:MK) RETURN m", store, gold_cache=cache)
     assert ex.pass_at_1 == 0.0 and ex.error.startswith("gold query failed: semantic error")
     assert cache.get(store_slot(store), "MATCH (m:NoSuchLabel) RETURN m") is None
     assert not list(tmp_path.rglob("*.json"))
