@@ -21,7 +21,7 @@ from t2c_lib.agent.names import default_strategy
 from t2c_lib.agent.strategies import Strategy, get_strategy
 from t2c_lib.errors import InvalidValue
 from t2c_lib.feedback.templates import feedback_template_hashes
-from t2c_lib.llm.parse import ParsedResponse, parse_response
+from t2c_lib.llm.parse import Exchange, ParsedResponse, parse_response
 from t2c_lib.prompts.builder import prompt_hash
 from t2c_lib.prompts.templates import template_hashes
 from t2c_lib.records import (
@@ -38,7 +38,7 @@ from t2c_lib.validation.chain import run_chain
 
 if TYPE_CHECKING:  # pragma: no cover
     from t2c_lib.feedback.builder import FeedbackBuilder
-    from t2c_lib.llm.base import ChatModel, Completion, Message
+    from t2c_lib.llm.base import ChatModel, Message
     from t2c_lib.prompts.builder import PromptBuilder
     from t2c_lib.validation.base import ValidationContext, Validator
 
@@ -116,7 +116,7 @@ class AgentLoop:
 
     def ask(
         self, state: AgentState, messages: Sequence[Message], temperature: float, seed: int | None = None
-    ) -> tuple[Completion, ParsedResponse]:
+    ) -> Exchange:
         """One model request, counted in the question's budget; the answer parsed."""
         log.debug(
             "question %s call %d prompt:\n%s",
@@ -132,7 +132,7 @@ class AgentLoop:
         state.prompt_tokens += completion.usage.prompt_tokens
         state.completion_tokens += completion.usage.completion_tokens
         state.model_time_s += completion.latency_s
-        return completion, parse_response(completion.text)
+        return Exchange(messages, completion, parse_response(completion.text), temperature, seed)
 
     def validate(self, ctx: ValidationContext, parsed: ParsedResponse) -> ChainResult:
         """The validator chain on a parsed answer (NO_QUERY when there is no query)."""
@@ -151,28 +151,25 @@ class AgentLoop:
     def record(
         self,
         state: AgentState,
-        messages: Sequence[Message],
-        completion: Completion,
-        parsed: ParsedResponse,
+        exchange: Exchange,
         checked: ChainResult,
         *,
-        temperature: float,
         status: AgentStatus,
         feedback: str | None = None,
         kind: AttemptKind = AttemptKind.GENERATE,
         verdict_json: dict[str, Any] | None = None,
-        seed: int | None = None,
     ) -> Attempt:
         """Append one attempt to the state (the final query follows it) and hand it to `on_attempt`.
 
         A later attempt records how its query follows the earlier ones (`records.revision_of`):
         what changed from the attempt before, and whether it repeats a query that already failed.
         """
+        completion, parsed = exchange.completion, exchange.parsed
         revision = revision_of(parsed.query, state.attempts)
         attempt = Attempt(
             question_id=state.question_id,
             iteration=len(state.attempts) + 1,
-            prompt_hash=prompt_hash(messages),
+            prompt_hash=prompt_hash(exchange.messages),
             raw_response=completion.text,
             query=parsed.query,
             validations=checked.validations,
@@ -184,7 +181,7 @@ class AgentLoop:
             model_latency_s=completion.latency_s,
             validation_s=checked.elapsed_s,
             cached=completion.cached,
-            temperature=temperature,
+            temperature=exchange.temperature,
             config=state.config,
             mode=self.strategy.name,
             parse_note=parsed.reason,
@@ -192,7 +189,7 @@ class AgentLoop:
             reasoning=parsed.reasoning,
             kind=kind,
             verdict=verdict_json or {},
-            seed=seed,
+            seed=exchange.seed,
             change=revision.change.value if revision else "",
             repeats_failed=revision.repeats_failed if revision else None,
         )

@@ -26,14 +26,13 @@ guard rejected some or the corrector made some.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.corrector import Correction, correct
 from t2c_lib.agent.options import LoopOptions
 from t2c_lib.feedback.redact import without_queries
-from t2c_lib.llm.base import Completion, Message, Usage, model_attribute
-from t2c_lib.llm.parse import ParsedResponse, QuerySource
+from t2c_lib.llm.base import Completion, Usage, model_attribute
+from t2c_lib.llm.parse import Exchange, ParsedResponse, QuerySource
 from t2c_lib.prompts.repair import (
     assistant_turn,
     conversation_messages,
@@ -61,12 +60,10 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
     budget = loop.max_iterations
     for iteration in range(1, budget + 1):
         loop.set_status(state, AgentStatus.GENERATING)
-        completion, parsed = loop.ask(state, messages, temperature)
-        seed = None
+        exchange = loop.ask(state, messages, temperature)
         if iteration > 1 and options.repeat_guard:
-            messages, completion, parsed, temperature, seed = _guard(
-                options, loop, state, ctx, messages, completion, parsed, temperature
-            )
+            exchange = _guard(options, loop, state, ctx, exchange)
+        completion, parsed = exchange.completion, exchange.parsed
         loop.set_status(state, AgentStatus.VALIDATING)
         checked = loop.validate(ctx, parsed)
         note = _told(options, state, parsed.query, loop.feedback_text(state, parsed, checked))
@@ -81,17 +78,7 @@ def solve(options: LoopOptions, loop: Any, state: AgentState, ctx: ValidationCon
             if checked.ok
             else (AgentStatus.FAILED if last and correction is None else AgentStatus.REFINING)
         )
-        loop.record(
-            state,
-            messages,
-            completion,
-            parsed,
-            checked,
-            temperature=temperature,
-            status=status,
-            feedback=note,
-            seed=seed,
-        )
+        loop.record(state, exchange, checked, status=status, feedback=note)
         if checked.ok:
             return
         reply = assistant_turn(prompts, parsed.query, parsed.reasoning, completion.text)
@@ -157,11 +144,8 @@ def _corrected_attempt(
     status = AgentStatus.SUCCESS if checked.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
     loop.record(
         state,
-        [],
-        NO_CALL,
-        fixed,
+        Exchange([], NO_CALL, fixed, temperature=0.0),
         checked,
-        temperature=0.0,
         status=status,
         feedback=note,
         kind=AttemptKind.CORRECTOR,
@@ -175,36 +159,27 @@ def _guard(
     loop: Any,
     state: AgentState,
     ctx: ValidationContext,
-    messages: Sequence[Message],
-    completion: Completion,
-    parsed: ParsedResponse,
-    temperature: float,
-) -> tuple[list[Message], Completion, ParsedResponse, float, int | None]:
+    exchange: Exchange,
+) -> Exchange:
     """Ask again while the answer repeats a failed query, at most `repeat_guard_retries` times; the last answer stands."""
     base_seed = model_attribute(loop.model, "seed", 0)
     base_seed = base_seed if isinstance(base_seed, int) and not isinstance(base_seed, bool) else 0
-    first = list(messages)
-    asked, seed = first, None
+    first = list(exchange.messages)
     for retry in range(1, options.repeat_guard_retries + 1):
-        revision = revision_of(parsed.query, state.attempts)
+        revision = revision_of(exchange.parsed.query, state.attempts)
         if revision is None or not revision.repeats_failed:
             break
         loop.set_status(state, AgentStatus.VALIDATING)
         loop.record(
             state,
-            asked,
-            completion,
-            parsed,
-            loop.validate(ctx, parsed),
-            temperature=temperature,
+            exchange,
+            loop.validate(ctx, exchange.parsed),
             status=AgentStatus.REFINING,
             kind=AttemptKind.REJECTED_REPEAT,
             verdict_json={"repeats_iteration": revision.repeats_iteration, "guard_retry": retry},
-            seed=seed,
         )
         step = options.guard_step(retry)
-        asked = with_guard_line(loop.prompts, first, parsed.query) if step.explicit else first
-        temperature, seed = step.temperature, base_seed + retry
+        asked = with_guard_line(loop.prompts, first, exchange.parsed.query) if step.explicit else first
         loop.set_status(state, AgentStatus.GENERATING)
-        completion, parsed = loop.ask(state, asked, temperature, seed=seed)
-    return asked, completion, parsed, temperature, seed
+        exchange = loop.ask(state, asked, step.temperature, seed=base_seed + retry)
+    return exchange

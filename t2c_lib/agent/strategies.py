@@ -40,13 +40,13 @@ from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE
 from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
 from t2c_lib.agent.spec import BASELINE, TREATMENT, OptionInputs, StrategySpec, one_attempt
 from t2c_lib.errors import InvalidValue
-from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
+from t2c_lib.llm.parse import Exchange, ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
 from t2c_lib.records import AgentState, AgentStatus, Attempt, AttemptKind, ChainResult
 from t2c_lib.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.llm.base import ChatModel, Completion, Message
+    from t2c_lib.llm.base import ChatModel, Message
     from t2c_lib.prompts.builder import PromptBuilder
     from t2c_lib.validation.base import ValidationContext
 
@@ -64,24 +64,20 @@ class LoopSteps(Protocol):
 
     def ask(
         self, state: AgentState, messages: Sequence[Message], temperature: float, seed: int | None = None
-    ) -> tuple[Completion, ParsedResponse]: ...
+    ) -> Exchange: ...
 
     def validate(self, ctx: ValidationContext, parsed: ParsedResponse) -> ChainResult: ...
 
     def record(
         self,
         state: AgentState,
-        messages: Sequence[Message],
-        completion: Completion,
-        parsed: ParsedResponse,
+        exchange: Exchange,
         checked: ChainResult,
         *,
-        temperature: float,
         status: AgentStatus,
         feedback: str | None = ...,
         kind: AttemptKind = ...,
         verdict_json: dict[str, Any] | None = ...,
-        seed: int | None = ...,
     ) -> Attempt: ...
 
     def choose(self, state: AgentState, attempt: Attempt, checked: ChainResult) -> None: ...
@@ -122,15 +118,14 @@ class _Retry:
         budget = self.attempts(loop)
         for iteration in range(1, budget + 1):
             loop.set_status(state, AgentStatus.GENERATING)
-            completion, parsed = loop.ask(state, messages, temperature)
+            exchange = loop.ask(state, messages, temperature)
+            parsed = exchange.parsed
             loop.set_status(state, AgentStatus.VALIDATING)
             checked = loop.validate(ctx, parsed)
             note = self.note(loop, state, parsed, checked)
             last = iteration == budget
             status = AgentStatus.SUCCESS if checked.ok else (AgentStatus.FAILED if last else AgentStatus.REFINING)
-            loop.record(
-                state, messages, completion, parsed, checked, temperature=temperature, status=status, feedback=note
-            )
+            loop.record(state, exchange, checked, status=status, feedback=note)
             if checked.ok or last:
                 return
             loop.set_status(state, AgentStatus.REFINING)
@@ -265,23 +260,20 @@ class Verifier:
     def solve(self, loop: LoopSteps, state: AgentState, ctx: ValidationContext) -> None:
         messages = loop.prompts.initial(state.question)
         loop.set_status(state, AgentStatus.GENERATING)
-        completion, parsed = loop.ask(state, messages, loop.temperature)
+        exchange = loop.ask(state, messages, loop.temperature)
+        parsed = exchange.parsed
         loop.set_status(state, AgentStatus.VALIDATING)
         checked = loop.validate(ctx, parsed)
         if not parsed.query:  # nothing to audit
-            loop.record(
-                state, messages, completion, parsed, checked, temperature=loop.temperature, status=AgentStatus.FAILED
-            )
+            loop.record(state, exchange, checked, status=AgentStatus.FAILED)
             return
-        loop.record(
-            state, messages, completion, parsed, checked, temperature=loop.temperature, status=AgentStatus.REFINING
-        )
+        loop.record(state, exchange, checked, status=AgentStatus.REFINING)
         query = parsed.query
         for correction in range(1, MAX_CORRECTIONS + 1):
             loop.set_status(state, AgentStatus.REFINING)
             audit_messages = verification_messages(loop.prompts, state.question, query)
-            audit, _ = loop.ask(state, audit_messages, loop.temperature)
-            judged = parse_verdict(audit.text)
+            audit = loop.ask(state, audit_messages, loop.temperature)
+            judged = parse_verdict(audit.completion.text)
             corrected = parse_response(judged["corrected_query"]).query if judged["corrected_query"] else ""
             changes = judged["approved"] is False and corrected and corrected != query
             if changes:
@@ -298,11 +290,8 @@ class Verifier:
             )
             loop.record(
                 state,
-                audit_messages,
-                audit,
-                shown,
+                replace(audit, parsed=shown),
                 checked if changes else _carry(checked),
-                temperature=loop.temperature,
                 status=status,
                 kind=AttemptKind.VERIFY,
                 verdict_json={k: v for k, v in judged.items() if k != "note"},
@@ -366,15 +355,13 @@ class Vote:
         samples: list[tuple[Attempt, ChainResult]] = []
         for i in range(k):
             loop.set_status(state, AgentStatus.GENERATING)
-            completion, parsed = loop.ask(state, messages, self.temperature, seed=base + i)
+            exchange = loop.ask(state, messages, self.temperature, seed=base + i)
             loop.set_status(state, AgentStatus.VALIDATING)
-            checked = loop.validate(ctx, parsed)
+            checked = loop.validate(ctx, exchange.parsed)
             last = i == k - 1
             valid_after = bool(votes) or checked.ok  # the last sample's status says how the vote ends
             status = AgentStatus.REFINING if not last else (AgentStatus.SUCCESS if valid_after else AgentStatus.FAILED)
-            attempt = loop.record(
-                state, messages, completion, parsed, checked, temperature=self.temperature, status=status, seed=base + i
-            )
+            attempt = loop.record(state, exchange, checked, status=status)
             samples.append((attempt, checked))
             if checked.ok:
                 votes.setdefault(result_key(checked.result), []).append((attempt, checked))

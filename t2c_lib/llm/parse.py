@@ -10,8 +10,11 @@ raises: garbage gives an empty query and a reason.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+
+from t2c_lib.llm.base import Completion, Message
 
 
 class QuerySource(str, Enum):
@@ -270,3 +273,14 @@ def _before_top_level_semicolon(text: str) -> str:
         elif ch == ";":
             return text[:i]
     return text
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request to the model and its parsed answer, with the sampling it was asked at: what an attempt records."""
+
+    messages: Sequence[Message]
+    completion: Completion
+    parsed: ParsedResponse
+    temperature: float
+    seed: int | None = None

@@ -42,11 +42,11 @@ class AskTwice:
     def solve(self, loop: Any, state: Any, ctx: Any) -> None:
         messages = loop.prompts.initial(state.question)
         for temperature, last in ((loop.temperature, False), (self.temperature, True)):
-            completion, parsed = loop.ask(state, messages, temperature)
-            checked = loop.validate(ctx, parsed)
+            exchange = loop.ask(state, messages, temperature)
+            checked = loop.validate(ctx, exchange.parsed)
             done = last or checked.ok
             status = AgentStatus.SUCCESS if checked.ok else AgentStatus.FAILED if done else AgentStatus.REFINING
-            loop.record(state, messages, completion, parsed, checked, temperature=temperature, status=status)
+            loop.record(state, exchange, checked, status=status)
             if done:
                 return
 
