@@ -232,30 +232,31 @@ figures: analyze ## the paper figures (same as analyze)
 # `make conversations` plays every published conversation run (CONVERSATION_RUNS: run:dataset:follow-up:schema
 # format:stable order:value hints); `make conversations CONVERSATIONS_DIR=results/NAME [DATASET= FOLLOW_UP= SCHEMA=
 # STABLE_ORDER= VALUE_HINTS= SPLIT= ROUTER=]` plays one.
-CONVERSATION_RUNS ?= conversations:kurikulum:edit:nodes_paths:True:True conversations-rewrite:kurikulum:rewrite:nodes_paths:False:False conversations-movies:movies:edit:nodes_paths:True:True conversations-movies-rewrite:movies:rewrite:nodes_paths:False:False
+CONVERSATION_RUNS ?= conversations:kurikulum:edit:nodes_paths:True:True:vote conversations-rewrite:kurikulum:rewrite:nodes_paths:False:False:feedback conversations-movies:movies:edit:nodes_paths:True:True:vote conversations-movies-rewrite:movies:rewrite:nodes_paths:False:False:feedback
 FOLLOW_UP ?= edit
 SCHEMA ?= nodes_paths
 STABLE_ORDER ?= True
 VALUE_HINTS ?= True
+CHAT_STRATEGY ?= vote
 SPLIT ?= test
 CONVERSATIONS_DIR ?=
 CONVERSATIONS_RUN := $(patsubst results/%,%,$(filter results/%,$(CONVERSATIONS_DIR)))
-# CONVERSATIONS_DIR, DATASET, STORE, ROUTER, FOLLOW_UP, SCHEMA, STABLE_ORDER, VALUE_HINTS and SPLIT must be plain words (PLAIN): checked before the first line runs
+# CONVERSATIONS_DIR, DATASET, STORE, ROUTER, FOLLOW_UP, SCHEMA, STABLE_ORDER, VALUE_HINTS, CHAT_STRATEGY and SPLIT must be plain words (PLAIN): checked before the first line runs
 conversations: setup ## play the dialogues as chat sessions: intent accuracy, turn Pass@1, follow-up success by kind (every published conversation run, from its published replies; or CONVERSATIONS_DIR=results/NAME)
 ifeq ($(strip $(CONVERSATIONS_DIR)),)
 	@for spec in $(CONVERSATION_RUNS); do \
 	  run=$${spec%%:*}; rest=$${spec#*:}; dataset=$${rest%%:*}; rest=$${rest#*:}; follow=$${rest%%:*}; rest=$${rest#*:}; \
-	  schema=$${rest%%:*}; rest=$${rest#*:}; order=$${rest%%:*}; hints=$${rest#*:}; \
-	  $(MAKE) --no-print-directory conversations CONVERSATIONS_DIR=results/$$run DATASET=$$dataset FOLLOW_UP=$$follow SCHEMA=$$schema STABLE_ORDER=$$order VALUE_HINTS=$$hints || exit 1; \
+	  schema=$${rest%%:*}; rest=$${rest#*:}; order=$${rest%%:*}; rest=$${rest#*:}; hints=$${rest%%:*}; strategy=$${rest#*:}; \
+	  $(MAKE) --no-print-directory conversations CONVERSATIONS_DIR=results/$$run DATASET=$$dataset FOLLOW_UP=$$follow SCHEMA=$$schema STABLE_ORDER=$$order VALUE_HINTS=$$hints CHAT_STRATEGY=$$strategy || exit 1; \
 	done
 else
-	@$(foreach v,CONVERSATIONS_DIR DATASET STORE ROUTER FOLLOW_UP SCHEMA STABLE_ORDER VALUE_HINTS SPLIT,$(call PLAIN,$(v)))mkdir -p $(CONVERSATIONS_DIR)
+	@$(foreach v,CONVERSATIONS_DIR DATASET STORE ROUTER FOLLOW_UP SCHEMA STABLE_ORDER VALUE_HINTS CHAT_STRATEGY SPLIT,$(call PLAIN,$(v)))mkdir -p $(CONVERSATIONS_DIR)
 ifneq ($(CONVERSATIONS_RUN),)
 ifneq ($(FRESH),1)
 	$(Q)$(T2C) study seed --run-id $(CONVERSATIONS_RUN)
 endif
 endif
-	$(Q)$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p follow_up $(FOLLOW_UP) -p schema_format $(SCHEMA) -p stable_order $(STABLE_ORDER) -p value_hints $(VALUE_HINTS) -p split $(SPLIT) -p out_dir $(CONVERSATIONS_DIR) $(call NOTEBOOK_LOG,$(CONVERSATIONS_DIR)/04_conversations.log)
+	$(Q)$(PAPERMILL) notebooks/04_conversations.ipynb $(CONVERSATIONS_DIR)/04_conversations.ipynb -p dataset $(DATASET) -p store $(STORE) -p router $(ROUTER) -p follow_up $(FOLLOW_UP) -p schema_format $(SCHEMA) -p stable_order $(STABLE_ORDER) -p value_hints $(VALUE_HINTS) -p strategy $(CHAT_STRATEGY) -p split $(SPLIT) -p out_dir $(CONVERSATIONS_DIR) $(call NOTEBOOK_LOG,$(CONVERSATIONS_DIR)/04_conversations.log)
 	@echo "conversations: results in $(CONVERSATIONS_DIR)/ (summary.json, turns.csv, sessions/, the figure); the notebook's output in $(CONVERSATIONS_DIR)/04_conversations.log"
 ifneq ($(CONVERSATIONS_RUN),)
 	$(Q)$(T2C) study reproduced --run-id $(CONVERSATIONS_RUN)

@@ -25,6 +25,8 @@ SINGLE_PASS = "single-pass"
 """The baseline: one attempt."""
 FEEDBACK = "feedback"
 """The thesis's repair loop: error-specific feedback on the last failed attempt."""
+VOTE = "vote"
+"""Self-consistency: k samples through the chain, the most frequent result wins (chat's loop since issue 53)."""
 AGENTIC = "agentic"
 """The thesis's name for the `feedback` strategy; still read from params, CLI options and old run folders."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from t2c_lib.agent.names import VOTE
 from t2c_lib.agent.options import DEFAULT_GUARD_RETRIES, OPTION_KEYS, CorrectorKind, LoopOptions, RepairTurns
 from t2c_lib.errors import InvalidValue
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S
@@ -39,7 +40,7 @@ class ChatSettings:
     model: str | None = None  # `local`, an endpoint's model name, or None: $T2C_MODEL or local
     prompt_type: str = "Few-Shot"
     schema_format: str = "nodes_paths"
-    strategy: str | None = None  # None: single-pass for max_iterations 1, else feedback
+    strategy: str | None = VOTE  # self-consistency, chosen on the development dialogues (issue 53, fifth candidate); None: single-pass for max_iterations 1, else feedback (the thesis loop)
     max_iterations: int = 3
     max_tokens: int = 256
     temperature: float = 0.0

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from t2c_lib.agent.names import canonical_strategy
+from t2c_lib.agent.names import canonical_strategy, default_strategy
+from t2c_lib.agent.options import OPTION_KEYS
 from t2c_lib.agent.strategies import loop_name, recorded_loop
 from t2c_lib.errors import StudyError, T2CError
 from t2c_lib.publish.loop_summary import SIGNIFICANT, Pooled, loop_rows, read_json_object
@@ -401,7 +402,8 @@ def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:
         f"Rendered by `{RENDER_COMMAND}` from `results/published/{run_id}/{CONVERSATION_SUMMARY}` (do not edit by "
         f"hand): run {_code(run_id)}, dataset {_code(signature.get('dataset', 'unknown'))}, "
         f"{_summary_count(summary, 'dialogues', source)} dialogues played as chat sessions, answered by {who}; "
-        f"configuration {_code(loop.get('config', 'unknown'))}, strategy {_code(chat.get('strategy', 'unknown'))} "
+        f"configuration {_code(loop.get('config', 'unknown'))}, loop {_code(_chat_loop(chat))} "
+        f"(strategy {_code(chat.get('strategy', 'unknown'))}) "
         f"({_code('max_iterations: ' + str(chat.get('max_iterations', '?')))}), router {_code(chat.get('router', 'unknown'))}, "
         f"follow-ups {_code(chat.get('follow_up', 'rewrite'))}, "
         f"rows {'in a stable order' if chat.get('stable_order', False) else 'as the store lists them'}, "
@@ -411,6 +413,15 @@ def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:
         "rules were written beside these dialogues."
     )
     return ["", caption, "", *lines, ""]
+
+
+def _chat_loop(chat: dict[str, Any]) -> str:
+    """The loop a conversation run's chat settings ran (`thesis-loop`, `vote`, ...), named as the study names loops."""
+    strategy = chat.get("strategy") or default_strategy(int(chat.get("max_iterations", 3) or 3))
+    try:
+        return loop_name(str(strategy), {key: chat[key] for key in OPTION_KEYS if key in chat}).name
+    except T2CError as exc:
+        raise ReadmeTablesError(f"a conversation run's chat settings name no loop t2c knows: {exc}") from None
 
 
 def _follow_ups_table(run_ids: list[str], results_dir: Path | None) -> list[str]:

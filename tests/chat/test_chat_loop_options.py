@@ -29,8 +29,8 @@ SORTED = "MATCH (m:MK) WHERE m.semester = 3 RETURN m.nama, m.sks ORDER BY m.sks 
 def engine(kurikulum, store, replies, **settings):
     model = ScriptedModelStandIn(replies)
     chosen = ChatSettings(
-        **{"max_iterations": 2, "timeout_s": 5.0, "follow_up": "rewrite", **settings}
-    )  # the model rewrites
+        **{"max_iterations": 2, "timeout_s": 5.0, "follow_up": "rewrite", "strategy": "feedback", **settings}
+    )  # the model rewrites; the loop options are the feedback strategy's
     return ChatEngine.open(chosen, dataset=kurikulum, store=store, model=model), model
 
 
@@ -105,7 +105,9 @@ def test_bad_options_are_one_line_errors(kurikulum, kurikulum_store):
     with pytest.raises(InvalidValue, match="repeat_guard_retries=0: a positive integer"):
         ChatSettings(repeat_guard=True, repeat_guard_retries=0)
     with pytest.raises(InvalidValue, match="options of the feedback strategy, not of single-pass"):
-        engine(kurikulum, kurikulum_store, [], max_iterations=1, corrector="schema")
+        engine(kurikulum, kurikulum_store, [], max_iterations=1, strategy=None, corrector="schema")
+    with pytest.raises(InvalidValue, match="options of the feedback strategy, not of vote"):
+        engine(kurikulum, kurikulum_store, [], strategy="vote", corrector="schema")
 
 
 def test_t2c_chat_takes_the_options_of_t2c_ask_and_refuses_them_for_single_pass():
@@ -118,3 +120,19 @@ def test_t2c_chat_takes_the_options_of_t2c_ask_and_refuses_them_for_single_pass(
     assert "--strategy feedback" in out.output
     out = runner.invoke(main, ["chat", "--strategy", "vote", "--repeat-guard"], input="")
     assert out.exit_code == 2 and "not of vote" in out.output
+
+
+def test_chat_answers_by_self_consistency_unless_told_otherwise(kurikulum, kurikulum_store):
+    """Issue 53's fifth candidate: a new session votes over max_iterations samples; a session saved with no strategy
+    (null) keeps the thesis loop, and `t2c chat -n 1` or a loop option picks single-pass or feedback."""
+    from t2c_lib.cli.chat import _implied_strategy
+
+    assert ChatSettings().strategy == "vote"
+    built = ChatEngine.open(ChatSettings(), dataset=kurikulum, store=kurikulum_store, model=ScriptedModelStandIn([]))
+    loop = built.loop()
+    assert loop.strategy.name == "vote" and loop.strategy.samples(loop) == ChatSettings().max_iterations == 3
+    assert ChatSettings.from_dict({"strategy": None}).strategy is None
+    unset = {"repair_turns": None, "repeat_guard": None, "repeat_guard_retries": None, "corrector": None}
+    assert _implied_strategy(None, unset) is None
+    assert _implied_strategy(1, unset) == "single-pass"
+    assert _implied_strategy(3, {**unset, "repeat_guard": True}) == "feedback"

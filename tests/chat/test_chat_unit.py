@@ -276,6 +276,7 @@ def engine_for(kurikulum, kurikulum_store):
                 "follow_up": "rewrite",
                 "stable_order": False,
                 "value_hints": False,
+                "strategy": "feedback",  # the thesis loop: one scripted reply per answer (vote asks k samples)
                 **settings,
             }
         )
@@ -537,7 +538,7 @@ def test_an_outage_stops_the_conversation_evaluation_and_scores_nothing(
     replies = ["EXECUTE_QUERY", f"<cypher>{first}</cypher>", "Kodenya {m.kode}."]
     replies.insert(failing_call, "OUTAGE")
     model = OutageStandIn(replies)
-    settings = ChatSettings(max_iterations=2, timeout_s=5.0)
+    settings = ChatSettings(max_iterations=2, timeout_s=5.0, strategy="feedback")  # one scripted reply per answer
     engine = ChatEngine.open(settings, dataset=kurikulum, store=kurikulum_store, model=model)
     with pytest.raises(ConversationsStopped, match="HTTP 503.*scored nothing for this turn"):
         evaluate_conversations(engine, [dialogue], out_dir=tmp_path / "conv")
