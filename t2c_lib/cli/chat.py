@@ -76,7 +76,6 @@ def _show(answer: Any, debug: bool) -> None:
     click.echo("")
 
 
-
 def _implied_strategy(max_iterations: int | None, loop: dict[str, Any]) -> str | None:
     """No --strategy: `-n 1` means single-pass and a loop option means `feedback` (the options are its);
     otherwise None, and the session's own strategy stands (a new session's default: vote)."""
@@ -88,6 +87,7 @@ def _implied_strategy(max_iterations: int | None, loop: dict[str, Any]) -> str |
     if not LoopOptions.from_values(loop).is_default:
         return FEEDBACK
     return None
+
 
 @click.command("chat")
 @click.option("--dataset", "-d", default=None, help="dataset name under data/ or a path [default: kurikulum]")
@@ -101,9 +101,7 @@ def _implied_strategy(max_iterations: int | None, loop: dict[str, Any]) -> str |
     help="resume the saved session with this id (an id nobody saved is an error; add --new to start it)",
 )
 @click.option("--new", "new_session", is_flag=True, help="start a new session (named by --session, else a fresh id)")
-@strategy_option(
-    "how attempts follow one another [default: vote; feedback with a loop option; single-pass for -n 1]"
-)
+@strategy_option("how attempts follow one another [default: vote; feedback with a loop option; single-pass for -n 1]")
 @click.option(
     "--model", "-m", default=None, help="`local` or a model name of the endpoint [default: $T2C_MODEL or local]"
 )
