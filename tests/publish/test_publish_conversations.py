@@ -65,7 +65,9 @@ class ReplayStandIn:
 def play(kurikulum, store, cache: ResponseCache, replies: list[str], out: Path):
     """konv-13 evaluated into `out` as `make conversations` writes it (report, figure, the notebook and its log)."""
     dialogue = next(d for d in kurikulum.conversations if d.id == "konv-13")
-    settings = ChatSettings(max_iterations=2, timeout_s=5.0, follow_up="rewrite")  # every turn asks the model
+    settings = ChatSettings(
+        max_iterations=2, timeout_s=5.0, follow_up="rewrite", strategy="feedback"
+    )  # every turn asks the model once per step (the thesis loop: one scripted reply per answer)
     engine = ChatEngine.open(settings, dataset=kurikulum, store=store, model=CachedModel(ReplayStandIn(replies), cache))
     report = evaluate_conversations(engine, [dialogue], out_dir=out)
     write_report(report, out)
