@@ -40,9 +40,9 @@ class ChatSettings:
     model: str | None = None  # `local`, an endpoint's model name, or None: $T2C_MODEL or local
     prompt_type: str = "Few-Shot"
     schema_format: str = "nodes_paths"
-    strategy: str | None = (
-        VOTE  # self-consistency, chosen on the development dialogues (issue 53, fifth candidate); None: single-pass for max_iterations 1, else feedback (the thesis loop)
-    )
+    # self-consistency, chosen on the development dialogues (issue 53, fifth candidate);
+    # None: single-pass for max_iterations 1, else feedback (the thesis loop)
+    strategy: str | None = VOTE
     max_iterations: int = 3
     max_tokens: int = 256
     temperature: float = 0.0

@@ -417,11 +417,11 @@ def _conversation_table(run_dir: Path, run_id: str, source: Path) -> list[str]:
 
 def _chat_loop(chat: dict[str, Any]) -> str:
     """The loop a conversation run's chat settings ran (`thesis-loop`, `vote`, ...), named as the study names loops."""
-    strategy = chat.get("strategy") or default_strategy(int(chat.get("max_iterations", 3) or 3))
     try:
+        strategy = chat.get("strategy") or default_strategy(int(chat.get("max_iterations", 3) or 3))
         return loop_name(str(strategy), {key: chat[key] for key in OPTION_KEYS if key in chat}).name
-    except T2CError as exc:
-        raise ReadmeTablesError(f"a conversation run's chat settings name no loop t2c knows: {exc}") from None
+    except (T2CError, ValueError, TypeError) as exc:
+        raise ReadmeTablesError(f"a conversation run's chat settings name no loop t2c knows: {exc}"[:300]) from None
 
 
 def _follow_ups_table(run_ids: list[str], results_dir: Path | None) -> list[str]:
