@@ -11,7 +11,6 @@ import csv
 import difflib
 import hashlib
 import io
-import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 from t2c_lib import config
 from t2c_lib.config import LANGUAGES
 from t2c_lib.errors import InvalidValue
+from t2c_lib.files.outputs import decode_json
 from t2c_lib.files.yaml_file import YamlFileError, check_size, parse_yaml
 from t2c_lib.schema import PropType
 
@@ -527,7 +527,7 @@ def parse_value(text: str, ptype: PropType) -> Any:
         if lowered not in ("true", "false"):
             raise ValueError("use true or false")
         return lowered == "true"
-    items = json.loads(text)
+    items = decode_json(text)
     if not isinstance(items, list):
         raise ValueError("a list cell must be a JSON array")
     inner = {PropType.LIST_STRING: str, PropType.LIST_INTEGER: int, PropType.LIST_FLOAT: float}[ptype]

@@ -40,6 +40,7 @@ from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE
 from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
 from t2c_lib.agent.spec import BASELINE, TREATMENT, OptionInputs, StrategySpec, one_attempt
 from t2c_lib.errors import InvalidValue
+from t2c_lib.files.outputs import decode_json
 from t2c_lib.llm.parse import Exchange, ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
 from t2c_lib.records import AgentState, AgentStatus, Attempt, AttemptKind, ChainResult
@@ -232,7 +233,7 @@ def parse_verdict(text: str) -> dict[str, Any]:
     data: Any = None
     if match:
         try:
-            data = json.loads(match.group(0))
+            data = decode_json(match.group(0))
         except json.JSONDecodeError:
             data = None
     if not isinstance(data, dict) or not isinstance(data.get("approved"), bool):

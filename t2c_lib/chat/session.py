@@ -33,7 +33,7 @@ from t2c_lib.chat.log import InteractionLog, TurnLog
 from t2c_lib.chat.rewrite import Context, rewrite_request, same_query
 from t2c_lib.chat.settings import ChatSettings
 from t2c_lib.errors import ExportError, InvalidValue, SessionError
-from t2c_lib.files.outputs import to_json
+from t2c_lib.files.outputs import decode_json, to_json
 from t2c_lib.graph.base import StoreError
 from t2c_lib.llm.base import LLMError
 
@@ -547,7 +547,7 @@ def _read_state(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = decode_json(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise SessionError(f"{path}: the session file is damaged ({exc}); start a new session") from None
     if not isinstance(state, dict) or state.get("version") != STATE_VERSION or "settings" not in state:

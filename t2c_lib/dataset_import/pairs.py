@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 from t2c_lib.dataset_import.graph import SourceError, read_source_text, shown
+from t2c_lib.files.outputs import JsonLineError, numbered_json_lines
 
 MAX_PAIRS_BYTES = 64 * 1024 * 1024
 MAX_PAIRS = 100_000
@@ -55,14 +55,11 @@ def _csv_rows(path: Path, text: str) -> list[tuple[int, dict[str, str]]]:
 
 def _jsonl_rows(path: Path, text: str) -> list[tuple[int, dict[str, object]]]:
     rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise SourceError(f"{path} line {n}: not a JSON object") from None
-        if not isinstance(row, dict):
-            raise SourceError(f"{path} line {n}: not a JSON object")
-        rows.append((n, row))
+    try:
+        for n, row in numbered_json_lines(text):
+            if not isinstance(row, dict):
+                raise SourceError(f"{path} line {n}: not a JSON object")
+            rows.append((n, row))
+    except JsonLineError as exc:
+        raise SourceError(f"{path} line {exc.number}: not a JSON object") from None
     return rows

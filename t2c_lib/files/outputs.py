@@ -12,7 +12,7 @@ Every file t2c writes goes through these few helpers:
 - **JSON without NaN.** Python writes `NaN` and `Infinity`, which are not JSON (jq,
   JavaScript and most readers refuse the file). `to_json` writes `null` for them instead.
 - **JSONL split on `\\n` only.** `str.splitlines` also splits on U+2028, U+2029, U+0085 and
-  other separators that JSON keeps raw inside strings; `jsonl_lines` splits on newline only,
+  other separators that JSON keeps raw inside strings; `numbered_json_lines` splits on newline only,
   and `jsonl_line` writes those three characters escaped so no reader can split a record.
 """
 
@@ -109,32 +109,55 @@ def jsonl_line(record: Any) -> str:
     return text + "\n"
 
 
-def jsonl_lines(text: str) -> Iterator[str]:
-    """The non-blank lines of JSONL text, split on `\\n` only (a record may hold U+2028 and other separators)."""
-    return (line for line in text.split("\n") if line.strip())
+def decode_json(text: str | bytes) -> Any:
+    """`json.loads`, except that text nested past the interpreter's recursion limit raises JSONDecodeError like any
+    other text that is not JSON: 100,000 `[` in a reply or a file must not escape as a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deep to decode", text if isinstance(text, str) else "", 0) from None
+
+
+class JsonLineError(ValueError):
+    """A line of JSONL text that does not decode; `number` is its line number (from 1)."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(f"line {number}: not JSON")
+        self.number = number
+
+
+def numbered_json_lines(text: str, *, skip_torn: bool = False) -> Iterator[tuple[int, Any]]:
+    """(line number, decoded value) for each non-blank line of JSONL text, split on `\\n` only. A line that does not
+    decode raises JsonLineError, or is skipped with `skip_torn` (a kill mid-write)."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            value = decode_json(line)
+        except ValueError:
+            if skip_torn:
+                continue
+            raise JsonLineError(number) from None
+        yield number, value
 
 
 def read_jsonl_records(path: Path) -> list[Any]:
     """The records of a JSONL file (none if it is missing); a torn line (a kill mid-write) is skipped."""
     if not path.is_file():
         return []
-    records = []
-    for line in jsonl_lines(path.read_text(encoding="utf-8")):
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return records
+    return [value for _, value in numbered_json_lines(path.read_text(encoding="utf-8"), skip_torn=True)]
 
 
 __all__ = [
     "FORMULA_STARTS",
     "csv_cell",
     "csv_frame",
+    "decode_json",
     "formula_like",
     "json_safe",
     "jsonl_line",
-    "jsonl_lines",
+    "JsonLineError",
+    "numbered_json_lines",
     "read_jsonl_records",
     "to_json",
     "xlsx_text_cells",

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from t2c_lib.files.outputs import decode_json
 from t2c_lib.llm.base import ChatModel, Completion, Message, ModelWrapper, Usage, seed_kwargs
 from t2c_lib.llm.paths import cache_dir
 
@@ -236,7 +237,7 @@ class ResponseCache:
         )
         for key, stored_model, text, prompt_tokens, completion_tokens, latency_s, request in cursor:
             try:
-                payload = json.loads(request)
+                payload = decode_json(request)
             except ValueError:
                 payload = {}
             if model is not None and (not isinstance(payload, dict) or payload.get("model") != model):

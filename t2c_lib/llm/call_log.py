@@ -17,7 +17,6 @@ changes when the same evaluation runs again from a filled cache. The file is rea
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from t2c_lib.errors import T2CError
-from t2c_lib.files.outputs import jsonl_line
+from t2c_lib.files.outputs import decode_json, jsonl_line
 from t2c_lib.llm.base import ChatModel, Completion, Message, ModelWrapper
 from t2c_lib.llm.cache import cache_key, model_request
 
@@ -119,7 +118,7 @@ def read_calls(path: Path) -> list[ModelCall]:
 
 def _parse(line: bytes, where: str) -> ModelCall:
     try:
-        record = json.loads(line.decode("utf-8"))
+        record = decode_json(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise CallLogError(f"{where}: not a JSON line ({type(exc).__name__})") from None
     if not isinstance(record, dict) or set(record) != {"dialogue", "turn", "model_id", "key", "cached"}:

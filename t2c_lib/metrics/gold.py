@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from t2c_lib.files.outputs import decode_json
 from t2c_lib.graph.base import GraphNode, GraphPath, GraphRel, QueryResult
 
 CACHE_FORMAT = 1
@@ -119,7 +120,7 @@ class GoldCache:
         path = self._path(store_name, qhash)
         if path is None or not path.is_file():
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = decode_json(path.read_text(encoding="utf-8"))
         if data.get("format") != CACHE_FORMAT or data.get("query") != query:
             return None
         hit = decode_result(data["result"])

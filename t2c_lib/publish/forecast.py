@@ -14,11 +14,11 @@ nothing to forecast from, and the line says so.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from t2c_lib.files.gzipped import GzipReadError
+from t2c_lib.files.outputs import decode_json, numbered_json_lines
 from t2c_lib.records import NO_MODEL_CALL
 from t2c_lib.runs.layout import MANIFEST_FILE, Cell, attempts_text, expand_grid
 from t2c_lib.study.params import StudyParams
@@ -59,7 +59,7 @@ class Forecast:
 
 def _read(path: Path) -> dict:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
+        value = decode_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}
@@ -69,14 +69,10 @@ def _cost(cell_dir: Path, seen: set[tuple[str, float, object]]) -> tuple[int, fl
     """Distinct requests of a published cell not already counted, and their recorded seconds."""
     calls, seconds = 0, 0.0
     try:
-        lines = attempts_text(cell_dir).splitlines()
+        text = attempts_text(cell_dir)
     except (OSError, UnicodeDecodeError, GzipReadError):
         return 0, 0.0
-    for line in lines:
-        try:
-            attempt = json.loads(line)
-        except ValueError:
-            continue
+    for _, attempt in numbered_json_lines(text, skip_torn=True):
         if not isinstance(attempt, dict) or attempt.get("kind") in NO_MODEL_CALL:
             continue
         request = (str(attempt.get("prompt_hash")), float(attempt.get("temperature", 0.0)), attempt.get("seed"))

@@ -12,7 +12,6 @@ counts differ are refused.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 from t2c_lib.agent.names import SINGLE_PASS, canonical_strategy
 from t2c_lib.agent.strategies import recorded_loop
 from t2c_lib.errors import StudyError, T2CError
+from t2c_lib.files.outputs import decode_json
 
 SIGNIFICANT = 0.05
 """A configuration counts as significant when its Holm-adjusted exact McNemar p is below this."""
@@ -175,7 +175,7 @@ def read_json_object(path: Path, error: type[StudyError] = LoopSummaryError) -> 
     if not path.is_file() or path.is_symlink():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = decode_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         raise error(f"{path}: not readable JSON") from None
     return data if isinstance(data, dict) else {}

@@ -48,6 +48,7 @@ from typing import Any
 from t2c_lib import config
 from t2c_lib.errors import MissingResults, StudyError
 from t2c_lib.files.gzipped import gzip_bytes
+from t2c_lib.files.outputs import JsonLineError, decode_json, numbered_json_lines
 from t2c_lib.llm.base import Message
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 from t2c_lib.llm.call_log import CALLS_FILE, CallLogError, ModelCall, read_calls
@@ -114,7 +115,7 @@ def _cells(run_dir: Path) -> list[Path]:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return decode_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise PublishError(f"{path}: not readable JSON ({type(exc).__name__}); rerun the step that wrote it") from None
 
@@ -125,15 +126,12 @@ def _attempts(cell: Path) -> Iterator[dict[str, Any]]:
         text = attempts_text(cell)
     except UnicodeDecodeError:
         raise PublishError(f"{cell}: the attempt log is not UTF-8") from None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            raise PublishError(f"{cell / ATTEMPTS_FILE} line {number}: not JSON") from None
-        if isinstance(record, dict):
-            yield record
+    try:
+        for _, record in numbered_json_lines(text):
+            if isinstance(record, dict):
+                yield record
+    except JsonLineError as exc:
+        raise PublishError(f"{cell / ATTEMPTS_FILE} {exc}") from None
 
 
 def _cell_model(cell: Path) -> tuple[str, str | None]:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from t2c_lib.errors import T2CError
 from t2c_lib.files.gzipped import gzip_bytes
+from t2c_lib.files.outputs import decode_json
 from t2c_lib.llm.cache import CacheRow, ResponseCache, cache_key
 
 REPLIES_FILE = "replies.jsonl.gz"
@@ -131,7 +132,7 @@ def read_replies(path: Path) -> list[PublishedReply]:
 def _parse(line: bytes, path: Path, number: int) -> PublishedReply:
     where = f"{path} line {number}"
     try:
-        record = json.loads(line.decode("utf-8"))
+        record = decode_json(line.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise PublishedRepliesError(f"{where}: not a JSON line ({type(exc).__name__})") from None
     if not isinstance(record, dict):

@@ -15,7 +15,6 @@ run's folder.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ import pandas as pd
 
 from t2c_lib.agent.names import canonical_strategy
 from t2c_lib.errors import IncompatibleResults
-from t2c_lib.files.outputs import csv_frame
+from t2c_lib.files.outputs import csv_frame, numbered_json_lines
 from t2c_lib.metrics import columns
 from t2c_lib.metrics.stats import mcnemar_exact
 from t2c_lib.publish.publish import replies_used
@@ -59,11 +58,7 @@ def _replies(run_dir: Path) -> dict[tuple[str, str, int, str], str]:
     found = {}
     for cell_dir in attempt_log_cells(run_dir):
         cell = cell_dir.relative_to(run_dir).as_posix()
-        for line in attempts_text(cell_dir).splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
+        for _, record in numbered_json_lines(attempts_text(cell_dir), skip_torn=True):
             if isinstance(record, dict) and record.get("kind") != AttemptKind.CORRECTOR:
                 key = (cell, str(record.get("question_id")), int(record.get("iteration", 0)), str(record.get("kind")))
                 found[key] = str(record.get("raw_response", ""))

@@ -24,7 +24,6 @@ The check never fails the run: it reports (`RerunCheck.lines`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.files.gzipped import GzipReadError, read_gzip
-from t2c_lib.files.outputs import jsonl_lines
+from t2c_lib.files.outputs import decode_json, numbered_json_lines
 from t2c_lib.llm.call_log import CALLS_FILE
 from t2c_lib.publish.publish import PUBLISHER_FILES, is_gzipped_copy, published_run_dir, run_files
 from t2c_lib.runs.layout import ATTEMPTS_FILE, MANIFEST_FILE, MAX_ATTEMPTS_BYTES
@@ -142,10 +141,10 @@ def _tolerated_difference(filename: str, published: bytes, rerun: bytes) -> set[
         return None
     try:
         if filename.endswith(".jsonl"):
-            left = [json.loads(line) for line in jsonl_lines(published.decode("utf-8"))]
-            right = [json.loads(line) for line in jsonl_lines(rerun.decode("utf-8"))]
+            left = [value for _, value in numbered_json_lines(published.decode("utf-8"))]
+            right = [value for _, value in numbered_json_lines(rerun.decode("utf-8"))]
         else:
-            left, right = [json.loads(published)], [json.loads(rerun)]
+            left, right = [decode_json(published)], [decode_json(rerun)]
     except (UnicodeDecodeError, ValueError):
         return None
     if len(left) != len(right):

@@ -5,10 +5,11 @@
 
 from __future__ import annotations
 
-import json
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from t2c_lib.files.outputs import decode_json
 
 REPORT_CSV = "gold_screen.csv"
 """The screen's report in `gold_screen/`; its summary beside it as `gold_screen.json`."""
@@ -75,7 +76,7 @@ def read_gold_note(screen_dir: Path) -> str:
     try:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_SUMMARY_BYTES:
             return ""
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = decode_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return ""
     return gold_note(summary) if isinstance(summary, dict) else ""

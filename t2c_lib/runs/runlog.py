@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from t2c_lib.errors import IncompatibleResults
-from t2c_lib.files.outputs import jsonl_line, read_jsonl_records, to_json
+from t2c_lib.files.outputs import decode_json, jsonl_line, read_jsonl_records, to_json
 from t2c_lib.records import Attempt
 from t2c_lib.runs.layout import ATTEMPTS_FILE, OUTAGES_FILE, QUESTIONS_FILE
 
@@ -115,7 +115,7 @@ def set_aside_torn_tail(path: Path) -> int:
     cut = data.rfind(b"\n") + 1
     tail = data[cut:]
     try:
-        complete = isinstance(json.loads(tail.decode("utf-8")), dict)
+        complete = isinstance(decode_json(tail.decode("utf-8")), dict)
     except (UnicodeDecodeError, json.JSONDecodeError):
         complete = False
     with path.open("r+b") as handle:
@@ -141,7 +141,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def read_json(path: Path) -> Any:
     """A JSON file a step wrote (manifest, summary); a damaged one is a one-line error naming it."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return decode_json(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IncompatibleResults(
             f"{path}: not readable JSON ({exc}); write it again with the step that made it"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import json
 import os
 import random
 import re
@@ -30,7 +29,7 @@ from typing import Any
 
 from t2c_lib.datasets import Dataset, GroundTruthItem
 from t2c_lib.errors import InvalidValue
-from t2c_lib.files.outputs import csv_cell, to_json
+from t2c_lib.files.outputs import csv_cell, decode_json, to_json
 from t2c_lib.graph.base import DEFAULT_TIMEOUT_S, GraphStore, QueryError, QueryResult, QueryTimeout
 from t2c_lib.metrics.equivalence import ordering, results_equivalent
 from t2c_lib.runs.gold_screen import REPORT_CSV, DropKind, gold_note
@@ -401,7 +400,7 @@ def screen_cache_key(dataset: Dataset, store: GraphStore, timeout_s: float, orde
 def read_cached_screen(dataset: Dataset, path: Path) -> GoldScreen | None:
     """The screen saved at `path`, or None when there is none or it cannot be read (then the caller screens again)."""
     try:
-        return GoldScreen.from_record(dataset, json.loads(path.read_text(encoding="utf-8")))
+        return GoldScreen.from_record(dataset, decode_json(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

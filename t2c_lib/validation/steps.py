@@ -24,6 +24,7 @@ from t2c_lib.cypher.dialect import normalise
 from t2c_lib.cypher.lexer import LexError
 from t2c_lib.graph.base import QueryError, QueryTimeout
 from t2c_lib.records import ErrorType, ValidationResult
+from t2c_lib.schema import GraphSchema
 from t2c_lib.validation.base import ValidationContext
 from t2c_lib.validation.checks import Problem, property_problems, schema_problems
 from t2c_lib.validation.names import NameSet, quote_list
@@ -156,16 +157,15 @@ class _NameStep(_TimedStep):
 
     names_labels = False
     error: ClassVar[ErrorType]
-
-    def _problem(self, shape: QueryShape, ctx: ValidationContext) -> Problem | None:
-        raise NotImplementedError
+    problems: Callable[[QueryShape, GraphSchema, bool], Problem | None]
+    """The step's own finding (`checks.schema_problems`, `checks.property_problems`)."""
 
     def _passed(self, shape: QueryShape | None, ctx: ValidationContext) -> ValidationResult:
         raise NotImplementedError
 
     def _check(self, query: str, ctx: ValidationContext) -> ValidationResult:
         shape = shape_of(query, ctx)
-        problem = self._problem(shape, ctx) if shape is not None else None
+        problem = self.problems(shape, ctx.schema, ctx.names_case_sensitive) if shape is not None else None
         if problem:
             message, details = problem
             return ValidationResult(self.name, False, self.error, message, details)
@@ -179,9 +179,7 @@ class SchemaStep(_NameStep):
 
     name = "schema"
     error = ErrorType.SCHEMA_ERROR
-
-    def _problem(self, shape: QueryShape, ctx: ValidationContext) -> Problem | None:
-        return schema_problems(shape, ctx.schema, ctx.names_case_sensitive)
+    problems = staticmethod(schema_problems)
 
     def _passed(self, shape: QueryShape | None, ctx: ValidationContext) -> ValidationResult:
         used = len(shape.labels) + len(shape.rel_types) if shape else 0
@@ -195,9 +193,7 @@ class PropertiesStep(_NameStep):
 
     name = "properties"
     error = ErrorType.PROPERTIES_ERROR
-
-    def _problem(self, shape: QueryShape, ctx: ValidationContext) -> Problem | None:
-        return property_problems(shape, ctx.schema, ctx.names_case_sensitive)
+    problems = staticmethod(property_problems)
 
     def _passed(self, shape: QueryShape | None, ctx: ValidationContext) -> ValidationResult:
         if ctx.deferred:
@@ -271,19 +267,12 @@ class ExecutionStep(_TimedStep):
                 {"timeout_s": ctx.timeout_s},
             )
         except QueryError as exc:
-            if exc.kind == "write":
-                return ValidationResult(
-                    self.name,
-                    False,
-                    ErrorType.UNSAFE_QUERY,
-                    f"the read-only database refused a write: {exc}",
-                    {"kind": exc.kind},
-                )
-            if exc.kind == "unsafe":
-                return ValidationResult(self.name, False, ErrorType.UNSAFE_QUERY, str(exc), {"kind": exc.kind})
-            if exc.kind in LIMIT_KINDS:
-                return ValidationResult(self.name, False, ErrorType.RESOURCE_LIMIT, str(exc), {"kind": exc.kind})
-            return ValidationResult(self.name, False, ErrorType.EXECUTION_ERROR, str(exc), {"kind": exc.kind})
+            message = f"the read-only database refused a write: {exc}" if exc.kind == "write" else str(exc)
+            if exc.kind in ("write", "unsafe"):
+                error = ErrorType.UNSAFE_QUERY
+            else:
+                error = ErrorType.RESOURCE_LIMIT if exc.kind in LIMIT_KINDS else ErrorType.EXECUTION_ERROR
+            return ValidationResult(self.name, False, error, message, {"kind": exc.kind})
         rows = len(ctx.result.rows)
         return ValidationResult(
             self.name, True, None, f"ran in {ctx.result.elapsed_s:.3f} s, {rows} row(s)", {"rows": rows}

@@ -200,6 +200,8 @@ def test_parse_verdict_reads_json_inside_prose():
     v = parse_verdict('Here: {"approved": false, "issues": "bad label", "corrected_query": " MATCH (n) RETURN n "} ok')
     assert v["approved"] is False and v["issues"] == ["bad label"] and v["corrected_query"] == "MATCH (n) RETURN n"
     assert parse_verdict('{"approved": "yes"}')["approved"] is None
+    nested = '{"approved": true, "issues": ' + "[" * 100_000 + "}"  # a hostile reply past the decoder's depth
+    assert parse_verdict(nested)["approved"] is None
 
 
 # --- vote ---------------------------------------------------------------------------------------

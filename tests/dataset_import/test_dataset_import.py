@@ -150,9 +150,20 @@ def test_nothing_is_overwritten_or_left_half_written(tmp_path):
         assert result.exit_code != 0 and "is not a name" in result.output and "Traceback" not in result.output
 
 
+def test_a_jsonl_pair_whose_question_holds_a_line_separator_reads_whole(tmp_path):
+    """JSON keeps U+2028 raw inside a string; a reader that splits on it would call a valid file malformed."""
+    jsonl = tmp_path / "pairs.jsonl"
+    row = {"question": "Which movies\u2028came out in 1999?", "query": "MATCH (m:Movie) RETURN m.title"}
+    jsonl.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert [q for q, _ in read_pairs(jsonl, cypher="query")] == [row["question"]]
+
+
 def test_pairs_files_are_read_strictly(tmp_path):
     jsonl = tmp_path / "pairs.jsonl"
     jsonl.write_text(json.dumps({"question": "q", "query": "MATCH (n) RETURN n"}) + "\n[1]\n", encoding="utf-8")
+    with pytest.raises(SourceError, match="line 2: not a JSON object"):
+        read_pairs(jsonl, cypher="query")
+    jsonl.write_text("\n" + "[" * 100_000 + "\n", encoding="utf-8")  # nests past the decoder's recursion limit
     with pytest.raises(SourceError, match="line 2: not a JSON object"):
         read_pairs(jsonl, cypher="query")
     csv_file = tmp_path / "pairs.csv"

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from t2c_lib import config
-from t2c_lib.datasets import IDENTIFIER, DatasetError, load_dataset
+from t2c_lib.datasets import IDENTIFIER, DatasetError, load_dataset, parse_value
+from t2c_lib.schema import PropType
 from tests.helpers import FIXTURES
 
 
@@ -326,3 +327,9 @@ def test_t2c_db_load_refuses_the_issues_ddl_property_in_one_line_and_builds_noth
     assert result.output.count("\n") == 1 and result.output.startswith("t2c: error: ")
     assert "property name" in result.output and "is not allowed" in result.output
     assert not written.exists() and not (tmp_path / "cache").exists()
+
+
+def test_a_list_cell_nested_past_the_decoders_depth_is_a_value_error_not_a_crash():
+    with pytest.raises(ValueError, match="nested too deep"):
+        parse_value("[" * 100_000, PropType.LIST_STRING)
+    assert parse_value('["a", "b"]', PropType.LIST_STRING) == ["a", "b"]

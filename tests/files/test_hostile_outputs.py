@@ -14,7 +14,16 @@ from click.testing import CliRunner
 
 from t2c_lib.chat.export import ExportInfo, export_frame, read_export, result_frame
 from t2c_lib.chat.log import InteractionLog, TurnLog, read_log
-from t2c_lib.files.outputs import csv_cell, formula_like, json_safe, jsonl_line, jsonl_lines, to_json
+from t2c_lib.files.outputs import (
+    JsonLineError,
+    csv_cell,
+    decode_json,
+    formula_like,
+    json_safe,
+    jsonl_line,
+    numbered_json_lines,
+    to_json,
+)
 from t2c_lib.graph.base import QueryResult
 from t2c_lib.runs.layout import Cell
 from t2c_lib.runs.runlog import AttemptLog, read_jsonl, write_json
@@ -222,11 +231,23 @@ def test_a_query_with_line_separators_reads_back_whole(tmp_path):
     assert len(log.questions_path.read_text(encoding="utf-8").splitlines()) == 2  # even a splitlines reader
 
 
+def test_json_nested_past_the_recursion_limit_is_refused_as_not_json():
+    with pytest.raises(json.JSONDecodeError, match="nested too deep"):
+        decode_json("[" * 100_000)
+    with pytest.raises(json.JSONDecodeError, match="nested too deep"):
+        decode_json(b"{" + b'"a": {' * 100_000)
+    assert decode_json('{"a": [1, 2]}') == {"a": [1, 2]}
+
+
 def test_an_older_file_with_a_raw_u2028_still_reads_whole(tmp_path):
     path = tmp_path / "questions.jsonl"
     path.write_text(json.dumps({"question_id": "q1", "q": "a\u2028b"}, ensure_ascii=False) + "\n", encoding="utf-8")
     assert read_jsonl(path) == [{"question_id": "q1", "q": "a\u2028b"}]
-    assert list(jsonl_lines("a\u2028b\n\nc\n")) == ["a\u2028b", "c"]
+    assert list(numbered_json_lines('"a\u2028b"\n\n"c"\n')) == [(1, "a\u2028b"), (3, "c")]
+    with pytest.raises(JsonLineError, match="line 2: not JSON") as torn:
+        list(numbered_json_lines('"a"\n{"cut'))
+    assert torn.value.number == 2
+    assert list(numbered_json_lines('"a"\n{"cut\n' + "[" * 100_000, skip_torn=True)) == [(1, "a")]
     assert jsonl_line({"q": "a\u2028b"}) == '{"q": "a\\u2028b"}\n'
 
 
