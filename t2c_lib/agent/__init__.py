@@ -1,4 +1,4 @@
-"""The agent: the loop (`loop`), the strategies (`strategies`) and their wiring (`build`).
+"""The agent: the loop (`loop`), the steps a strategy calls (`steps`), the strategies (`strategies`) and their wiring (`build`).
 
 The records the loop writes (`ErrorType`, `ValidationResult`, `Attempt`, `AgentState`) live
 below every package in `t2c_lib.records`; they are re-exported here so that
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from t2c_lib.agent.loop import AgentLoop, log
+from t2c_lib.agent.loop import AgentLoop
 from t2c_lib.agent.names import AGENTIC, FEEDBACK, SINGLE_PASS, canonical_strategy, default_strategy
 from t2c_lib.agent.spec import StrategySpec
+from t2c_lib.agent.steps import LoopSteps, log
 from t2c_lib.agent.strategies import (
     STRATEGIES,
     Strategy,
@@ -42,6 +43,7 @@ __all__ = [
     "AgentLoop",
     "AgentState",
     "AgentStatus",
+    "LoopSteps",
     "Attempt",
     "ErrorType",
     "Strategy",

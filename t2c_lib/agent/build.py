@@ -22,7 +22,7 @@ from t2c_lib.prompts.config import Configuration
 from t2c_lib.validation.chain import build_chain, make_context
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.agent.strategies import Strategy
+    from t2c_lib.agent.steps import Strategy
     from t2c_lib.datasets import Dataset
     from t2c_lib.graph.base import GraphStore
     from t2c_lib.llm.base import ChatModel

@@ -20,7 +20,7 @@ comes here. With any option on, a question goes:
    feedback.
 
 Every model call is counted in the question's LLM calls (`AgentLoop.ask`); `max_iterations`
-bounds the accepted model answers (`loop` is the `strategies.LoopSteps` the strategy was given), so a question may hold more attempts than that when the
+bounds the accepted model answers (`loop` is the `steps.LoopSteps` the strategy was given), so a question may hold more attempts than that when the
 guard rejected some or the corrector made some.
 """
 

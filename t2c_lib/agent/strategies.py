@@ -17,7 +17,8 @@ every other strategy's loop is its own name (`loop_name`, `recorded_loop`).
 
 The first four and `verifier` begin with the same request (the prompt builder's `initial`
 at `temperature`), so the response cache serves it once and they pair with single-pass.
-Strategies never import the loop; the loop passes itself in (`solve(loop, state, ctx)`).
+Strategies never import the loop; the loop passes itself in (`solve(loop, state, ctx)`), typed as the
+`steps.LoopSteps` it is (the shared steps: ask, validate, record, choose, feedback).
 
 Each strategy's `StrategySpec` (`agent/spec.py`: budget rule, the cell it waits for and why, its options
 and their defaults, run order) is declared in `BUILT_IN` below; the study reads the registry when it runs.
@@ -34,71 +35,21 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from t2c_lib.agent.names import AGENTIC, FEEDBACK, LEGACY_STRATEGY_NAMES, SINGLE_PASS, LoopName
 from t2c_lib.agent.options import OPTION_KEYS, LoopOptions
 from t2c_lib.agent.spec import BASELINE, TREATMENT, OptionInputs, StrategySpec, one_attempt
+from t2c_lib.agent.steps import LoopSteps, Strategy
 from t2c_lib.errors import InvalidValue
 from t2c_lib.files.outputs import decode_json
-from t2c_lib.llm.parse import Exchange, ParsedResponse, QuerySource, parse_response
+from t2c_lib.llm.parse import ParsedResponse, QuerySource, parse_response
 from t2c_lib.prompts.strategies import FailedAttempt, history_messages, strategy_template_hashes, verification_messages
 from t2c_lib.records import AgentState, AgentStatus, Attempt, AttemptKind, ChainResult
 from t2c_lib.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from t2c_lib.llm.base import ChatModel, Message
-    from t2c_lib.prompts.builder import PromptBuilder
     from t2c_lib.validation.base import ValidationContext
-
-
-class LoopSteps(Protocol):
-    """What a strategy uses of the loop (`loop.AgentLoop` implements it; declared here so imports flow one way)."""
-
-    model: ChatModel
-    prompts: PromptBuilder
-    max_iterations: int
-    temperature: float
-    refine_temperature: float
-
-    def set_status(self, state: AgentState, status: AgentStatus) -> None: ...
-
-    def ask(
-        self, state: AgentState, messages: Sequence[Message], temperature: float, seed: int | None = None
-    ) -> Exchange: ...
-
-    def validate(self, ctx: ValidationContext, parsed: ParsedResponse) -> ChainResult: ...
-
-    def record(
-        self,
-        state: AgentState,
-        exchange: Exchange,
-        checked: ChainResult,
-        *,
-        status: AgentStatus,
-        feedback: str | None = ...,
-        kind: AttemptKind = ...,
-        verdict_json: dict[str, Any] | None = ...,
-    ) -> Attempt: ...
-
-    def choose(self, state: AgentState, attempt: Attempt, checked: ChainResult) -> None: ...
-
-    def feedback_text(self, state: AgentState, parsed: ParsedResponse, checked: ChainResult) -> str | None: ...
-
-
-@runtime_checkable
-class Strategy(Protocol):
-    """How one question's attempts follow one another; the loop does the calls and the records."""
-
-    name: str
-
-    def solve(self, loop: LoopSteps, state: AgentState, ctx: ValidationContext) -> None:
-        """Make the attempts for `state.question`, leaving the chosen answer in `state`."""
-        ...
-
-    def signature(self, loop: LoopSteps) -> dict[str, Any]:
-        """The strategy's own settings (for manifests)."""
-        ...
 
 
 # --- single-pass and the retry family ----------------------------------------------------------

@@ -14,7 +14,6 @@ from t2c_lib.agent.syntax_fix import items
 from t2c_lib.cypher.lexer import Dialect, Kind, LexError, Token, tokenize
 
 AGGREGATES = frozenset({"COUNT", "SUM", "AVG", "MIN", "MAX", "COLLECT"})
-_CLOSE = {"(": ")", "[": "]", "{": "}"}
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from t2c_lib.cypher.brackets import BRACKETS, Stray, bracket_pairs
 from t2c_lib.cypher.ladybug_keywords import KEYWORDS
 from t2c_lib.cypher.lexer import Kind, LexError, Token, tokenize
 
@@ -71,7 +72,6 @@ RULES: tuple[tuple[str, str], ...] = (
 SUBSTRING_REST = 2147483647
 """Length given to a two-argument substring: LadybugDB stops at the end of the string, as Neo4j does."""
 
-_OPEN_TO_CLOSE = {"(": ")", "[": "]", "{": "}"}
 _NOT_A_CALL_AFTER = (".", ":", "::")  # `n.type(...)`, `(:COUNT {...})`: a property or a label, not a function
 _RELATIONSHIP_START = (("<", "-"), ("-", "["), ("-", "-"), ("-", ">"))
 
@@ -105,20 +105,9 @@ _TRIGGERS = frozenset({"SIZE", "EXISTS", "COUNT", "TYPE", "SUBSTRING"})
 
 
 def bracket_matches(tokens: list[Token]) -> dict[int, int]:
-    """Index of the closing token for every opening bracket that is properly closed."""
-    matches: dict[int, int] = {}
-    stack: list[int] = []
-    for i, tok in enumerate(tokens):
-        if tok.kind is not Kind.PUNCT:
-            continue
-        if tok.text in _OPEN_TO_CLOSE:
-            stack.append(i)
-        elif tok.text in (")", "]", "}"):
-            if stack and _OPEN_TO_CLOSE[tokens[stack[-1]].text] == tok.text:
-                matches[stack.pop()] = i
-            else:
-                stack.clear()  # unbalanced: nothing before this point is matched any further
-    return matches
+    """Index of the closing token for every opening bracket that is properly closed (a stray closer ends the
+    matching of everything open before it: the rewriter leaves an unbalanced part of the text as it is)."""
+    return bracket_pairs(tokens, Stray.RESET)[0]
 
 
 def keyword_names(tokens: list[Token]) -> frozenset[int]:
@@ -127,10 +116,10 @@ def keyword_names(tokens: list[Token]) -> frozenset[int]:
     labels: set[int] = set()  # name tokens in a label or type position, for `:A|B` alternatives
     stack: list[int] = []  # indexes of the open brackets around the current token
     for i, tok in enumerate(tokens):
-        if tok.kind is Kind.PUNCT and tok.text in _OPEN_TO_CLOSE:
+        if tok.kind is Kind.PUNCT and tok.text in BRACKETS:
             stack.append(i)
         elif tok.kind is Kind.PUNCT and tok.text in (")", "]", "}"):
-            if stack and _OPEN_TO_CLOSE[tokens[stack[-1]].text] == tok.text:
+            if stack and BRACKETS[tokens[stack[-1]].text] == tok.text:
                 stack.pop()
             else:
                 stack.clear()

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from t2c_lib.config import int_setting
+from t2c_lib.cypher.brackets import BRACKETS, CLOSERS
 from t2c_lib.cypher.lexer import Kind, Token
 from t2c_lib.cypher.loops import MAX_RANGE_VALUES, call_arguments, integer_value, loop_problem, reduce_problem
 from t2c_lib.cypher.regex_check import RegexUnreadable, decode_literal, pattern_problem
@@ -32,8 +33,6 @@ __all__ = [
     "token_problem",
 ]
 
-_OPENERS = {"(": ")", "[": "]", "{": "}"}
-_CLOSERS = frozenset(_OPENERS.values())
 _OPERATOR_PUNCT = frozenset({"+", "-", "*", "/", "%", "^", "=", "<>", "!=", "<", ">", "<=", ">=", "=~", "."})
 _OPERATOR_WORDS = frozenset({"AND", "OR", "XOR", "NOT", "CONTAINS", "STARTS", "ENDS", "IN", "IS"})
 _SEGMENT_WORDS = frozenset(
@@ -70,7 +69,7 @@ class QueryLimits:
 
 def _opens(tokens: list[Token], i: int) -> bool:
     tok = tokens[i]
-    return tok.kind is Kind.PUNCT and tok.text in _OPENERS or _is_keyword(tokens, i, "CASE")
+    return tok.kind is Kind.PUNCT and tok.text in BRACKETS or _is_keyword(tokens, i, "CASE")
 
 
 def _is_keyword(tokens: list[Token], i: int, word: str) -> bool:
@@ -93,7 +92,7 @@ def nesting_depth(tokens: list[Token]) -> int:
         if _opens(tokens, i):
             stack.append("CASE" if tok.kind is Kind.WORD else tok.text)
             deepest = max(deepest, len(stack))
-        elif tok.kind is Kind.PUNCT and tok.text in _CLOSERS:
+        elif tok.kind is Kind.PUNCT and tok.text in CLOSERS:
             while stack and stack.pop() == "CASE":  # a CASE left open inside brackets closes with them
                 pass
         elif _is_keyword(tokens, i, "END") and stack and stack[-1] == "CASE":
@@ -114,7 +113,7 @@ def operator_depth(tokens: list[Token]) -> tuple[int, int]:
         if _opens(tokens, i):
             chains.append(0)
             kinds.append("CASE" if tok.kind is Kind.WORD else tok.text)
-        elif tok.kind is Kind.PUNCT and tok.text in _CLOSERS:
+        elif tok.kind is Kind.PUNCT and tok.text in CLOSERS:
             while len(chains) > 1 and kinds.pop() == "CASE":
                 chains.pop()
             if len(chains) > 1:

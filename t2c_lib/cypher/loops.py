@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from t2c_lib.cypher.brackets import BRACKETS, CLOSERS, Stray, bracket_pairs
 from t2c_lib.cypher.lexer import Kind, Token
 
 MAX_RANGE_VALUES = 1_000_000
@@ -37,8 +38,6 @@ is 998,001 and passes; a third level is ~10**9 and is refused)."""
 COMPUTED_RANGE_VALUES = 1_000
 """The size counted for a `range()` whose bounds are computed (`range(0, size(xs) - 1)`)."""
 
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-_CLOSE = frozenset(_OPEN.values())
 _QUANTIFIERS = frozenset({"ANY", "ALL", "NONE", "SINGLE", "REDUCE"})
 
 
@@ -106,20 +105,7 @@ def reduce_problem(tokens: list[Token]) -> str | None:
 
 def matching_closers(tokens: list[Token]) -> dict[int, int]:
     """For each opening bracket's index, the index of its closing bracket (unclosed ones are absent)."""
-    stack: list[int] = []
-    pairs: dict[int, int] = {}
-    for i, tok in enumerate(tokens):
-        if tok.kind is not Kind.PUNCT:
-            continue
-        if tok.text in _OPEN:
-            stack.append(i)
-        elif tok.text in _CLOSE:
-            while stack:
-                opener = stack.pop()
-                if _OPEN[tokens[opener].text] == tok.text:
-                    pairs[opener] = i
-                    break
-    return pairs
+    return bracket_pairs(tokens, Stray.UNWIND)[0]
 
 
 def _is_range_call(tokens: list[Token], i: int) -> bool:
@@ -136,9 +122,9 @@ def call_arguments(tokens: list[Token], open_at: int) -> list[list[Token]]:
     args: list[list[Token]] = [[]]
     depth = 0
     for tok in tokens[open_at + 1 :]:
-        if tok.kind is Kind.PUNCT and tok.text in _OPEN:
+        if tok.kind is Kind.PUNCT and tok.text in BRACKETS:
             depth += 1
-        elif tok.kind is Kind.PUNCT and tok.text in _CLOSE:
+        elif tok.kind is Kind.PUNCT and tok.text in CLOSERS:
             if depth == 0:
                 break
             depth -= 1
@@ -219,9 +205,9 @@ def _unwind_before(tokens: list[Token], as_at: int) -> int | None:
     depth = 0
     for k in range(as_at - 1, -1, -1):
         tok = tokens[k]
-        if tok.kind is Kind.PUNCT and tok.text in _CLOSE:
+        if tok.kind is Kind.PUNCT and tok.text in CLOSERS:
             depth += 1
-        elif tok.kind is Kind.PUNCT and tok.text in _OPEN:
+        elif tok.kind is Kind.PUNCT and tok.text in BRACKETS:
             depth -= 1
             if depth < 0:
                 return None
@@ -237,9 +223,9 @@ def _first_at_depth(tokens: list[Token], start: int, end: int, match: Callable[[
     depth = 0
     for k in range(start, end):
         tok = tokens[k]
-        if tok.kind is Kind.PUNCT and tok.text in _OPEN:
+        if tok.kind is Kind.PUNCT and tok.text in BRACKETS:
             depth += 1
-        elif tok.kind is Kind.PUNCT and tok.text in _CLOSE:
+        elif tok.kind is Kind.PUNCT and tok.text in CLOSERS:
             depth -= 1
         elif depth == 0 and match(tok):
             return k
@@ -276,10 +262,10 @@ def _enclosing_openers(tokens: list[Token]) -> list[int | None]:
     stack: list[int] = []
     out: list[int | None] = []
     for i, tok in enumerate(tokens):
-        if tok.kind is Kind.PUNCT and tok.text in _CLOSE and stack:
+        if tok.kind is Kind.PUNCT and tok.text in CLOSERS and stack:
             stack.pop()
         out.append(stack[-1] if stack else None)
-        if tok.kind is Kind.PUNCT and tok.text in _OPEN:
+        if tok.kind is Kind.PUNCT and tok.text in BRACKETS:
             stack.append(i)
     return out
 

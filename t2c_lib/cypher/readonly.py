@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from t2c_lib.cypher.brackets import BRACKETS, Stray, bracket_pairs
 from t2c_lib.cypher.lexer import DEFAULT_DIALECT, Dialect, Kind, Token
 
 WRITE_CLAUSES = frozenset(
@@ -167,7 +168,6 @@ _VALUE_FOLLOWERS = frozenset(
 """Words that may follow a value (an operator word, or a read clause starting after it); never WITH (LOAD WITH
 HEADERS) or a word of a command."""
 _SUBQUERY_OPENERS = frozenset({"CALL", "EXISTS", "COUNT", "COLLECT"})
-_OPENERS = {"(": ")", "[": "]", "{": "}"}
 _BOX_FIRST, _BOX_LAST = 0x2500, 0x257F  # the characters of LadybugDB's EXPLAIN drawing
 
 _CLAUSE, _OPERAND, _COMPLETE = "clause", "operand", "complete"
@@ -250,7 +250,7 @@ class _Walk:
         i = lo
         while i < hi:
             tok = toks[i]
-            if tok.kind is Kind.PUNCT and tok.text in _OPENERS:
+            if tok.kind is Kind.PUNCT and tok.text in BRACKETS:
                 if state == _CLAUSE:
                     raise _Refused(tok.text, f"a query must start with a read clause ({_allowed()}), not {tok.text}")
                 if tok.text == "(" and state == _COMPLETE and not _call_or_path(toks, i, pattern):
@@ -442,7 +442,7 @@ class _Walk:
         i = lo
         while i < hi:
             tok = toks[i]
-            if tok.kind is Kind.PUNCT and tok.text in _OPENERS:
+            if tok.kind is Kind.PUNCT and tok.text in BRACKETS:
                 i = self.group(i, hi)
                 continue
             upper = tok.upper
@@ -537,18 +537,10 @@ def _brace_kind(tokens: list[Token], i: int, end: int, opener: dict[int, int]) -
 
 
 def _closers(tokens: list[Token]) -> dict[int, int]:
-    """Each opening bracket's index -> its closer's index (an unclosed one runs to the end of the text)."""
-    pairs: dict[int, int] = {}
-    stack: list[int] = []
-    for i, tok in enumerate(tokens):
-        if tok.kind is not Kind.PUNCT:
-            continue
-        if tok.text in _OPENERS:
-            stack.append(i)
-        elif tok.text in (")", "]", "}") and stack and _OPENERS[tokens[stack[-1]].text] == tok.text:
-            pairs[stack.pop()] = i
-    for i in stack:
-        pairs[i] = len(tokens)
+    """Each opening bracket's index -> its closer's index (an unclosed one runs to the end of the text; a stray
+    closer is skipped, so nothing after it escapes the brackets open before it)."""
+    pairs, unclosed = bracket_pairs(tokens, Stray.SKIP)
+    pairs.update(dict.fromkeys(unclosed, len(tokens)))
     return pairs
 
 
