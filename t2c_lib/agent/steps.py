@@ -70,6 +70,7 @@ class LoopSteps:
     on_status: Callable[[AgentState], None] | None
 
     def set_status(self, state: AgentState, status: AgentStatus) -> None:
+        """Move the question to `status` and tell `on_status` (a progress display, a chat session)."""
         state.status = status
         if self.on_status is not None:
             self.on_status(state)

@@ -43,7 +43,15 @@ from typing import TYPE_CHECKING, Any
 
 from t2c_lib.chat.intent import rule_intent
 from t2c_lib.chat.session import Session
-from t2c_lib.datasets import CONVERSATIONS_FILE, DEV_CONVERSATIONS, SPLITS, TEST_SPLIT, DatasetError, read_conversations
+from t2c_lib.datasets import (
+    CONVERSATIONS_FILE,
+    DEV_CONVERSATIONS,
+    QUERY_INTENTS,
+    SPLITS,
+    TEST_SPLIT,
+    DatasetError,
+    read_conversations,
+)
 from t2c_lib.errors import T2CError
 from t2c_lib.files.outputs import csv_cell, to_json
 from t2c_lib.llm.base import ChatModel, LLMError
@@ -61,7 +69,6 @@ if TYPE_CHECKING:  # pragma: no cover
 TURNS_FILE = "turns.csv"
 SUMMARY_FILE = "summary.json"
 SESSIONS_DIR = "sessions"
-QUERY_INTENTS = ("EXECUTE_QUERY", "REQUEST_MODIFICATION")
 METRICS = ("intent_accuracy", "turn_pass_at_1", "follow_up_success", "new_question_pass_at_1")
 
 
