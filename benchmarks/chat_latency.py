@@ -28,30 +28,39 @@ def turn_kind(record: dict) -> str:
         return "no query"
     if record.get("intent") != "REQUEST_MODIFICATION":
         return "new question"
-    return (
-        "follow-up by token edit"
-        if not record.get("durations", {}).get("generate")
-        else "follow-up written by the model"
-    )
+    edited = not _durations(record).get("generate")
+    return "follow-up by token edit" if edited else "follow-up written by the model"
+
+
+def _durations(record: dict) -> dict[str, float]:
+    steps = record.get("durations")
+    if not isinstance(steps, dict):
+        return {}
+    return {k: float(v) for k, v in steps.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def _records(path: Path) -> list[dict]:
+    return [r for r in read_jsonl_records(path) if isinstance(r, dict)]
 
 
 def rows(run_dir: Path) -> list[dict]:
     """One row per kind of turn: turns counted, median and slowest wall seconds, median model requests."""
-    cached: dict[tuple[str, int], bool] = defaultdict(bool)
-    for call in read_jsonl_records(run_dir / "model_calls.jsonl"):
-        cached[(call["dialogue"], call["turn"])] |= bool(call["cached"])
+    cached: dict[tuple[object, object], bool] = defaultdict(bool)
+    for call in _records(run_dir / "model_calls.jsonl"):
+        cached[(call.get("dialogue"), call.get("turn"))] |= call.get("cached") is not False
     seconds: dict[str, list[float]] = defaultdict(list)
     requests: dict[str, list[int]] = defaultdict(list)
     left_out = 0
     for path in sorted(run_dir.glob("sessions/*/analytics.jsonl")):
-        for record in read_jsonl_records(path):
-            if cached[(record["session_id"], record["turn"])]:
+        for record in _records(path):
+            if cached[(record.get("session_id"), record.get("turn"))]:
                 left_out += 1
                 continue
             kind = turn_kind(record)
-            seconds[kind].append(sum(record["durations"].values()))
-            requests[kind].append(int(record.get("llm_calls", 0)))
-    out = [
+            seconds[kind].append(sum(_durations(record).values()))
+            calls = record.get("llm_calls")
+            requests[kind].append(calls if isinstance(calls, int) else 0)
+    out: list[dict] = [
         {
             "kind": kind,
             "turns": len(seconds[kind]),
