@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from t2c_lib.cypher.brackets import BRACKETS, Stray, bracket_pairs
+from t2c_lib.cypher.brackets import BRACKETS, CLOSERS, Stray, bracket_pairs
 from t2c_lib.cypher.ladybug_keywords import KEYWORDS
 from t2c_lib.cypher.lexer import Kind, LexError, Token, tokenize
 
@@ -118,7 +118,7 @@ def keyword_names(tokens: list[Token]) -> frozenset[int]:
     for i, tok in enumerate(tokens):
         if tok.kind is Kind.PUNCT and tok.text in BRACKETS:
             stack.append(i)
-        elif tok.kind is Kind.PUNCT and tok.text in (")", "]", "}"):
+        elif tok.kind is Kind.PUNCT and tok.text in CLOSERS:
             if stack and BRACKETS[tokens[stack[-1]].text] == tok.text:
                 stack.pop()
             else:
