@@ -18,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from t2c_lib.files.outputs import read_jsonl_records
+from t2c_lib.llm.call_log import read_calls
 
 KINDS = ("new question", "follow-up by token edit", "follow-up written by the model", "no query")
 
@@ -46,8 +47,8 @@ def _records(path: Path) -> list[dict]:
 def rows(run_dir: Path) -> list[dict]:
     """One row per kind of turn: turns counted, median and slowest wall seconds, median model requests."""
     cached: dict[tuple[object, object], bool] = defaultdict(bool)
-    for call in _records(run_dir / "model_calls.jsonl"):
-        cached[(call.get("dialogue"), call.get("turn"))] |= call.get("cached") is not False
+    for call in read_calls(run_dir / "model_calls.jsonl"):  # checked: a bad log is one error naming its line
+        cached[(call.dialogue, call.turn)] |= call.cached
     seconds: dict[str, list[float]] = defaultdict(list)
     requests: dict[str, list[int]] = defaultdict(list)
     left_out = 0

@@ -21,9 +21,8 @@ def _turn(turn, intent, query, generate, calls, total=1.0):
 
 def test_turns_are_timed_by_kind_and_a_turn_with_a_cached_request_is_left_out(tmp_path):
     calls = [
-        {"dialogue": "d1", "turn": 1, "cached": False},
-        {"dialogue": "d1", "turn": 2, "cached": False},
-        {"dialogue": "d1", "turn": 3, "cached": True},
+        {"dialogue": "d1", "turn": turn, "model_id": "local/m", "key": f"{turn:064x}", "cached": cached}
+        for turn, cached in ((1, False), (2, False), (3, True))
     ]
     (tmp_path / "model_calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls), encoding="utf-8")
     turns = [
